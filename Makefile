@@ -1,0 +1,137 @@
+# Makefile — cos: build, test, run.
+#
+# The development machines run a kernel without modules or sched_ext, so by default everything
+# is built inside a cached Debian trixie tree (tests/vm/chroot) against stock Debian sched_ext
+# kernels, and kernel-side tests run in a QEMU guest booting them (tests/vm/run).
+#
+#   make                 build for the kernel matrix (newest 7.3.x and 7.2.x), or KVER=/KVERS=
+#   make test            host unit tests + in-guest tests on every kernel of the matrix
+#   make run             the demo, in a guest
+#   make vm-run CMD=...  run CMD in a fresh guest with cos.ko loaded (exit code passes through)
+#   make native          build for the running kernel on a host that has sched_ext + headers
+#   make clean
+#
+# Variables: KVER=<version|prefix|auto> pins one kernel; KVERS="a b" sets the matrix;
+# COS_CACHE=<dir> moves the cache of build trees and kernels (default ~/.cache/cos).
+
+ifneq ($(COS_INNER),1)
+# ---------------------------------------------------------------- host side
+
+KVERS ?= $(if $(KVER),$(KVER),matrix)
+
+.PHONY: all build test run vm-run native clean distclean
+all build:
+	tests/vm/build $(KVERS) >/dev/null
+
+test:
+	tests/run-tests $(KVERS)
+
+run:
+	tests/vm/build $(if $(KVER),$(KVER),auto) >/dev/null
+	tests/vm/run --kver $(if $(KVER),$(KVER),auto) -- tests/demo
+
+vm-run:
+	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command' [KVER=...]" >&2; exit 2; }
+	tests/vm/build $(if $(KVER),$(KVER),auto) >/dev/null
+	tests/vm/run --kver $(if $(KVER),$(KVER),auto) -- bash -c '$(CMD)'
+
+native:
+	$(MAKE) COS_INNER=1 KVER=$$(uname -r) KDIR=/lib/modules/$$(uname -r)/build inner-kver inner-unit
+
+clean:
+	rm -rf build
+
+distclean: clean
+	@echo "the build trees and kernels stay in $${COS_CACHE:-$$HOME/.cache/cos}; remove it by hand"
+
+else
+# ---------------------------------------------------------------- inside the build tree
+
+ifeq ($(KVER),)
+ifneq ($(filter inner-kver,$(MAKECMDGOALS)),)
+$(error KVER is required)
+endif
+endif
+
+KDIR ?= /usr/src/linux-headers-$(KVER)
+O := build/$(KVER)
+GEN := $(O)/gen
+U := build/unit
+
+CC := gcc
+CXX := g++
+CLANG := clang
+BPFTOOL := bpftool
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Wno-unused-parameter
+COS_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos
+TEST_CXXFLAGS := -std=c++17 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -Itests/guest
+LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/status.c libcos/shim.c
+LIBCOS_HDRS := libcos/cos.h libcos/internal.h uapi/linux/cos.h
+BPF_LIBS := -lbpf -lelf -lz
+CATCH2 := -lCatch2Main -lCatch2
+GUEST_TESTS := $(patsubst tests/guest/%.cpp,$(O)/tests/%,$(wildcard tests/guest/test_*.cpp))
+UNIT_SRCS := $(wildcard tests/unit/*.cpp)
+
+.PHONY: inner-kver inner-unit
+inner-kver: $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/lib/libcos.a $(O)/lib/libcos.so \
+	$(O)/bin/cosctl $(GUEST_TESTS)
+inner-unit: $(U)/cos-unit
+
+# cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).
+$(O)/kmod/cos.ko: $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild uapi/linux/cos.h
+	@mkdir -p $(@D)
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod MO=$(CURDIR)/$(O)/kmod modules
+
+# The same module without BTF: the in-guest test checks that it refuses to load.
+$(O)/kmod/cos-nobtf.ko: $(O)/kmod/cos.ko
+	objcopy --remove-section=.BTF --remove-section=.BTF.base $< $@
+
+# The shim: BPF object, then a libbpf skeleton that libcos embeds.
+$(GEN)/vmlinux.h: $(KDIR)/vmlinux
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file $< format c > $@.tmp && mv $@.tmp $@
+
+$(GEN)/cos_shim.bpf.o: kmod/cos_shim.bpf.c kmod/shim_compat.h uapi/linux/cos.h $(GEN)/vmlinux.h
+	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -Iuapi -Ikmod -c $< -o $@.tmp
+	llvm-strip -g $@.tmp -o $@ && rm -f $@.tmp	# keep BTF, drop DWARF: the skeleton embeds it
+
+$(GEN)/cos_shim.skel.h: $(GEN)/cos_shim.bpf.o
+	$(BPFTOOL) gen skeleton $< name cos_shim_bpf > $@.tmp && mv $@.tmp $@
+
+# libcos
+$(O)/libcos/%.o: libcos/%.c $(LIBCOS_HDRS) $(GEN)/cos_shim.skel.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -fPIC -fvisibility=hidden -I$(GEN) -c $< -o $@
+
+LIBCOS_OBJS := $(patsubst libcos/%.c,$(O)/libcos/%.o,$(LIBCOS_SRCS))
+
+$(O)/lib/libcos.a: $(LIBCOS_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(O)/lib/libcos.so: $(LIBCOS_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libcos.so.$(COS_ABI) -o $@ $^ $(BPF_LIBS)
+
+COS_ABI = $(shell sed -n 's/^\#define COS_ABI_VERSION[[:space:]]*//p' uapi/linux/cos.h)
+
+# tools
+$(O)/bin/cosctl: tools/cosctl.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
+
+# In-guest tests: one Catch2 binary per tests/guest/test_*.cpp.
+$(O)/tests/%: tests/guest/%.cpp $(wildcard tests/guest/*.h) $(O)/lib/libcos.a libcos/cos.h
+	@mkdir -p $(@D)
+	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -I$(GEN) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) $(CATCH2) -lpthread
+
+# Host unit tests: the kernel-independent parts of libcos.
+$(U)/%.o: libcos/%.c $(LIBCOS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -c $< -o $@
+
+$(U)/cos-unit: $(UNIT_SRCS) $(U)/status.o $(U)/error.o
+	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -Itests/unit $^ -o $@ $(CATCH2)
+
+endif

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * shim_compat.h — the one place where the shim meets kernel API drift.
+ *
+ * Every sched_ext and cos kfunc the shim calls is declared here, weak, with the signature of the
+ * kernels we support (7.2, 7.3).  bpftool's vmlinux.h emits most kfunc prototypes but not all
+ * (7.2's lacks scx_bpf_create_dsq and scx_bpf_kick_cpu although its BTF has them), so the shim
+ * does not rely on it for kfuncs.  Add a wrapper here when a kfunc is renamed or gains arguments.
+ */
+#ifndef _COS_SHIM_COMPAT_H
+#define _COS_SHIM_COMPAT_H
+
+/* sched_ext */
+extern s32 scx_bpf_create_dsq(u64 dsq_id, s32 node) __weak __ksym;
+extern s32 scx_bpf_select_cpu_dfl(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
+				  bool *is_idle) __weak __ksym;
+extern void scx_bpf_dsq_insert(struct task_struct *p, u64 dsq_id, u64 slice,
+			       u64 enq_flags) __weak __ksym;
+extern void scx_bpf_dsq_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slice, u64 vtime,
+				     u64 enq_flags) __weak __ksym;
+extern bool scx_bpf_dsq_move_to_local(u64 dsq_id) __weak __ksym;
+extern void scx_bpf_kick_cpu(s32 cpu, u64 flags) __weak __ksym;
+
+/* cos.ko (kmod/cos_kfuncs.c) */
+extern u32 cos_kf_abi_version(void) __ksym;
+
+#endif /* _COS_SHIM_COMPAT_H */

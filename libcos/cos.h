@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * cos.h — the libcos API: open /dev/cos, query the module, attach and detach the BPF shim, read
+ * the system's cos/sched_ext status.
+ *
+ * Conventions.  Every call returns 0 (or a non-negative value) on success and a negative errno
+ * on failure.  cos_strerror() turns that errno into a sentence that says what to do about it;
+ * for the most recent failure of the calling thread it carries the details (which file, what the
+ * kernel said).  No call prints anything.  The ABI types come from <linux/cos.h>.
+ */
+#ifndef COS_H
+#define COS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/cos.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where a persistent shim attachment (cosctl shim attach) is pinned. */
+#define COS_SHIM_PIN_PATH "/sys/fs/bpf/cos_shim"
+
+/**
+ * cos_strerror() - explain an error returned by libcos
+ * @err: a negative errno returned by a libcos call (the sign is ignored)
+ *
+ * Context: any thread.  Return: a message valid until the thread's next libcos call.
+ */
+const char *cos_strerror(int err);
+
+/**
+ * cos_open() - open /dev/cos
+ *
+ * Return: a file descriptor (O_CLOEXEC), -ENODEV if cos.ko is not loaded, -ENOENT if the device
+ * node is missing, -EACCES/-EPERM without root (the device is 0600 and needs CAP_SYS_NICE).
+ */
+int cos_open(void);
+
+/**
+ * cos_get_info() - ask the module for its ABI version, features and CPU id range
+ * @fd: from cos_open()
+ * @info: filled on success
+ *
+ * Return: 0, or the ioctl's negative errno.
+ */
+int cos_get_info(int fd, struct cos_info *info);
+
+/** struct cos_shim_opts - options of cos_shim_attach(); zero-initialise, set @size */
+struct cos_shim_opts {
+	size_t size;			/* sizeof(struct cos_shim_opts) */
+	unsigned long long slice_ns;	/* fair-policy slice; 0 = default (5 ms) */
+	unsigned int abi_expected;	/* 0 = COS_ABI_VERSION; others only to test the refusal */
+};
+
+struct cos_shim;
+
+/**
+ * cos_shim_attach() - load the embedded BPF shim and make it the system's sched_ext scheduler
+ * @shimp: set to the attachment on success
+ * @opts: NULL for defaults
+ *
+ * The attachment lasts until cos_shim_detach() or until the process exits, unless pinned.
+ *
+ * Context: needs CAP_BPF + CAP_SYS_ADMIN (root) and cos.ko loaded.
+ * Return: 0; -EOPNOTSUPP without sched_ext; -ENODEV without cos.ko; -EBUSY if another sched_ext
+ * scheduler is attached; -EPROTO if the module's ABI differs from the shim's; -EPERM without
+ * privilege; other negative errnos from libbpf (see cos_strerror()).
+ */
+int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_opts *opts);
+
+/**
+ * cos_shim_pin() - keep the attachment after this process exits
+ * @shim: from cos_shim_attach()
+ * @path: a bpffs path; NULL for COS_SHIM_PIN_PATH
+ * Return: 0 or a negative errno (-EEXIST if something is pinned there already).
+ */
+int cos_shim_pin(struct cos_shim *shim, const char *path);
+
+/**
+ * cos_shim_detach() - detach the shim (unless pinned) and free @shim
+ * @shim: from cos_shim_attach(); NULL is a no-op
+ * Return: 0 or a negative errno; @shim is freed either way.
+ */
+int cos_shim_detach(struct cos_shim *shim);
+
+/**
+ * cos_shim_detach_pinned() - detach a shim pinned by cos_shim_pin() (in any process)
+ * @path: NULL for COS_SHIM_PIN_PATH
+ * Return: 0, -ENOENT if nothing is pinned there, or a negative errno.
+ */
+int cos_shim_detach_pinned(const char *path);
+
+/** struct cos_sys_status - what cos_sys_status() found */
+struct cos_sys_status {
+	bool sched_ext;		/* the kernel has sched_ext (/sys/kernel/sched_ext) */
+	bool module_loaded;	/* cos.ko is loaded (/sys/module/cos) */
+	bool device;		/* /dev/cos exists */
+	bool shim_attached;	/* the running sched_ext scheduler is the cos shim */
+	bool shim_pinned;	/* a persistent attachment is pinned at COS_SHIM_PIN_PATH */
+	char state[32];		/* sched_ext state ("enabled", "disabled", ...), "" if none */
+	char ops[128];		/* name of the running sched_ext scheduler, "" if none */
+};
+
+/**
+ * cos_sys_status() - read the module's and sched_ext's state from sysfs (no privilege needed)
+ * @st: filled on success
+ * Return: 0 or a negative errno.
+ */
+int cos_sys_status(struct cos_sys_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COS_H */

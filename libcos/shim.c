@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * shim.c — load the embedded BPF shim (kmod/cos_shim.bpf.c, as a libbpf skeleton) and attach it
+ * as the system's sched_ext scheduler; detach it; pin it so that it outlives the process.
+ *
+ * sched_ext reports a failing ops.init through the exit info, not through the attach call: the
+ * link is created and the scheduler is already gone.  So after attaching we read the exit kind
+ * the shim's ops.exit recorded, and turn a non-zero one into an error.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "internal.h"
+#include "cos_shim.skel.h"
+
+struct cos_shim {
+	struct cos_shim_bpf *skel;
+	struct bpf_link *link;
+};
+
+/* libbpf's last warning, to explain a failed load; libbpf logs only with COS_DEBUG set. */
+static _Thread_local char bpf_msg[512];
+
+static int shim_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	if (getenv("COS_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	if (level > LIBBPF_WARN)
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	if (line[0])
+		snprintf(bpf_msg, sizeof(bpf_msg), "%s", line);
+	return 0;
+}
+
+/* Refuse early, with a clear reason, what the kernel would refuse obscurely. */
+static int shim_precheck(const struct cos_shim_opts *opts)
+{
+	struct cos_sys_status st;
+	struct cos_info info;
+	int fd, err;
+
+	cos_sys_status(&st);
+	if (!st.sched_ext)
+		return cos_fail(-EOPNOTSUPP, "this kernel has no sched_ext (CONFIG_SCHED_CLASS_EXT=y is needed)");
+	if (!st.module_loaded)
+		return cos_fail(-ENODEV, "cos module is not loaded (run 'modprobe cos' or 'insmod cos.ko')");
+	if (st.shim_attached)
+		return cos_fail(-EBUSY, "the cos shim is already attached%s",
+				st.shim_pinned ? " (pinned: 'cosctl shim detach' releases it)" : "");
+	if (st.ops[0] && strcmp(st.state, "disabled"))
+		return cos_fail(-EBUSY, "another sched_ext scheduler (%s) is %s", st.ops, st.state);
+	fd = cos_open();
+	if (fd < 0)
+		return fd == -EACCES || fd == -EPERM ?
+			cos_fail(-EPERM, "attaching the shim needs root (CAP_SYS_NICE, CAP_BPF, CAP_SYS_ADMIN)") : fd;
+	err = cos_get_info(fd, &info);
+	close(fd);
+	if (err)
+		return err;
+	if (info.abi_version != COS_ABI_VERSION && !(opts && opts->abi_expected))
+		return cos_fail(-EPROTO, "cos module speaks ABI %u but libcos speaks ABI %u: install matching versions",
+				info.abi_version, COS_ABI_VERSION);
+	return 0;
+}
+
+COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_opts *opts)
+{
+	libbpf_print_fn_t old_print;
+	struct cos_shim *shim;
+	int err;
+
+	*shimp = NULL;
+	if (opts && opts->size < sizeof(size_t))
+		return cos_fail(-EINVAL, "cos_shim_opts.size is not set");
+	err = shim_precheck(opts);
+	if (err)
+		return err;
+	shim = calloc(1, sizeof(*shim));
+	if (!shim)
+		return cos_fail(-ENOMEM, "out of memory");
+
+	bpf_msg[0] = '\0';
+	old_print = libbpf_set_print(shim_libbpf_print);
+	shim->skel = cos_shim_bpf__open();
+	if (!shim->skel) {
+		err = cos_fail(-errno, "cannot open the embedded shim: %s", strerror(errno));
+		goto out_free;
+	}
+	if (opts && opts->slice_ns)
+		shim->skel->rodata->cos_slice_ns = opts->slice_ns;
+	if (opts && opts->abi_expected)
+		shim->skel->rodata->cos_abi_expected = opts->abi_expected;
+	err = cos_shim_bpf__load(shim->skel);
+	if (err) {
+		err = -errno ?: err;
+		if (err == -EPERM || err == -EACCES)
+			cos_fail(-EPERM, "loading the shim needs CAP_BPF and CAP_SYS_ADMIN (run as root)");
+		else
+			cos_fail(err, "the kernel refused the shim: %s (%s)", strerror(-err),
+				 bpf_msg[0] ? bpf_msg : "set COS_DEBUG=1 for libbpf's log");
+		goto out_destroy;
+	}
+	shim->link = bpf_map__attach_struct_ops(shim->skel->maps.cos_ops);
+	if (!shim->link) {
+		err = -errno;
+		if (err == -EBUSY || err == -EEXIST || err == -EALREADY)
+			cos_fail(-EBUSY, "another sched_ext scheduler is attached");
+		else
+			cos_fail(err, "cannot attach the shim: %s (%s)", strerror(-err),
+				 bpf_msg[0] ? bpf_msg : "set COS_DEBUG=1 for libbpf's log");
+		goto out_destroy;
+	}
+	if (shim->skel->bss->cos_exit_kind) {
+		/* ops.init failed: only reason the scheduler is gone already (see the top comment). */
+		err = strstr(shim->skel->bss->cos_exit_msg, "(-71)") ? -EPROTO : -EIO;
+		cos_fail(err, "the shim stopped at once: %s: %s%s", shim->skel->bss->cos_exit_reason,
+			 shim->skel->bss->cos_exit_msg,
+			 err == -EPROTO ? " (cos module and shim ABI versions differ)" : "");
+		bpf_link__destroy(shim->link);
+		goto out_destroy;
+	}
+	libbpf_set_print(old_print);
+	*shimp = shim;
+	return 0;
+
+out_destroy:
+	cos_shim_bpf__destroy(shim->skel);
+out_free:
+	libbpf_set_print(old_print);
+	free(shim);
+	return err;
+}
+
+COS_EXPORT int cos_shim_pin(struct cos_shim *shim, const char *path)
+{
+	int err;
+
+	path = path ?: COS_SHIM_PIN_PATH;
+	if (!access(path, F_OK))
+		return cos_fail(-EEXIST, "%s exists: a shim is pinned already", path);
+	err = bpf_link__pin(shim->link, path);
+	if (err)
+		return cos_fail(err, "cannot pin the shim at %s: %s (is bpffs mounted on /sys/fs/bpf?)",
+				path, strerror(-err));
+	return 0;
+}
+
+COS_EXPORT int cos_shim_detach(struct cos_shim *shim)
+{
+	if (!shim)
+		return 0;
+	/* A pinned link stays attached: destroy only drops this process's reference. */
+	if (shim->link && !bpf_link__pin_path(shim->link))
+		bpf_link__detach(shim->link);
+	bpf_link__destroy(shim->link);
+	cos_shim_bpf__destroy(shim->skel);
+	free(shim);
+	return 0;
+}
+
+COS_EXPORT int cos_shim_detach_pinned(const char *path)
+{
+	struct bpf_link *link;
+	int err = 0;
+
+	path = path ?: COS_SHIM_PIN_PATH;
+	link = bpf_link__open(path);
+	if (!link)
+		return errno == ENOENT ? cos_fail(-ENOENT, "no shim is pinned at %s", path) :
+			cos_fail(-errno, "cannot open %s: %s", path, strerror(errno));
+	if (bpf_link__detach(link))
+		err = cos_fail(-errno, "cannot detach the shim: %s", strerror(errno));
+	unlink(path);
+	bpf_link__destroy(link);
+	return err;
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""check-log.py — fail on kernel-log lines that mean the kernel or sched_ext went wrong.
+
+usage: check-log.py LOG
+
+Bad lines: WARNING:, BUG:, Oops, Call Trace, Kernel panic, and sched_ext's "disabled (runtime
+error)".  A test that provokes such a line on purpose writes to /dev/kmsg
+  cos-test: expect-begin <python regex>
+  ...
+  cos-test: expect-end
+and bad lines in between that match the regex are allowed.  Exit 0 if clean, 1 otherwise.
+"""
+import re
+import sys
+
+BAD = re.compile(r"WARNING:|BUG:|\bOops\b|Call Trace|Kernel panic|"
+                 r"sched_ext: .*disabled \(runtime error\)")
+BEGIN = re.compile(r"cos-test: expect-begin (.*)$")
+END = re.compile(r"cos-test: expect-end")
+
+
+def bad_lines(lines):
+    allowed = None
+    for line in lines:
+        m = BEGIN.search(line)
+        if m:
+            allowed = re.compile(m.group(1).strip())
+            continue
+        if END.search(line):
+            allowed = None
+            continue
+        if BAD.search(line) and not (allowed and allowed.search(line)):
+            yield line
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(sys.argv[1], errors="replace") as f:
+        found = list(bad_lines(f.read().splitlines()))
+    if found:
+        print(f"cos: the guest kernel log has {len(found)} bad line(s):", file=sys.stderr)
+        for line in found[:20]:
+            print("  " + line, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+# common.sh — shared settings for the build chroot and the QEMU guest (sourced, not run).
+#
+# Everything kernel-side is built in a cached Debian trixie tree made by mmdebstrap, and the same
+# tree is the guest's root filesystem.  The cache lives outside the repository ($COS_CACHE,
+# default ~/.cache/cos) and is keyed by suite + package list + this file's recipe version, so a
+# change to any of them builds a new tree and an unchanged one is reused.  Kernels are added to a
+# tree on demand and recorded by a stamp per version (see tests/vm/kernel).
+
+set -euo pipefail
+
+COS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+COS_CACHE=${COS_CACHE:-$HOME/.cache/cos}
+COS_SUITE=trixie
+COS_MIRROR=${COS_MIRROR:-http://deb.debian.org/debian}
+# Bump when the way the tree is made changes (not needed for package list changes).
+COS_RECIPE=1
+
+# Everything the build and the guest need.  Keep sorted.
+COS_PACKAGES=(
+	bpftool busybox-static catch2 clang dkms g++ gcc iproute2 kmod libbpf-dev libc6-dev
+	libcap-dev libelf-dev libkmod-dev liburing-dev llvm make mount pahole pkg-config procps
+	python3 python3-matplotlib qemu-system-x86 util-linux virtiofsd zlib1g-dev
+)
+
+cos_die() { echo "cos: $*" >&2; exit 1; }
+cos_log() { echo "cos: $*" >&2; }
+
+cos_chroot_key() {
+	printf '%s\n' "$COS_RECIPE" "$COS_SUITE" "$COS_MIRROR" "${COS_PACKAGES[@]}" |
+		sha256sum | cut -c1-12
+}
+
+COS_CHROOT="$COS_CACHE/chroot-$COS_SUITE-$(cos_chroot_key)"
+COS_KERNELS="$COS_CACHE/kernels"

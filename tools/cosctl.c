@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cosctl.c — the cos command line: status of the module and the shim, attach/detach the shim.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cos.h>
+
+static const char usage[] =
+	"usage: cosctl [--json] COMMAND\n"
+	"\n"
+	"commands:\n"
+	"  status            module loaded? ABI, sched_ext state and scheduler, shim attached?\n"
+	"  shim attach       attach the cos BPF shim and pin it so it stays after cosctl exits\n"
+	"  shim detach       detach a pinned shim\n"
+	"  help              this text\n"
+	"\n"
+	"options:\n"
+	"  -j, --json        machine-readable output (status)\n"
+	"  -h, --help        this text\n"
+	"\n"
+	"Most commands need root.  Exit status: 0 on success, 1 on failure, 2 on bad usage.\n";
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static const char *kver_str(unsigned int code, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%u.%u", code >> 16, (code >> 8) & 0xff, code & 0xff);
+	return buf;
+}
+
+static int cmd_status(int json)
+{
+	struct cos_sys_status st;
+	struct cos_info info = {0};
+	char kv[32];
+	int fd, err, have_info = 0;
+	const char *info_err = "";
+
+	cos_sys_status(&st);
+	fd = st.module_loaded ? cos_open() : -ENODEV;
+	if (fd >= 0) {
+		err = cos_get_info(fd, &info);
+		have_info = !err;
+		if (err)
+			info_err = cos_strerror(err);
+		close(fd);
+	} else if (st.module_loaded) {
+		info_err = cos_strerror(fd);
+	}
+
+	if (json) {
+		printf("{\"module\":{\"loaded\":%s", st.module_loaded ? "true" : "false");
+		printf(",\"device\":%s", st.device ? "true" : "false");
+		if (have_info)
+			printf(",\"abi_version\":%u,\"features\":%llu,\"nr_cpu_ids\":%u,\"kernel_version\":\"%s\"",
+			       info.abi_version, (unsigned long long)info.features, info.nr_cpu_ids,
+			       kver_str(info.kernel_version, kv, sizeof(kv)));
+		else if (info_err[0]) {
+			printf(",\"error\":");
+			json_str(info_err);
+		}
+		printf("},\"libcos\":{\"abi_version\":%u}", COS_ABI_VERSION);
+		printf(",\"sched_ext\":{\"supported\":%s,\"state\":", st.sched_ext ? "true" : "false");
+		json_str(st.state);
+		printf(",\"ops\":");
+		json_str(st.ops);
+		printf("},\"shim\":{\"attached\":%s,\"pinned\":%s}}\n",
+		       st.shim_attached ? "true" : "false", st.shim_pinned ? "true" : "false");
+		return 0;
+	}
+
+	if (!st.module_loaded)
+		printf("module:     not loaded (modprobe cos)\n");
+	else if (have_info)
+		printf("module:     loaded, ABI %u, features 0x%llx, %u CPU ids, built for Linux %s\n",
+		       info.abi_version, (unsigned long long)info.features, info.nr_cpu_ids,
+		       kver_str(info.kernel_version, kv, sizeof(kv)));
+	else
+		printf("module:     loaded (%s)\n", info_err);
+	printf("libcos:     ABI %u%s\n", COS_ABI_VERSION,
+	       have_info && info.abi_version != COS_ABI_VERSION ? " (differs from the module!)" : "");
+	if (!st.sched_ext)
+		printf("sched_ext:  not supported by this kernel\n");
+	else
+		printf("sched_ext:  %s%s%s%s\n", st.state[0] ? st.state : "unknown",
+		       st.ops[0] ? ", scheduler \"" : "", st.ops, st.ops[0] ? "\"" : "");
+	printf("shim:       %s%s\n", st.shim_attached ? "attached" : "not attached",
+	       st.shim_pinned ? " (pinned at " COS_SHIM_PIN_PATH ")" : "");
+	return 0;
+}
+
+static int cmd_shim(int argc, char **argv)
+{
+	struct cos_shim *shim;
+	int err;
+
+	if (argc != 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (!strcmp(argv[0], "attach")) {
+		err = cos_shim_attach(&shim, NULL);
+		if (!err) {
+			err = cos_shim_pin(shim, NULL);
+			if (err) {
+				fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
+				cos_shim_detach(shim);
+				return 1;
+			}
+			cos_shim_detach(shim);	/* drops our reference; the pin keeps it attached */
+			printf("shim attached (pinned at %s)\n", COS_SHIM_PIN_PATH);
+			return 0;
+		}
+	} else if (!strcmp(argv[0], "detach")) {
+		err = cos_shim_detach_pinned(NULL);
+		if (!err) {
+			printf("shim detached\n");
+			return 0;
+		}
+	} else {
+		fprintf(stderr, "cosctl: unknown shim command '%s'\n", argv[0]);
+		return 2;
+	}
+	fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int json = 0, c;
+
+	while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0 || !strcmp(argv[0], "help")) {
+		fputs(usage, argc ? stdout : stderr);
+		return argc ? 0 : 2;
+	}
+	if (!strcmp(argv[0], "status") && argc == 1)
+		return cmd_status(json);
+	if (!strcmp(argv[0], "shim"))
+		return cmd_shim(argc - 1, argv + 1);
+	fprintf(stderr, "cosctl: unknown command '%s'\n\n%s", argv[0], usage);
+	return 2;
+}
