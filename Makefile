@@ -124,7 +124,7 @@ $(O)/bin/cosctl: tools/cosctl.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 # In-guest tests: one Catch2 binary per tests/guest/test_*.cpp.
 $(O)/tests/%: tests/guest/%.cpp $(wildcard tests/guest/*.h) $(O)/lib/libcos.a libcos/cos.h
 	@mkdir -p $(@D)
-	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -I$(GEN) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) $(CATCH2) -lpthread
+	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -I$(GEN) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) $(CATCH2) -lcap -lpthread
 
 # Host unit tests: the kernel-independent parts of libcos.
 $(U)/%.o: libcos/%.c $(LIBCOS_HDRS)

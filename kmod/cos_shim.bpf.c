@@ -10,7 +10,9 @@
  *    sched_ext.  Tasks not delegated to a lord get a simple weighted fair policy: one shared DSQ
  *    ordered by virtual time; a task's vtime advances by its used slice scaled by 100/weight and
  *    is clamped to at most one slice behind the global clock on enqueue, so sleepers cannot bank
- *    credit.  An idle CPU found at wake-up gets the task directly on its local DSQ.
+ *    credit.  An idle CPU found at wake-up gets the task directly on its local DSQ.  Where the
+ *    kernel offers no scx_bpf_create_dsq (Debian 7.2.x, see shim_compat.h) the shared queue is
+ *    the built-in global DSQ, which is FIFO: round-robin with equal slices, weights ignored.
  *
  * C. ABI.  ops.init asks the module for its ABI version and fails (the attach fails) unless it is
  *    the COS_ABI_VERSION this shim was built with; a test can change the expected version
@@ -32,6 +34,9 @@ char _license[] SEC("license") = "GPL";
 
 const volatile __u64 cos_slice_ns = 5ULL * 1000 * 1000;
 const volatile __u32 cos_abi_expected = COS_ABI_VERSION;
+
+/* Set by ops.init: 1 if the fair policy orders by vtime, 0 if it fell back to FIFO (see B). */
+__u32 cos_fair_vtime;
 
 /* Written once by ops.exit; read by libcos after detach (see D). */
 __s64 cos_exit_kind;
@@ -58,6 +63,11 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	u64 vtime = p->scx.dsq_vtime;
 
+	if (!cos_have(scx_bpf_create_dsq)) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, cos_slice_ns, enq_flags);
+		return;
+	}
+
 	if ((s64)(vtime - (cos_vtime_now - cos_slice_ns)) < 0)
 		vtime = cos_vtime_now - cos_slice_ns;
 	scx_bpf_dsq_insert_vtime(p, COS_FAIR_DSQ, cos_slice_ns, vtime, enq_flags);
@@ -66,7 +76,9 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 SEC("struct_ops/cos_dispatch")
 void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 {
-	scx_bpf_dsq_move_to_local(COS_FAIR_DSQ);
+	if (cos_have(scx_bpf_create_dsq))
+		scx_bpf_dsq_move_to_local(COS_FAIR_DSQ);
+	/* else the core consumes SCX_DSQ_GLOBAL by itself */
 }
 
 SEC("struct_ops/cos_running")
@@ -96,7 +108,8 @@ s32 BPF_PROG(cos_init)
 {
 	if (cos_kf_abi_version() != cos_abi_expected)
 		return -COS_EPROTO;
-	return scx_bpf_create_dsq(COS_FAIR_DSQ, -1);
+	cos_fair_vtime = cos_have(scx_bpf_create_dsq);
+	return cos_fair_vtime ? scx_bpf_create_dsq(COS_FAIR_DSQ, -1) : 0;
 }
 
 SEC("struct_ops/cos_exit")

@@ -4,7 +4,7 @@
  *
  * Every sched_ext and cos kfunc the shim calls is declared here, weak, with the signature of the
  * kernels we support (7.2, 7.3).  bpftool's vmlinux.h emits most kfunc prototypes but not all
- * (7.2's lacks scx_bpf_create_dsq and scx_bpf_kick_cpu although its BTF has them), so the shim
+ * (see below for what 7.2 lacks), so the shim
  * does not rely on it for kfuncs.  Add a wrapper here when a kfunc is renamed or gains arguments.
  */
 #ifndef _COS_SHIM_COMPAT_H
@@ -20,6 +20,14 @@ extern void scx_bpf_dsq_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slic
 				     u64 enq_flags) __weak __ksym;
 extern bool scx_bpf_dsq_move_to_local(u64 dsq_id) __weak __ksym;
 extern void scx_bpf_kick_cpu(s32 cpu, u64 flags) __weak __ksym;
+
+/*
+ * Debian's 7.2.x BTF describes a few kfuncs (scx_bpf_create_dsq, scx_bpf_kick_cpu, ..._pick_*)
+ * with the implicit trailing 'aux' argument but without the "<name>_impl" twin that the 7.2
+ * verifier looks for, so no BPF program can call them there ("cannot find function
+ * scx_bpf_create_dsq_impl in BTF").  They are declared weak: test with cos_have() and degrade.
+ */
+#define cos_have(kfunc) bpf_ksym_exists(kfunc)
 
 /* cos.ko (kmod/cos_kfuncs.c) */
 extern u32 cos_kf_abi_version(void) __ksym;

@@ -1,0 +1,157 @@
+// test_device.cpp — /dev/cos: node, permissions, COS_IOC_GET_INFO and its error paths.
+#include <catch2/catch_test_macros.hpp>
+
+#include <cstring>
+#include <sys/capability.h>
+#include <sys/mman.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+extern "C" {
+#include <cos.h>
+}
+#include "guest.h"
+
+using namespace guest;
+
+namespace {
+struct Dev {
+	int fd;
+	Dev() : fd(cos_open()) { REQUIRE(fd >= 0); }
+	~Dev() { close(fd); }
+};
+
+/* ioctl returning 0 or errno. */
+int ioc(int fd, unsigned long cmd, void *arg) { return ioctl(fd, cmd, arg) ? errno : 0; }
+
+unsigned possible_cpus()
+{
+	/* "0-3" or "0" */
+	std::string s = read_file("/sys/devices/system/cpu/possible");
+	auto dash = s.rfind('-');
+	return std::stoul(dash == std::string::npos ? s : s.substr(dash + 1)) + 1;
+}
+} // namespace
+
+TEST_CASE("/dev/cos is a root-only character device", "[device]")
+{
+	struct stat st;
+	REQUIRE(stat(COS_DEVICE_PATH, &st) == 0);
+	CHECK(S_ISCHR(st.st_mode));
+	CHECK((st.st_mode & 07777) == 0600);
+	CHECK(st.st_uid == 0);
+}
+
+TEST_CASE("GET_INFO reports the ABI version, features and CPU id range", "[device][info]")
+{
+	Dev d;
+	struct cos_info info;
+	REQUIRE(cos_get_info(d.fd, &info) == 0);
+	CHECK(info.size == sizeof(info));
+	CHECK(info.abi_version == COS_ABI_VERSION);
+	CHECK((info.features & COS_FEAT_KFUNCS) != 0);
+	CHECK(info.nr_cpu_ids == possible_cpus());
+	CHECK(info.kernel_version >> 16 >= 6);
+}
+
+TEST_CASE("GET_INFO with a newer, larger struct fills what it knows and zeroes the rest", "[device][info]")
+{
+	Dev d;
+	unsigned char buf[64];
+	memset(buf, 0xAA, sizeof(buf));
+	*(uint32_t *)buf = sizeof(buf);
+	REQUIRE(ioc(d.fd, COS_IOC_GET_INFO, buf) == 0);
+	auto *info = (struct cos_info *)buf;
+	CHECK(info->size == sizeof(struct cos_info));
+	CHECK(info->abi_version == COS_ABI_VERSION);
+	for (size_t i = sizeof(struct cos_info); i < sizeof(buf); i++)
+		CHECK(buf[i] == 0);
+}
+
+TEST_CASE("GET_INFO with the oldest size works", "[device][info]")
+{
+	Dev d;
+	struct cos_info info = {};
+	info.size = COS_INFO_SIZE_VER0;
+	REQUIRE(ioc(d.fd, COS_IOC_GET_INFO, &info) == 0);
+	CHECK(info.abi_version == COS_ABI_VERSION);
+}
+
+TEST_CASE("GET_INFO refuses unknown sizes with EINVAL", "[device][info][errors]")
+{
+	Dev d;
+	unsigned char buf[8192] = {};
+	for (uint32_t size : {0u, 4u, 8u, 16u, COS_INFO_SIZE_VER0 + 4u, COS_INFO_SIZE_VER0 - 8u,
+			      (uint32_t)COS_STRUCT_SIZE_MAX + 8u, 0xffffffffu}) {
+		CAPTURE(size);
+		*(uint32_t *)buf = size;
+		CHECK(ioc(d.fd, COS_IOC_GET_INFO, buf) == EINVAL);
+	}
+}
+
+TEST_CASE("GET_INFO with a bad pointer gets EFAULT", "[device][info][errors]")
+{
+	Dev d;
+	CHECK(ioc(d.fd, COS_IOC_GET_INFO, nullptr) == EFAULT);
+	CHECK(ioc(d.fd, COS_IOC_GET_INFO, (void *)1) == EFAULT);
+	/* Readable size, unwritable buffer: a read-only mapping. */
+	void *ro = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(ro != MAP_FAILED);
+	*(uint32_t *)ro = sizeof(struct cos_info);
+	REQUIRE(mprotect(ro, 4096, PROT_READ) == 0);
+	CHECK(ioc(d.fd, COS_IOC_GET_INFO, ro) == EFAULT);
+	munmap(ro, 4096);
+}
+
+TEST_CASE("unknown ioctls get ENOTTY", "[device][errors]")
+{
+	Dev d;
+	struct cos_info info = {};
+	info.size = sizeof(info);
+	CHECK(ioc(d.fd, _IOWR(COS_IOC_MAGIC, 0x7f, struct cos_info), &info) == ENOTTY);
+	CHECK(ioc(d.fd, _IOWR('T', 0x00, struct cos_info), &info) == ENOTTY);
+	CHECK(ioc(d.fd, 0, &info) == ENOTTY);
+}
+
+TEST_CASE("a non-root user cannot open /dev/cos", "[device][privilege]")
+{
+	int rc = in_child([] {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			return 10;
+		int fd = cos_open();
+		if (fd >= 0)
+			return 11;
+		return fd == -EACCES ? 0 : 12;
+	});
+	CHECK(rc == 0);
+}
+
+TEST_CASE("root without CAP_SYS_NICE cannot open /dev/cos", "[device][privilege]")
+{
+	int rc = in_child([] {
+		cap_t caps = cap_get_proc();
+		cap_value_t nice = CAP_SYS_NICE;
+		if (!caps || cap_set_flag(caps, CAP_EFFECTIVE, 1, &nice, CAP_CLEAR) ||
+		    cap_set_proc(caps))
+			return 10;
+		cap_free(caps);
+		int fd = cos_open();
+		if (fd >= 0)
+			return 11;
+		return fd == -EPERM ? 0 : 12;
+	});
+	CHECK(rc == 0);
+}
+
+TEST_CASE("libcos explains a refused open", "[device][libcos]")
+{
+	int rc = in_child([] {
+		if (setresuid(65534, 65534, 65534))
+			return 10;
+		int fd = cos_open();
+		std::string msg = cos_strerror(fd);
+		return msg.find("needs root") != std::string::npos ? 0 : 11;
+	});
+	CHECK(rc == 0);
+}

@@ -1,0 +1,81 @@
+// test_module.cpp — loading and unloading cos.ko, and how libcos and cosctl behave without it.
+// Leaves the module loaded, as the suite found it.
+#include <catch2/catch_test_macros.hpp>
+
+extern "C" {
+#include <cos.h>
+}
+#include "guest.h"
+
+using namespace guest;
+
+namespace {
+void reload()
+{
+	if (!module_loaded())
+		REQUIRE(load_module(build_path("kmod/cos.ko")) == 0);
+}
+} // namespace
+
+TEST_CASE("the module unloads when nothing holds it and loads again", "[module]")
+{
+	REQUIRE(module_loaded());
+	REQUIRE(sched_ext_state() == "disabled");
+	CHECK(unload_module() == 0);
+	CHECK_FALSE(module_loaded());
+	CHECK(access(COS_DEVICE_PATH, F_OK) != 0);
+	CHECK(load_module(build_path("kmod/cos.ko")) == 0);
+	CHECK(module_loaded());
+	CHECK(access(COS_DEVICE_PATH, F_OK) == 0);
+}
+
+TEST_CASE("after a shim attach/detach the module unloads (retrying the transient EAGAIN)", "[module][shim]")
+{
+	struct cos_shim *shim = nullptr;
+	REQUIRE(cos_shim_attach(&shim, nullptr) == 0);
+	REQUIRE(cos_shim_detach(shim) == 0);
+	CHECK(unload_module() == 0);
+	reload();
+}
+
+TEST_CASE("without the module, libcos and cosctl say how to load it", "[module][libcos]")
+{
+	REQUIRE(unload_module() == 0);
+	int fd = cos_open();
+	CHECK(fd == -ENODEV);
+	CHECK(std::string(cos_strerror(fd)).find("modprobe cos") != std::string::npos);
+	struct cos_shim *shim = nullptr;
+	int err = cos_shim_attach(&shim, nullptr);
+	CHECK(err == -ENODEV);
+	CHECK(sched_ext_state() == "disabled");
+	std::string out;
+	CHECK(sh("cosctl status", &out) == 0);
+	CHECK(out.find("not loaded") != std::string::npos);
+	CHECK(sh("cosctl --json status", &out) == 0);
+	CHECK(out.find("\"loaded\":false") != std::string::npos);
+	reload();
+}
+
+TEST_CASE("a module built without BTF refuses to load", "[module][errors]")
+{
+	REQUIRE(unload_module() == 0);
+	int err = load_module(build_path("kmod/cos-nobtf.ko"));
+	CHECK(err == ENOENT);
+	CHECK_FALSE(module_loaded());
+	std::string log;
+	sh("dmesg | tail -n 20", &log);
+	CHECK(log.find("cos: module has no BTF") != std::string::npos);
+	reload();
+}
+
+TEST_CASE("20 load/unload cycles", "[module][stress]")
+{
+	for (int i = 0; i < 20; i++) {
+		CAPTURE(i);
+		REQUIRE(unload_module() == 0);
+		REQUIRE(load_module(build_path("kmod/cos.ko")) == 0);
+	}
+	int fd = cos_open();
+	REQUIRE(fd >= 0);
+	close(fd);
+}

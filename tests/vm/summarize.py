@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""summarize.py — count test cases in Catch2 JUnit reports and print the summary lines.
+
+usage: summarize.py NAME=DIR[:STATUS] ...
+
+Each DIR holds junit-*.xml reports of one run (host unit tests, or one guest kernel).  STATUS is
+what the runner reported: "ok", "exit-N" (the suite failed; counts as one failed case
+if no report shows why), "incomplete" (the guest never finished: counts as one failed
+case) or "dirty-log" (bad kernel log lines: counts as one failed case).  Prints one line per
+NAME and a final "N passed, N failed" line; exits 1 if anything failed or nothing ran.
+"""
+import glob
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+
+def count(directory):
+    passed = failed = skipped = 0
+    failures = []
+    for path in sorted(glob.glob(os.path.join(directory, "junit-*.xml"))):
+        try:
+            root = ET.parse(path).getroot()
+        except ET.ParseError as e:
+            failed += 1
+            failures.append(f"{os.path.basename(path)}: unreadable report ({e})")
+            continue
+        for case in root.iter("testcase"):
+            if case.find("failure") is not None or case.find("error") is not None:
+                failed += 1
+                failures.append(case.get("name"))
+            elif case.find("skipped") is not None:
+                skipped += 1
+            else:
+                passed += 1
+    return passed, failed, skipped, failures
+
+
+def main():
+    total_p = total_f = total_s = 0
+    for arg in sys.argv[1:]:
+        name, _, rest = arg.partition("=")
+        directory, _, status = rest.partition(":")
+        p, f, s, failures = count(directory)
+        if status == "incomplete":
+            f += 1
+            failures.append("guest did not complete (hang, timeout or panic)")
+        elif status == "dirty-log":
+            f += 1
+            failures.append("guest kernel log has WARNING/BUG/Oops/runtime-error lines")
+        elif status.startswith("exit-") and not f:
+            f += 1  # a crashed test binary may leave no report of its failure
+            failures.append(f"suite exited with status {status[5:]} but no report shows a failure")
+        total_p, total_f, total_s = total_p + p, total_f + f, total_s + s
+        line = f"{name}: {p} passed, {f} failed" + (f", {s} skipped" if s else "")
+        print(line)
+        for fail in failures:
+            print(f"    FAILED: {fail}")
+    print(f"{total_p} passed, {total_f} failed" + (f", {total_s} skipped" if total_s else ""))
+    return 1 if total_f or not total_p else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
