@@ -8,9 +8,11 @@
  *
  * B. Mode.  Full mode (no SCX_OPS_SWITCH_PARTIAL): every SCHED_NORMAL/BATCH/IDLE/EXT task runs on
  *    sched_ext.  Tasks not delegated to a lord get a simple weighted fair policy: one shared DSQ
- *    ordered by virtual time; a task's vtime advances by its used slice scaled by 100/weight and
- *    is clamped to at most one slice behind the global clock on enqueue, so sleepers cannot bank
- *    credit.  An idle CPU found at wake-up gets the task directly on its local DSQ.  Where the
+ *    ordered by virtual time; a task's vtime advances by the CPU time it used (measured from
+ *    se.sum_exec_runtime, not from the slice left: the core may refill a slice to its own
+ *    default, and a charge computed from it would underflow and starve the task) scaled by
+ *    100/weight, and is clamped to at most one slice behind the global clock on enqueue, so
+ *    sleepers cannot bank credit.  An idle CPU found at wake-up gets the task directly on its local DSQ.  Where the
  *    kernel offers no scx_bpf_create_dsq (Debian 7.2.x, see shim_compat.h) the shared queue is
  *    the built-in global DSQ, which is FIFO: round-robin with equal slices, weights ignored.
  *
@@ -45,6 +47,18 @@ char cos_exit_msg[256];
 
 /* Global virtual time: the largest vtime of any task that started running. */
 static u64 cos_vtime_now;
+
+/* Per task: its se.sum_exec_runtime when it last started running. */
+struct cos_task_ctx {
+	u64 exec_at_start;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct cos_task_ctx);
+} cos_task_ctxs SEC(".maps");
 
 SEC("struct_ops/cos_select_cpu")
 s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -84,15 +98,25 @@ void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 SEC("struct_ops/cos_running")
 void BPF_PROG(cos_running, struct task_struct *p)
 {
+	struct cos_task_ctx *tctx;
+
 	if ((s64)(p->scx.dsq_vtime - cos_vtime_now) > 0)
 		cos_vtime_now = p->scx.dsq_vtime;
+	tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (tctx)
+		tctx->exec_at_start = p->se.sum_exec_runtime;
 }
 
 SEC("struct_ops/cos_stopping")
 void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 {
-	u64 used = cos_slice_ns - p->scx.slice;
+	struct cos_task_ctx *tctx;
+	u64 used;
 
+	tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
+	if (!tctx)
+		return;
+	used = p->se.sum_exec_runtime - tctx->exec_at_start;
 	p->scx.dsq_vtime += used * 100 / (p->scx.weight ?: 1);
 }
 

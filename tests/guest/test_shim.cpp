@@ -39,7 +39,7 @@ TEST_CASE("attaching the shim enables sched_ext with the cos ops; detaching disa
 	CHECK(sched_ext_state() == "disabled");
 }
 
-TEST_CASE("tasks keep running under the shim's fair policy", "[shim]")
+TEST_CASE("tasks keep running under the shim's fair policy", "[shim][fairness]")
 {
 	Attached a;
 	BusyThreads busy(8);
@@ -53,6 +53,43 @@ TEST_CASE("tasks keep running under the shim's fair policy", "[shim]")
 	std::string out;
 	CHECK(sh("echo alive", &out) == 0);	/* fork + exec + wait work */
 	CHECK(out == "alive\n");
+	CHECK(sched_ext_state() == "enabled");
+}
+
+/* A thread that spins a little longer than the shim's slice, then sleeps briefly. */
+static void spin_then_sleep(std::atomic<bool> &stop, std::atomic<unsigned long> &iterations)
+{
+	while (!stop) {
+		auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(7);
+		while (std::chrono::steady_clock::now() < until)
+			;
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		iterations++;
+	}
+}
+
+/*
+ * Regression (found by CI): the shim charged a task "its slice - what is left", but the core may
+ * refill a slice to its own, longer default; the charge underflowed and the task's vtime jumped
+ * years ahead, starving it until the watchdog ejected the shim.  With that shim the [fairness]
+ * tests failed 4 runs in 10 (3 watchdog ejections); the charge now comes from se.sum_exec_runtime.
+ */
+TEST_CASE("a task that ran alone keeps getting CPU when load arrives", "[shim][fairness]")
+{
+	Attached a;
+	std::atomic<bool> stop{false};
+	std::atomic<unsigned long> iterations{0};
+	std::thread t(spin_then_sleep, std::ref(stop), std::ref(iterations));
+	std::this_thread::sleep_for(std::chrono::milliseconds(1000));	/* alone: slices refilled */
+	{
+		BusyThreads busy(2 * (int)std::thread::hardware_concurrency());
+		std::this_thread::sleep_for(std::chrono::milliseconds(300));
+		unsigned long before = iterations;
+		std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+		CHECK(iterations > before);
+	}
+	stop = true;
+	t.join();
 	CHECK(sched_ext_state() == "enabled");
 }
 
