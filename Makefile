@@ -66,7 +66,7 @@ CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wno-unused-parameter
 COS_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos
 TEST_CXXFLAGS := -std=c++17 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -Itests/guest
-LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/status.c libcos/shim.c
+LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/status.c libcos/shim.c libcos/lord.c
 LIBCOS_HDRS := libcos/cos.h libcos/internal.h uapi/linux/cos.h
 BPF_LIBS := -lbpf -lelf -lz
 CATCH2 := -lCatch2Main -lCatch2

@@ -1,13 +1,126 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * cos.h — declarations shared by the files of cos.ko (not an ABI: that is uapi/linux/cos.h).
+ *
+ * Locking.  One raw spinlock, cos_lock, protects the task table (cos_tasks), the enclave (its
+ * state, ring producer side, per-CPU pending shoots).  It is taken:
+ *   - by the kfuncs the shim calls from sched_ext ops, with the task's rq lock held and IRQs off
+ *     (raw_spin_lock: IRQs are already off);
+ *   - by ioctls, the stall timer and file release, with raw_spin_lock_irqsave.
+ * Order: rq lock -> cos_lock.  Nothing under cos_lock takes an rq lock, sleeps, allocates or
+ * wakes anybody up (wake-ups go through irq_work, kicks are sent after unlocking).
  */
 #ifndef _KMOD_COS_H
 #define _KMOD_COS_H
 
 #include <linux/cos.h>
+#include <linux/cpumask.h>
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+
+extern raw_spinlock_t cos_lock;
+extern unsigned int cos_max_tasks;
+
+/* Module-private state of one task slot; cos_status[i] is its user-visible mirror. */
+struct cos_task {
+	struct task_struct *p;	/* valid while state != FREE: the shim detaches in exit_task */
+	u32 gen;		/* bumped when the slot gets a new task */
+	u32 state;		/* enum cos_task_state */
+	s32 cpu;		/* queued/running/last CPU */
+	u32 next_msg;		/* message for the next enqueue: PREEMPTED/YIELD, else RUNNABLE */
+	u64 next_arg;
+	u64 last_seq;		/* seq of the last message about this task */
+	u64 run_start;		/* se.sum_exec_runtime when it started running */
+	u64 runtime;		/* CPU time as a COS task */
+	u64 slice;		/* slice of the pending shoot */
+	bool fallback;		/* in custody but handed to the fair policy: shim must take it */
+};
+
+/* The enclave of the (single, for now) lord. */
+struct cos_enclave {
+	struct file *file;		/* the /dev/cos file it was registered on */
+	struct task_struct *lord;	/* the lord thread (referenced) */
+	pid_t lord_tgid;
+	s32 lord_cpu;
+	bool registered;		/* false after unregister/release: regions stay until release */
+	bool active;			/* the lord has control (false while stalled or gone) */
+	u32 flags;			/* COS_LORD_F_* */
+	cpumask_var_t cpus;
+	cpumask_var_t lord_saved_mask;	/* the lord's affinity before registration */
+
+	/* COS_IOC_SHOOT scratch, preallocated: no allocation per shoot */
+	struct mutex shoot_mutex;
+	cpumask_var_t shoot_mask;
+	cpumask_var_t kick_mask;
+	cpumask_var_t timer_kick;	/* the stall timer's (under cos_lock) */
+
+	/* ring (producer side under cos_lock) */
+	struct cos_msg *ring;
+	u32 ring_entries;
+	u64 produced;			/* seq of the last message written */
+	bool overflowed;		/* dropping until the lord consumed everything */
+
+	struct cos_task_status *status;	/* == cos_status (global, mapped read-only) */
+	struct cos_shoot_slot *shoot;	/* nr_cpu_ids slots */
+	struct cos_ctl *ctl;
+
+	/* stall detection */
+	u64 stall_ns;
+	u64 seen_consumed;		/* ctl->consumed at the last check */
+	u64 seen_at;			/* when it last changed (or when messages became pending) */
+	struct hrtimer stall_timer;
+
+	/* COS_IOC_WAIT */
+	wait_queue_head_t wq;
+	struct irq_work wake_work;
+	atomic_t waiters;
+};
+
+extern struct cos_enclave *cos_enclave;	/* under cos_lock; NULL without a lord */
+extern u32 cos_fallback_pending;		/* under cos_lock: tasks with ->fallback set */
+/* Copies for lock-free reads in the shim's hot paths (written under cos_lock, READ_ONCE). */
+extern pid_t cos_lord_pid;
+extern s32 cos_lord_cpu;
+extern bool cos_lord_active;
+extern struct cos_task *cos_tasks;
+extern struct cos_task_status *cos_status;
+extern bool cos_shim_attached;
 
 /* cos_kfuncs.c */
 int cos_kfuncs_init(void);
+
+/* cos_task.c: task table and messages (callers hold cos_lock) */
+int cos_tasks_init(void);
+void cos_tasks_exit(void);
+void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg);
+void cos_status_sync(struct cos_task *t);
+static inline u32 cos_task_slot(const struct cos_task *t) { return t - cos_tasks; }
+
+/* cos_lord.c: registration, regions, stall, fallback */
+long cos_ioc_register_lord(struct file *file, void __user *uarg);
+long cos_ioc_unregister(struct file *file);
+long cos_ioc_wait(struct file *file, void __user *uarg);
+int cos_lord_mmap(struct file *file, struct vm_area_struct *vma);
+void cos_lord_release(struct file *file);
+void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick);
+bool cos_lord_consumed(struct cos_enclave *e, u64 consumed);
+
+/* cos_shoot.c */
+int cos_shoot_init(void);
+void cos_shoot_exit(void);
+long cos_ioc_shoot(struct file *file, void __user *uarg);
+void cos_kick_cpus(const struct cpumask *cpus);
+int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
+void cos_pending_clear_locked(struct cos_task *t);
+struct cos_task *cos_pending_take_locked(s32 cpu);
+
+/* cos_main.c */
+long cos_user_size(const void __user *uarg, size_t min_size);
+int cos_copy_in(void *kbuf, u32 ksize, const void __user *uarg, u32 usize);
+int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize);
 
 #endif /* _KMOD_COS_H */

@@ -1,11 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cos_kfuncs.c — the kfunc set cos.ko offers to its BPF shim (struct_ops programs of sched_ext).
+ * cos_kfuncs.c — the kfuncs cos.ko offers its BPF shim (struct_ops programs of sched_ext):
+ * the shim reports task events through them, and asks them what to run.
  *
  * sched_ext's own kfunc filter covers only vmlinux kfuncs, so this set carries its own filter:
  * only struct_ops programs that implement sched_ext_ops may call these.  A missing module BTF
  * makes register_btf_kfunc_id_set() warn and return 0, so cos_kfuncs_init() checks for the BTF
  * itself and refuses to load without it.
+ *
+ * Task identity.  cos_kf_task_attach() gives a COS task (policy SCHED_EXT) a slot in the task
+ * table; the shim keeps it in task-local storage and passes (p, slot) to the other kfuncs, which
+ * check that the slot still belongs to p.
+ *
+ * Task pointers cross this interface as "__ign" arguments (the verifier does not type-check
+ * them) and come back as pids (the shim turns them into references with bpf_task_from_pid()).
+ * The reason: out-of-tree module BTF on Debian 7.x carries its own copy of struct task_struct
+ * (BTF dedup against vmlinux fails on the task_struct -> sched_dl_entity -> dl_server_pick_f
+ * cycle), so the verifier would see two different types ("expected pointer to STRUCT
+ * task_struct but R1 has a pointer to STRUCT task_struct").  Because the arguments are not
+ * checked, the filter admits only the shim's own programs (sched_ext_ops, named "cos_*").  Unless stated otherwise every kfunc here is called
+ * from a sched_ext op with the task's rq lock held and IRQs off, takes cos_lock, never sleeps.
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -13,9 +27,43 @@
 #include <linux/btf.h>
 #include <linux/btf_ids.h>
 #include <linux/module.h>
+#include <linux/sched/task.h>
 #include <linux/string.h>
 
 #include "cos.h"
+
+bool cos_shim_attached;
+u32 cos_fallback_pending;
+pid_t cos_lord_pid;
+s32 cos_lord_cpu = -1;
+bool cos_lord_active;
+static u32 cos_free_hint;
+static u32 cos_fallback_hint;
+static struct cpumask cos_exit_kick;	/* under cos_lock; the lord dies once */
+
+static struct cos_task *cos_task_get(struct task_struct *p, s32 slot)
+{
+	struct cos_task *t;
+
+	if (slot < 0 || slot >= cos_max_tasks)
+		return NULL;
+	t = &cos_tasks[slot];
+	return t->state != COS_TASK_FREE && t->p == p ? t : NULL;
+}
+
+/* Free a slot (the task died or left SCHED_EXT).  Caller holds cos_lock. */
+static void cos_task_free_locked(struct cos_task *t)
+{
+	cos_pending_clear_locked(t);
+	if (t->fallback) {
+		t->fallback = false;
+		cos_fallback_pending--;
+	}
+	t->state = COS_TASK_FREE;
+	cos_post(cos_enclave, COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
+	t->p = NULL;
+	cos_status_sync(t);
+}
 
 __bpf_kfunc_start_defs();
 
@@ -23,30 +71,433 @@ __bpf_kfunc_start_defs();
  * cos_kf_abi_version() - the COS_ABI_VERSION this module implements
  *
  * The shim calls it from ops.init and fails to attach when it differs from the version it was
- * built with.
- *
- * Context: any BPF context of a sched_ext_ops program; no locks taken, cannot sleep.
- * Return: COS_ABI_VERSION.
+ * built with.  Context: any; no locks.  Return: COS_ABI_VERSION.
  */
 __bpf_kfunc u32 cos_kf_abi_version(void)
 {
 	return COS_ABI_VERSION;
 }
 
+/**
+ * cos_kf_shim_attached() - the shim is (@attached) or is no longer the sched_ext scheduler
+ * @attached: true from ops.init, false from ops.exit
+ *
+ * Leaving: sched_ext has already moved every task off the shim (exit_task was called for each),
+ * so the lord, if any, has lost its tasks; it is deactivated until a shim attaches again.
+ * Context: ops.init / ops.exit (sleepable or not); takes cos_lock with IRQs off.
+ */
+__bpf_kfunc void cos_kf_shim_attached(bool attached)
+{
+	unsigned long irqflags;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	cos_shim_attached = attached;
+	if (cos_enclave) {
+		cos_enclave->active = attached;
+		WRITE_ONCE(cos_enclave->ctl->lord_active, attached);
+		WRITE_ONCE(cos_lord_active, attached);
+	}
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+}
+
+/**
+ * cos_kf_task_attach() - give COS task @p a slot in the task table
+ * @p: a task whose policy is SCHED_EXT
+ * @runnable: whether it is runnable now (the TASK_NEW message's arg)
+ *
+ * Context: ops.init_task or ops.enqueue.
+ * Return: the slot, or -ENOSPC when the table is full (the task stays under the fair policy).
+ */
+__bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p__ign, bool runnable)
+{
+	struct task_struct *p = p__ign;
+	unsigned long irqflags;
+	struct cos_task *t = NULL;
+	u32 i, slot;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	for (i = 0; i < cos_max_tasks; i++) {
+		slot = (cos_free_hint + i) % cos_max_tasks;
+		if (cos_tasks[slot].state == COS_TASK_FREE) {
+			t = &cos_tasks[slot];
+			break;
+		}
+	}
+	if (!t) {
+		raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+		return -ENOSPC;
+	}
+	cos_free_hint = slot + 1;
+	t->p = p;
+	t->gen++;
+	t->state = COS_TASK_BLOCKED;
+	t->cpu = task_cpu(p);
+	t->next_msg = 0;
+	t->runtime = 0;
+	t->fallback = false;
+	cos_post(cos_enclave, COS_MSG_TASK_NEW, t->cpu, t, runnable);
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	return slot;
+}
+
+/**
+ * cos_kf_task_detach() - @p died or left SCHED_EXT: post TASK_DEAD and free its slot
+ * @p: the task; @slot: its slot
+ * Context: ops.exit_task or ops.enqueue.
+ */
+__bpf_kfunc void cos_kf_task_detach(struct task_struct *p__ign, s32 slot)
+{
+	struct task_struct *p = p__ign;
+	unsigned long irqflags;
+	struct cos_task *t;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	t = cos_task_get(p, slot);
+	if (t)
+		cos_task_free_locked(t);
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+}
+
+/**
+ * cos_kf_exit_task() - any task @p is leaving the shim; if it is the lord, fall back now
+ * @p: the task
+ *
+ * The lord's /dev/cos file may outlive the lord thread (another thread or a child holds it),
+ * so its exit is the death signal that does not wait for the file's release.
+ * Context: ops.exit_task; no lock unless @p is the lord.
+ */
+__bpf_kfunc void cos_kf_exit_task(struct task_struct *p__ign)
+{
+	struct task_struct *p = p__ign;
+	struct cos_enclave *e;
+	unsigned long irqflags;
+
+	if (p->pid != READ_ONCE(cos_lord_pid))
+		return;
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	e = cos_enclave;
+	cpumask_clear(&cos_exit_kick);
+	if (e && e->lord == p && e->active) {
+		e->active = false;
+		WRITE_ONCE(e->ctl->lord_active, 0);
+		WRITE_ONCE(cos_lord_active, false);
+		WRITE_ONCE(cos_lord_pid, 0);
+		cos_fallback_locked(e, &cos_exit_kick);
+	}
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	cos_kick_cpus(&cos_exit_kick);
+}
+
+/**
+ * cos_kf_enqueue() - where should the shim put runnable task @p?
+ * @p: the task; @slot: its slot, or -1 if it is not a COS task
+ * @enq_flags: SCX_ENQ_*
+ *
+ * For a COS task, posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has
+ * control and @p may run on one of its CPUs, keeps it in custody for the lord.
+ * Context: ops.enqueue.  Lock-free unless @slot >= 0.
+ * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY or COS_ENQ_LORD (@p is the lord).
+ */
+__bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_flags)
+{
+	struct task_struct *p = p__ign;
+	struct cos_enclave *e;
+	unsigned long irqflags;
+	struct cos_task *t;
+	u32 msg, ret = COS_ENQ_FAIR;
+
+	if (slot < 0)
+		return p->pid == READ_ONCE(cos_lord_pid) ? COS_ENQ_LORD : COS_ENQ_FAIR;
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	t = cos_task_get(p, slot);
+	if (!t)
+		goto out;
+	e = cos_enclave;
+	msg = t->next_msg ?: COS_MSG_TASK_RUNNABLE;
+	t->next_msg = 0;
+	t->cpu = task_cpu(p);
+	if (e && e->active && cpumask_intersects(p->cpus_ptr, e->cpus)) {
+		t->state = COS_TASK_WAITING;
+		ret = COS_ENQ_CUSTODY;
+	} else {
+		t->state = COS_TASK_FAIR;
+	}
+	cos_post(e, msg, t->cpu, t, msg == COS_MSG_TASK_PREEMPTED ? t->next_arg : 0);
+out:
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	return ret;
+}
+
+/**
+ * cos_kf_dequeue() - @p leaves the shim's custody without running (property change, exit)
+ * @p: the task; @slot: its slot
+ *
+ * A pending shoot of it is cancelled (SHOOT_STALE); it is re-enqueued later if still runnable.
+ * Context: ops.dequeue.
+ */
+__bpf_kfunc void cos_kf_dequeue(struct task_struct *p__ign, s32 slot)
+{
+	struct task_struct *p = p__ign;
+	unsigned long irqflags;
+	struct cos_task *t;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	t = cos_task_get(p, slot);
+	if (t && (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED)) {
+		cos_pending_clear_locked(t);
+		t->state = COS_TASK_BLOCKED;
+		if (t->fallback) {
+			t->fallback = false;
+			cos_fallback_pending--;
+		}
+		cos_status_sync(t);
+	}
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+}
+
+/**
+ * cos_kf_dispatch() - the pid of the task shot to @cpu, or 0
+ * @cpu: the dispatching CPU
+ *
+ * The shim looks the task up (bpf_task_from_pid), checks it may still run on @cpu and inserts
+ * it into the local DSQ; if it cannot, it reports cos_kf_dispatch_failed().  A task that exits
+ * in between is not found, or sched_ext drops the insert; exit_task cleans up either way.
+ * Context: ops.dispatch (rq lock of @cpu held).
+ */
+__bpf_kfunc s32 cos_kf_dispatch(s32 cpu)
+{
+	unsigned long irqflags;
+	struct cos_task *t;
+	s32 pid = 0;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	t = cos_pending_take_locked(cpu);
+	if (t)
+		pid = t->p->pid;
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	return pid;
+}
+
+/**
+ * cos_kf_task_slice() - the slice the lord gave @p's pending shoot (0 = no limit)
+ * @p: the task; @slot: its slot
+ * Context: ops.dispatch, right after cos_kf_dispatch().
+ */
+__bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p__ign, s32 slot)
+{
+	struct task_struct *p = p__ign;
+	struct cos_task *t = cos_task_get(p, slot);
+
+	return t ? READ_ONCE(t->slice) : 0;
+}
+
+/**
+ * cos_kf_dispatch_failed() - the shim could not start @p on @cpu: back to waiting
+ * @p: the task; @slot: its slot; @cpu: where it was shot
+ * Posts SHOOT_FAILED (arg = @cpu).  Context: ops.dispatch.
+ */
+__bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p__ign, s32 slot, s32 cpu)
+{
+	struct task_struct *p = p__ign;
+	unsigned long irqflags;
+	struct cos_task *t;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	t = cos_task_get(p, slot);
+	if (t && t->state == COS_TASK_QUEUED) {
+		t->state = COS_TASK_WAITING;
+		cos_post(cos_enclave, COS_MSG_SHOOT_FAILED, cpu, t, cpu);
+	}
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+}
+
+/**
+ * cos_kf_fallback_take() - the pid of a task in custody that now belongs to the fair policy
+ *
+ * After a stall or the lord's death the shim drains these from ops.dispatch into its fair
+ * queue.  Context: ops.dispatch.  Return: a pid, or 0 when there are none.
+ */
+__bpf_kfunc s32 cos_kf_fallback_take(void)
+{
+	unsigned long irqflags;
+	s32 pid = 0;
+	u32 i;
+
+	if (!READ_ONCE(cos_fallback_pending))
+		return 0;
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	for (i = 0; cos_fallback_pending && i < cos_max_tasks; i++) {
+		struct cos_task *t = &cos_tasks[(cos_fallback_hint + i) % cos_max_tasks];
+
+		if (!t->fallback)
+			continue;
+		t->fallback = false;
+		cos_fallback_pending--;
+		cos_fallback_hint = cos_task_slot(t);
+		pid = t->p->pid;
+		break;
+	}
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	return pid;
+}
+
+/**
+ * cos_kf_running() - @p starts running on @cpu
+ * @p: the task; @slot: its slot; @cpu: the CPU
+ * Context: ops.running.
+ */
+__bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
+{
+	struct task_struct *p = p__ign;
+	unsigned long irqflags;
+	struct cos_task *t;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	t = cos_task_get(p, slot);
+	if (t) {
+		bool shot = t->state == COS_TASK_QUEUED;
+
+		t->state = COS_TASK_RUNNING;
+		t->cpu = cpu;
+		t->run_start = p->se.sum_exec_runtime;
+		if (shot && cos_enclave && (cos_enclave->flags & COS_LORD_F_RUNNING_MSGS))
+			cos_post(cos_enclave, COS_MSG_TASK_RUNNING, cpu, t, cpu);
+		else
+			cos_status_sync(t);
+	}
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+}
+
+/**
+ * cos_kf_stopping() - @p stops running (@runnable: it will be enqueued again)
+ * @p: the task; @slot: its slot; @runnable: preempted/yielded rather than blocked
+ *
+ * Accounts its runtime and notes why it stopped, for the message of its next enqueue.
+ * Context: ops.stopping.
+ */
+__bpf_kfunc void cos_kf_stopping(struct task_struct *p__ign, s32 slot, bool runnable)
+{
+	struct task_struct *p = p__ign;
+	unsigned long irqflags;
+	struct cos_task *t;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	t = cos_task_get(p, slot);
+	if (t) {
+		t->runtime += p->se.sum_exec_runtime - t->run_start;
+		if (runnable && t->next_msg != COS_MSG_TASK_YIELD) {
+			t->next_msg = COS_MSG_TASK_PREEMPTED;
+			t->next_arg = !p->scx.slice ? COS_PREEMPT_BY_SLICE : COS_PREEMPT_BY_OTHER;
+		}
+	}
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+}
+
+/**
+ * cos_kf_quiescent() - @p is no longer runnable; posts BLOCKED if it went to sleep
+ * @p: the task; @slot: its slot; @sleep: SCX_DEQ_SLEEP was set
+ * Context: ops.quiescent.
+ */
+__bpf_kfunc void cos_kf_quiescent(struct task_struct *p__ign, s32 slot, bool sleep)
+{
+	struct task_struct *p = p__ign;
+	unsigned long irqflags;
+	struct cos_task *t;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	t = cos_task_get(p, slot);
+	if (t && sleep) {
+		t->state = COS_TASK_BLOCKED;
+		t->next_msg = 0;
+		cos_post(cos_enclave, COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
+	}
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+}
+
+/**
+ * cos_kf_yield() - @p called sched_yield(): its next enqueue posts TASK_YIELD
+ * @p: the task; @slot: its slot.  Context: ops.yield.
+ */
+__bpf_kfunc void cos_kf_yield(struct task_struct *p__ign, s32 slot)
+{
+	struct task_struct *p = p__ign;
+	unsigned long irqflags;
+	struct cos_task *t;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	t = cos_task_get(p, slot);
+	if (t)
+		t->next_msg = COS_MSG_TASK_YIELD;
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+}
+
+/**
+ * cos_kf_set_cpumask() - @p's allowed CPUs changed: posts TASK_AFFINITY
+ * @p: the task; @slot: its slot.  Context: ops.set_cpumask.
+ */
+__bpf_kfunc void cos_kf_set_cpumask(struct task_struct *p__ign, s32 slot)
+{
+	struct task_struct *p = p__ign;
+	unsigned long irqflags;
+	struct cos_task *t;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	t = cos_task_get(p, slot);
+	if (t)
+		cos_post(cos_enclave, COS_MSG_TASK_AFFINITY, task_cpu(p), t, 0);
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+}
+
+/**
+ * cos_kf_lord_cpu() - the lord's CPU, or -1 without a lord.  Context: any; lock-free.
+ */
+__bpf_kfunc s32 cos_kf_lord_cpu(void)
+{
+	return READ_ONCE(cos_lord_cpu);
+}
+
+/**
+ * cos_kf_lord_active() - whether a lord has control now.  Context: any; lock-free.
+ */
+__bpf_kfunc bool cos_kf_lord_active(void)
+{
+	return READ_ONCE(cos_lord_active);
+}
+
 __bpf_kfunc_end_defs();
 
 BTF_KFUNCS_START(cos_kfunc_ids)
 BTF_ID_FLAGS(func, cos_kf_abi_version)
+BTF_ID_FLAGS(func, cos_kf_shim_attached)
+BTF_ID_FLAGS(func, cos_kf_task_attach)
+BTF_ID_FLAGS(func, cos_kf_task_detach)
+BTF_ID_FLAGS(func, cos_kf_exit_task)
+BTF_ID_FLAGS(func, cos_kf_enqueue)
+BTF_ID_FLAGS(func, cos_kf_dequeue)
+BTF_ID_FLAGS(func, cos_kf_dispatch)
+BTF_ID_FLAGS(func, cos_kf_task_slice)
+BTF_ID_FLAGS(func, cos_kf_dispatch_failed)
+BTF_ID_FLAGS(func, cos_kf_fallback_take)
+BTF_ID_FLAGS(func, cos_kf_running)
+BTF_ID_FLAGS(func, cos_kf_stopping)
+BTF_ID_FLAGS(func, cos_kf_quiescent)
+BTF_ID_FLAGS(func, cos_kf_yield)
+BTF_ID_FLAGS(func, cos_kf_set_cpumask)
+BTF_ID_FLAGS(func, cos_kf_lord_cpu)
+BTF_ID_FLAGS(func, cos_kf_lord_active)
 BTF_KFUNCS_END(cos_kfunc_ids)
 
 /*
- * The verifier calls this for every kfunc of this module's BTF a program references.  While a
+ * The verifier calls this for every kfunc of this module's BTF a program references: only the
+ * shim's programs (sched_ext_ops, named "cos_*", see the top comment) may call them.  While a
  * struct_ops program is first verified aux->st_ops may still be NULL: allow then, the program is
  * checked again once attached to its struct_ops type.
  */
 static int cos_kfunc_filter(const struct bpf_prog *prog, u32 kfunc_id)
 {
 	if (prog->type != BPF_PROG_TYPE_STRUCT_OPS)
+		return -EACCES;
+	if (strncmp(prog->aux->name, "cos_", 4))
 		return -EACCES;
 	if (prog->aux->st_ops && strcmp(prog->aux->st_ops->name, "sched_ext_ops"))
 		return -EACCES;

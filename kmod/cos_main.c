@@ -18,12 +18,16 @@
 
 #include "cos.h"
 
+unsigned int cos_max_tasks = 4096;
+module_param_named(max_tasks, cos_max_tasks, uint, 0444);
+MODULE_PARM_DESC(max_tasks, "COS tasks tracked at once (status table entries, 64..1048576)");
+
 /*
  * cos_user_size - read and check the leading @size of an extensible ioctl struct.
  * Returns the size or a negative errno: -EFAULT for a bad pointer, -EINVAL for a size that is not
  * a multiple of 8, below @min_size or above COS_STRUCT_SIZE_MAX.
  */
-static long cos_user_size(const void __user *uarg, size_t min_size)
+long cos_user_size(const void __user *uarg, size_t min_size)
 {
 	u32 usize;
 
@@ -39,7 +43,16 @@ static long cos_user_size(const void __user *uarg, size_t min_size)
  * @kbuf/@ksize: the module's struct, whose first u32 is @size; @usize: the caller's size.
  * Writes min(@usize, @ksize) bytes with @size set to that count and zeroes the caller's tail.
  */
-static int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize)
+/*
+ * cos_copy_in - copy an extensible struct from user space (copy_struct_from_user semantics:
+ * a shorter struct is zero-extended; a longer one must have a zero tail, else -E2BIG).
+ */
+int cos_copy_in(void *kbuf, u32 ksize, const void __user *uarg, u32 usize)
+{
+	return copy_struct_from_user(kbuf, ksize, uarg, usize);
+}
+
+int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize)
 {
 	u32 n = min(usize, ksize);
 
@@ -62,9 +75,11 @@ static long cos_ioc_get_info(void __user *uarg)
 {
 	struct cos_info info = {
 		.abi_version = COS_ABI_VERSION,
-		.features = COS_FEAT_KFUNCS,
+		.features = COS_FEAT_KFUNCS | COS_FEAT_LORD |
+			    (READ_ONCE(cos_shim_attached) ? COS_FEAT_SHIM_ATTACHED : 0),
 		.nr_cpu_ids = nr_cpu_ids,
 		.kernel_version = LINUX_VERSION_CODE,
+		.max_tasks = cos_max_tasks,
 	};
 	long usize = cos_user_size(uarg, COS_INFO_SIZE_VER0);
 
@@ -83,6 +98,14 @@ static long cos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	switch (_IOC_NR(cmd)) {
 	case _IOC_NR(COS_IOC_GET_INFO):
 		return cos_ioc_get_info(uarg);
+	case _IOC_NR(COS_IOC_REGISTER_LORD):
+		return cos_ioc_register_lord(file, uarg);
+	case _IOC_NR(COS_IOC_SHOOT):
+		return cos_ioc_shoot(file, uarg);
+	case _IOC_NR(COS_IOC_WAIT):
+		return cos_ioc_wait(file, uarg);
+	case _IOC_NR(COS_IOC_UNREGISTER):
+		return cos_ioc_unregister(file);
 	default:
 		return -ENOTTY;
 	}
@@ -92,12 +115,21 @@ static int cos_open(struct inode *inode, struct file *file)
 {
 	if (!capable(CAP_SYS_NICE))
 		return -EPERM;
+	file->private_data = NULL;	/* the enclave, once this file registers a lord */
+	return 0;
+}
+
+static int cos_release(struct inode *inode, struct file *file)
+{
+	cos_lord_release(file);
 	return 0;
 }
 
 static const struct file_operations cos_fops = {
 	.owner = THIS_MODULE,
 	.open = cos_open,
+	.release = cos_release,
+	.mmap = cos_lord_mmap,
 	.unlocked_ioctl = cos_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
@@ -114,20 +146,48 @@ static int __init cos_init(void)
 {
 	int ret;
 
-	ret = cos_kfuncs_init();
+	/* The ABI's sizes, as the header documents them. */
+	BUILD_BUG_ON(sizeof(struct cos_info) != COS_INFO_SIZE_VER1);
+	BUILD_BUG_ON(sizeof(struct cos_msg) != 64);
+	BUILD_BUG_ON(sizeof(struct cos_task_status) != 48);
+	BUILD_BUG_ON(sizeof(struct cos_shoot_slot) != 128);
+	BUILD_BUG_ON(sizeof(struct cos_lord_args) != COS_LORD_ARGS_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct cos_shoot_args) != COS_SHOOT_ARGS_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct cos_wait_args) != COS_WAIT_ARGS_SIZE_VER0);
+
+	if (cos_max_tasks < 64 || cos_max_tasks > (1U << 20)) {
+		pr_err("max_tasks=%u is outside 64..1048576\n", cos_max_tasks);
+		return -EINVAL;
+	}
+	ret = cos_tasks_init();
 	if (ret)
 		return ret;
+	ret = cos_shoot_init();
+	if (ret)
+		goto err_tasks;
+	ret = cos_kfuncs_init();
+	if (ret)
+		goto err_shoot;
 	ret = misc_register(&cos_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", COS_DEVICE_NAME, ret);
-		return ret;
+		goto err_shoot;
 	}
 	return 0;
+
+err_shoot:
+	cos_shoot_exit();
+err_tasks:
+	cos_tasks_exit();
+	return ret;
 }
 
+/* Runs only when no file is open and no BPF program references the module. */
 static void __exit cos_exit(void)
 {
 	misc_deregister(&cos_miscdev);
+	cos_shoot_exit();
+	cos_tasks_exit();
 }
 
 module_init(cos_init);

@@ -4,7 +4,8 @@
  *
  * A. Role.  A kernel module cannot register sched_ext_ops or call scx_bpf_* itself, so this
  *    small scheduler is cos's hands on the run queues.  libcos embeds it as a libbpf skeleton
- *    and attaches it; cos.ko offers it kfuncs (cos_kf_*, kmod/cos_kfuncs.c).
+ *    and attaches it; cos.ko offers it kfuncs (cos_kf_*, kmod/cos_kfuncs.c) and keeps all state
+ *    user space sees.  The shim decides nothing about COS tasks: it asks the module.
  *
  * B. Mode.  Full mode (no SCX_OPS_SWITCH_PARTIAL): every SCHED_NORMAL/BATCH/IDLE/EXT task runs on
  *    sched_ext.  Tasks not delegated to a lord get a simple weighted fair policy: one shared DSQ
@@ -12,16 +13,26 @@
  *    se.sum_exec_runtime, not from the slice left: the core may refill a slice to its own
  *    default, and a charge computed from it would underflow and starve the task) scaled by
  *    100/weight, and is clamped to at most one slice behind the global clock on enqueue, so
- *    sleepers cannot bank credit.  An idle CPU found at wake-up gets the task directly on its local DSQ.  Where the
- *    kernel offers no scx_bpf_create_dsq (Debian 7.2.x, see shim_compat.h) the shared queue is
- *    the built-in global DSQ, which is FIFO: round-robin with equal slices, weights ignored.
+ *    sleepers cannot bank credit.  An idle CPU found at wake-up gets the task directly on its
+ *    local DSQ.  Where the kernel offers no scx_bpf_create_dsq (Debian 7.2.12, see
+ *    shim_compat.h) the shared queue is the built-in global DSQ, which is FIFO: round-robin
+ *    with equal slices, weights ignored.
  *
- * C. ABI.  ops.init asks the module for its ABI version and fails (the attach fails) unless it is
- *    the COS_ABI_VERSION this shim was built with; a test can change the expected version
- *    through the read-only cos_abi_expected before load.
+ * C. COS tasks (policy SCHED_EXT) get a slot in the module's task table (kept in task-local
+ *    storage) and every event of theirs goes to the module, which posts it to the lord.  When
+ *    cos_kf_enqueue() says CUSTODY the task is queued nowhere: it waits for the lord.  The lord's
+ *    shoot leaves it in the target CPU's pending slot and kicks that CPU; its ops.dispatch takes
+ *    it (cos_kf_dispatch, by pid), re-checks that it may run there, and puts it at the head of the local
+ *    DSQ — ahead of every fair task.  Tasks the module hands back to the fair policy (lord
+ *    stalled or dead) are drained by ops.dispatch on any CPU (cos_kf_fallback_take).
  *
- * D. Exit.  ops.exit copies the exit kind, reason and message into cos_exit_* so that libcos can
- *    say why the scheduler stopped.
+ * D. The lord runs first on its CPU: when it wakes it goes to the head of its CPU's local DSQ and
+ *    preempts; when its slice ends it competes in the fair queue (libcos gives it a high weight),
+ *    so per-CPU kthreads still run now and then.
+ *
+ * E. ABI.  ops.init fails (the attach fails) unless the module's ABI version is the one this shim
+ *    was built with; a test can change the expected version through cos_abi_expected.  ops.exit
+ *    copies the exit kind, reason and message into cos_exit_* for libcos.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -33,6 +44,9 @@ char _license[] SEC("license") = "GPL";
 
 #define COS_FAIR_DSQ	0
 #define COS_EPROTO	71	/* errno values are not in vmlinux.h */
+#define COS_SCHED_EXT	7	/* SCHED_EXT policy */
+#define COS_NO_SLOT	(-1)
+#define COS_FALLBACK_BATCH 16	/* fallback tasks one dispatch drains at most */
 
 const volatile __u64 cos_slice_ns = 5ULL * 1000 * 1000;
 const volatile __u32 cos_abi_expected = COS_ABI_VERSION;
@@ -40,7 +54,7 @@ const volatile __u32 cos_abi_expected = COS_ABI_VERSION;
 /* Set by ops.init: 1 if the fair policy orders by vtime, 0 if it fell back to FIFO (see B). */
 __u32 cos_fair_vtime;
 
-/* Written once by ops.exit; read by libcos after detach (see D). */
+/* Written once by ops.exit; read by libcos after detach (see E). */
 __s64 cos_exit_kind;
 char cos_exit_reason[128];
 char cos_exit_msg[256];
@@ -48,9 +62,9 @@ char cos_exit_msg[256];
 /* Global virtual time: the largest vtime of any task that started running. */
 static u64 cos_vtime_now;
 
-/* Per task: its se.sum_exec_runtime when it last started running. */
 struct cos_task_ctx {
-	u64 exec_at_start;
+	u64 exec_at_start;	/* se.sum_exec_runtime when it last started running */
+	s32 slot;		/* slot in cos.ko's task table, COS_NO_SLOT if not a COS task */
 };
 
 struct {
@@ -60,12 +74,59 @@ struct {
 	__type(value, struct cos_task_ctx);
 } cos_task_ctxs SEC(".maps");
 
+static struct cos_task_ctx *cos_ctx(struct task_struct *p)
+{
+	struct cos_task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
+	if (tctx)
+		return tctx;
+	tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (tctx)
+		tctx->slot = COS_NO_SLOT;
+	return tctx;
+}
+
+/* The task's slot if it is a COS task; attaches or detaches it when its policy changed. */
+static s32 cos_slot(struct task_struct *p, struct cos_task_ctx *tctx, bool runnable)
+{
+	bool is_cos = p->policy == COS_SCHED_EXT;
+
+	if (is_cos && tctx->slot < 0)
+		tctx->slot = cos_kf_task_attach(p, runnable);
+	else if (!is_cos && tctx->slot >= 0) {
+		cos_kf_task_detach(p, tctx->slot);
+		tctx->slot = COS_NO_SLOT;
+	}
+	return tctx->slot;
+}
+
+static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
+{
+	u64 vtime = p->scx.dsq_vtime;
+
+	if (!cos_have(scx_bpf_create_dsq)) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, cos_slice_ns, enq_flags);
+		return;
+	}
+	if ((s64)(vtime - (cos_vtime_now - cos_slice_ns)) < 0)
+		vtime = cos_vtime_now - cos_slice_ns;
+	scx_bpf_dsq_insert_vtime(p, COS_FAIR_DSQ, cos_slice_ns, vtime, enq_flags);
+}
+
 SEC("struct_ops/cos_select_cpu")
 s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
+	struct cos_task_ctx *tctx = cos_ctx(p);
 	bool is_idle = false;
 	s32 cpu;
 
+	/*
+	 * Tasks the lord places stay where they are until it shoots them: no direct dispatch to an
+	 * idle CPU.  Attach first, or a task that just became SCHED_EXT would slip past the lord.
+	 */
+	if (tctx && cos_slot(p, tctx, true) >= 0 && cos_kf_lord_active())
+		return prev_cpu;
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
 	if (is_idle)
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_slice_ns, 0);
@@ -75,21 +136,64 @@ s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags
 SEC("struct_ops/cos_enqueue")
 void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 {
-	u64 vtime = p->scx.dsq_vtime;
+	struct cos_task_ctx *tctx = cos_ctx(p);
+	s32 slot = tctx ? cos_slot(p, tctx, true) : COS_NO_SLOT;
 
-	if (!cos_have(scx_bpf_create_dsq)) {
-		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, cos_slice_ns, enq_flags);
-		return;
+	switch (cos_kf_enqueue(p, slot, enq_flags)) {
+	case COS_ENQ_CUSTODY:
+		return;		/* waits for the lord's shoot (see C) */
+	case COS_ENQ_LORD:
+		if (enq_flags & SCX_ENQ_WAKEUP) {
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cos_kf_lord_cpu(), cos_slice_ns,
+					   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
+			return;
+		}
+		break;		/* slice over: compete fairly (see D) */
 	}
+	cos_fair_insert(p, enq_flags);
+}
 
-	if ((s64)(vtime - (cos_vtime_now - cos_slice_ns)) < 0)
-		vtime = cos_vtime_now - cos_slice_ns;
-	scx_bpf_dsq_insert_vtime(p, COS_FAIR_DSQ, cos_slice_ns, vtime, enq_flags);
+SEC("struct_ops/cos_dequeue")
+void BPF_PROG(cos_dequeue, struct task_struct *p, u64 deq_flags)
+{
+	struct cos_task_ctx *tctx = cos_ctx(p);
+
+	if (tctx && tctx->slot >= 0)
+		cos_kf_dequeue(p, tctx->slot);
 }
 
 SEC("struct_ops/cos_dispatch")
 void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 {
+	struct task_struct *p;
+	s32 pid;
+	int i;
+
+	pid = cos_kf_dispatch(cpu);
+	p = pid ? bpf_task_from_pid(pid) : NULL;
+	if (p) {
+		struct cos_task_ctx *tctx = cos_ctx(p);
+		s32 slot = tctx ? tctx->slot : COS_NO_SLOT;
+		u64 slice = cos_kf_task_slice(p, slot);
+
+		/* Dispatching where the task may not run would eject the scheduler: re-check. */
+		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
+		    (!p->migration_disabled || scx_bpf_task_cpu(p) == cpu))
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice ?: SCX_SLICE_INF, SCX_ENQ_HEAD);
+		else
+			cos_kf_dispatch_failed(p, slot, cpu);
+		bpf_task_release(p);
+	}
+	for (i = 0; i < COS_FALLBACK_BATCH; i++) {
+		pid = cos_kf_fallback_take();
+		if (!pid)
+			break;
+		p = bpf_task_from_pid(pid);
+		if (!p)
+			continue;	/* exiting: exit_task cleans up */
+		cos_fair_insert(p, 0);
+		bpf_task_release(p);
+	}
 	if (cos_have(scx_bpf_create_dsq))
 		scx_bpf_dsq_move_to_local(COS_FAIR_DSQ);
 	/* else the core consumes SCX_DSQ_GLOBAL by itself */
@@ -98,47 +202,100 @@ void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 SEC("struct_ops/cos_running")
 void BPF_PROG(cos_running, struct task_struct *p)
 {
-	struct cos_task_ctx *tctx;
+	struct cos_task_ctx *tctx = cos_ctx(p);
 
 	if ((s64)(p->scx.dsq_vtime - cos_vtime_now) > 0)
 		cos_vtime_now = p->scx.dsq_vtime;
-	tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (tctx)
-		tctx->exec_at_start = p->se.sum_exec_runtime;
+	if (!tctx)
+		return;
+	tctx->exec_at_start = p->se.sum_exec_runtime;
+	if (tctx->slot >= 0)
+		cos_kf_running(p, tctx->slot, scx_bpf_task_cpu(p));
 }
 
 SEC("struct_ops/cos_stopping")
 void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 {
-	struct cos_task_ctx *tctx;
+	struct cos_task_ctx *tctx = cos_ctx(p);
 	u64 used;
 
-	tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
 	if (!tctx)
 		return;
 	used = p->se.sum_exec_runtime - tctx->exec_at_start;
 	p->scx.dsq_vtime += used * 100 / (p->scx.weight ?: 1);
+	if (tctx->slot >= 0)
+		cos_kf_stopping(p, tctx->slot, runnable);
+}
+
+SEC("struct_ops/cos_quiescent")
+void BPF_PROG(cos_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct cos_task_ctx *tctx = cos_ctx(p);
+
+	if (tctx && tctx->slot >= 0)
+		cos_kf_quiescent(p, tctx->slot, deq_flags & SCX_DEQ_SLEEP);
+}
+
+SEC("struct_ops/cos_yield")
+bool BPF_PROG(cos_yield, struct task_struct *from, struct task_struct *to)
+{
+	struct cos_task_ctx *tctx = cos_ctx(from);
+
+	if (tctx && tctx->slot >= 0)
+		cos_kf_yield(from, tctx->slot);
+	return false;
+}
+
+SEC("struct_ops/cos_set_cpumask")
+void BPF_PROG(cos_set_cpumask, struct task_struct *p, const struct cpumask *cpumask)
+{
+	struct cos_task_ctx *tctx = cos_ctx(p);
+
+	if (tctx && tctx->slot >= 0)
+		cos_kf_set_cpumask(p, tctx->slot);
 }
 
 SEC("struct_ops/cos_enable")
 void BPF_PROG(cos_enable, struct task_struct *p)
 {
+	struct cos_task_ctx *tctx = cos_ctx(p);
+
 	p->scx.dsq_vtime = cos_vtime_now;
+	if (tctx)
+		cos_slot(p, tctx, false);
+}
+
+SEC("struct_ops/cos_exit_task")
+void BPF_PROG(cos_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
+{
+	struct cos_task_ctx *tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
+
+	if (tctx && tctx->slot >= 0) {
+		cos_kf_task_detach(p, tctx->slot);
+		tctx->slot = COS_NO_SLOT;
+	}
+	cos_kf_exit_task(p);
 }
 
 /* Sleepable: scx_bpf_create_dsq() may allocate. */
 SEC("struct_ops.s/cos_init")
 s32 BPF_PROG(cos_init)
 {
+	s32 ret;
+
 	if (cos_kf_abi_version() != cos_abi_expected)
 		return -COS_EPROTO;
 	cos_fair_vtime = cos_have(scx_bpf_create_dsq);
-	return cos_fair_vtime ? scx_bpf_create_dsq(COS_FAIR_DSQ, -1) : 0;
+	ret = cos_fair_vtime ? scx_bpf_create_dsq(COS_FAIR_DSQ, -1) : 0;
+	if (!ret)
+		cos_kf_shim_attached(true);
+	return ret;
 }
 
 SEC("struct_ops/cos_exit")
 void BPF_PROG(cos_exit, struct scx_exit_info *ei)
 {
+	cos_kf_shim_attached(false);
 	cos_exit_kind = ei->kind;
 	bpf_probe_read_kernel_str(cos_exit_reason, sizeof(cos_exit_reason), ei->reason);
 	bpf_probe_read_kernel_str(cos_exit_msg, sizeof(cos_exit_msg), ei->msg);
@@ -148,10 +305,15 @@ SEC(".struct_ops.link")
 struct sched_ext_ops cos_ops = {
 	.select_cpu	= (void *)cos_select_cpu,
 	.enqueue	= (void *)cos_enqueue,
+	.dequeue	= (void *)cos_dequeue,
 	.dispatch	= (void *)cos_dispatch,
 	.running	= (void *)cos_running,
 	.stopping	= (void *)cos_stopping,
+	.quiescent	= (void *)cos_quiescent,
+	.yield		= (void *)cos_yield,
+	.set_cpumask	= (void *)cos_set_cpumask,
 	.enable		= (void *)cos_enable,
+	.exit_task	= (void *)cos_exit_task,
 	.init		= (void *)cos_init,
 	.exit		= (void *)cos_exit,
 	.name		= COS_SHIM_NAME,

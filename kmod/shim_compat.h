@@ -18,7 +18,6 @@ extern void scx_bpf_dsq_insert(struct task_struct *p, u64 dsq_id, u64 slice,
 			       u64 enq_flags) __weak __ksym;
 extern void scx_bpf_dsq_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slice, u64 vtime,
 				     u64 enq_flags) __weak __ksym;
-extern bool scx_bpf_dsq_move_to_local(u64 dsq_id) __weak __ksym;
 extern void scx_bpf_kick_cpu(s32 cpu, u64 flags) __weak __ksym;
 
 /*
@@ -29,7 +28,29 @@ extern void scx_bpf_kick_cpu(s32 cpu, u64 flags) __weak __ksym;
  */
 #define cos_have(kfunc) bpf_ksym_exists(kfunc)
 
-/* cos.ko (kmod/cos_kfuncs.c) */
+extern bool scx_bpf_dsq_move_to_local(u64 dsq_id) __weak __ksym;
+extern s32 scx_bpf_task_cpu(const struct task_struct *p) __weak __ksym;
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+/* cos.ko (kmod/cos_kfuncs.c documents each) */
 extern u32 cos_kf_abi_version(void) __ksym;
+extern void cos_kf_shim_attached(bool attached) __ksym;
+extern s32 cos_kf_task_attach(struct task_struct *p, bool runnable) __ksym;
+extern void cos_kf_task_detach(struct task_struct *p, s32 slot) __ksym;
+extern void cos_kf_exit_task(struct task_struct *p) __ksym;
+extern u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags) __ksym;
+extern void cos_kf_dequeue(struct task_struct *p, s32 slot) __ksym;
+extern s32 cos_kf_dispatch(s32 cpu) __ksym;
+extern u64 cos_kf_task_slice(struct task_struct *p, s32 slot) __ksym;
+extern void cos_kf_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu) __ksym;
+extern s32 cos_kf_fallback_take(void) __ksym;
+extern void cos_kf_running(struct task_struct *p, s32 slot, s32 cpu) __ksym;
+extern void cos_kf_stopping(struct task_struct *p, s32 slot, bool runnable) __ksym;
+extern void cos_kf_quiescent(struct task_struct *p, s32 slot, bool sleep) __ksym;
+extern void cos_kf_yield(struct task_struct *p, s32 slot) __ksym;
+extern void cos_kf_set_cpumask(struct task_struct *p, s32 slot) __ksym;
+extern s32 cos_kf_lord_cpu(void) __ksym;
+extern bool cos_kf_lord_active(void) __ksym;
 
 #endif /* _COS_SHIM_COMPAT_H */

@@ -110,6 +110,114 @@ struct cos_sys_status {
  */
 int cos_sys_status(struct cos_sys_status *st);
 
+/*
+ * ---------------------------------------------------------------- the lord
+ *
+ * A lord registers for an enclave (a set of CPUs plus the CPU it runs on), reads messages from
+ * the ring, fills shoot slots and commits them.  One thread only: none of these calls is
+ * thread-safe, and the kernel accepts shoots only from the registering process.
+ */
+
+struct cos_lord;
+
+/** struct cos_lord_opts - options of cos_lord_register(); zero-initialise, set @size */
+struct cos_lord_opts {
+	size_t size;			/* sizeof(struct cos_lord_opts) */
+	int lord_cpu;			/* CPU the calling thread is pinned to */
+	const void *enclave;		/* CPU bitmap (e.g. a cpu_set_t) of the enclave */
+	size_t enclave_size;		/* its size in bytes */
+	unsigned int stall_ms;		/* 0 = module default (20 ms) */
+	unsigned int ring_entries;	/* 0 = module default (4096) */
+	unsigned int flags;		/* COS_LORD_F_* */
+};
+
+/**
+ * cos_lord_register() - become the lord of an enclave
+ * @lordp: set on success
+ * @opts: required
+ *
+ * Opens /dev/cos, registers (the calling thread is pinned to @opts->lord_cpu) and maps the ring,
+ * status table, shoot area and control page.  The shim must be attached.
+ * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if another lord holds CPUs; -ENXIO if the shim
+ * is not attached; -EINVAL for bad options; -ENODEV without cos.ko; see cos_strerror().
+ */
+int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_opts *opts);
+
+/**
+ * cos_lord_destroy() - give up the enclave (tasks go to the fair policy), unmap, close
+ * @lord: NULL is a no-op
+ */
+void cos_lord_destroy(struct cos_lord *lord);
+
+/** cos_lord_fd() - the /dev/cos file descriptor of @lord */
+int cos_lord_fd(const struct cos_lord *lord);
+
+/** cos_lord_max_tasks() - entries of the status table (task slots are below this) */
+unsigned int cos_lord_max_tasks(const struct cos_lord *lord);
+
+/**
+ * cos_lord_peek() - the next message not yet consumed, or NULL if none
+ *
+ * The message stays valid until cos_lord_publish() hands its slot back to the kernel.
+ */
+const struct cos_msg *cos_lord_peek(struct cos_lord *lord);
+
+/** cos_lord_consume() - step past the message cos_lord_peek() returned */
+void cos_lord_consume(struct cos_lord *lord);
+
+/**
+ * cos_lord_publish() - tell the kernel every consumed message is handled (release store of
+ * ctl->consumed): their ring slots may be reused and the stall clock restarts
+ */
+void cos_lord_publish(struct cos_lord *lord);
+
+/** cos_lord_consumed() - sequence number of the last consumed message */
+unsigned long long cos_lord_consumed(const struct cos_lord *lord);
+
+/** cos_lord_ctl() - the control page (counters, lord_active) */
+const struct cos_ctl *cos_lord_ctl(const struct cos_lord *lord);
+
+/**
+ * cos_lord_task_status() - a consistent copy of one task's status entry
+ * @slot: below cos_lord_max_tasks()
+ * Return: 0 or -EINVAL for a bad slot.
+ */
+int cos_lord_task_status(const struct cos_lord *lord, unsigned int slot,
+			 struct cos_task_status *out);
+
+/**
+ * cos_lord_prepare() - ask for task (@slot, @gen) to run on @cpu at the next cos_lord_shoot()
+ * @slice_ns: 0 = until it blocks or yields
+ * Return: 0, or -EINVAL if @cpu is out of range.
+ */
+int cos_lord_prepare(struct cos_lord *lord, int cpu, unsigned int slot, unsigned int gen,
+		     unsigned long long slice_ns);
+
+/**
+ * cos_lord_shoot() - commit every prepared CPU (publishes the consumed sequence number too)
+ * @flags: COS_SHOOT_STRICT or 0
+ *
+ * Afterwards cos_lord_shoot_status() tells each prepared CPU's outcome.
+ * Return: the number of tasks placed, or a negative errno (nothing placed).
+ */
+int cos_lord_shoot(struct cos_lord *lord, unsigned int flags);
+
+/** cos_lord_shoot_status() - enum cos_shoot_status of @cpu's slot after the last shoot */
+unsigned int cos_lord_shoot_status(const struct cos_lord *lord, int cpu);
+
+/**
+ * cos_lord_wait() - sleep until a message is pending (publishes the consumed number first)
+ * @timeout_ns: 0 = just check
+ * Return: 1 if messages are pending, 0 on timeout, -EINTR on a signal, other negative errnos.
+ */
+int cos_lord_wait(struct cos_lord *lord, unsigned long long timeout_ns);
+
+/** cos_msg_type_name() - "TASK_NEW", ... for enum cos_msg_type, "?" if unknown */
+const char *cos_msg_type_name(unsigned int type);
+
+/** cos_shoot_status_name() - "OK", "BAD_GEN", ... for enum cos_shoot_status */
+const char *cos_shoot_status_name(unsigned int status);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,6 +36,8 @@
 
 /* Feature bits (struct cos_info.features). */
 #define COS_FEAT_KFUNCS		(1ULL << 0)	/* kfunc set for the shim registered */
+#define COS_FEAT_LORD		(1ULL << 1)	/* REGISTER_LORD, ring, status table, SHOOT */
+#define COS_FEAT_SHIM_ATTACHED	(1ULL << 2)	/* the shim is attached right now */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -51,14 +53,272 @@ struct cos_info {
 	__u64 features;
 	__u32 nr_cpu_ids;
 	__u32 kernel_version;
+	__u32 max_tasks;	/* entries of the status table (module parameter max_tasks) */
+	__u32 __reserved;
 };
 #define COS_INFO_SIZE_VER0	24
+#define COS_INFO_SIZE_VER1	32
+
+/*
+ * ---------------------------------------------------------------- the lord
+ *
+ * A lord is the thread that called COS_IOC_REGISTER_LORD; it schedules the COS tasks (tasks with
+ * policy SCHED_EXT) on the CPUs of its enclave.  It talks to the module through four regions it
+ * maps from the same file descriptor, at the page offsets REGISTER_LORD returns:
+ *
+ *   ring     read-only    kernel -> lord messages (struct cos_msg), a power-of-two array
+ *   status   read-only    one struct cos_task_status per task slot: the authoritative state
+ *   shoot    read-write   one struct cos_shoot_slot per CPU id: what the lord wants run there
+ *   ctl      read-write   struct cos_ctl: consumed sequence number, heartbeat, counters
+ *
+ * A task is named by its slot (index into the status table) and the slot's generation; pids are
+ * only for humans (they are reused, slots are reused too but the generation changes).
+ */
+
+/* Message types (struct cos_msg.type). */
+enum cos_msg_type {
+	COS_MSG_NONE = 0,
+	COS_MSG_TASK_NEW,	/* a COS task appeared; arg = 1 if runnable, 0 if blocked */
+	COS_MSG_TASK_RUNNABLE,	/* woke up (or became a COS task runnable): waits for a shoot */
+	COS_MSG_TASK_BLOCKED,	/* went to sleep */
+	COS_MSG_TASK_PREEMPTED,	/* was running, is runnable again; arg = COS_PREEMPT_BY_* */
+	COS_MSG_TASK_YIELD,	/* gave up its CPU with sched_yield(); runnable */
+	COS_MSG_TASK_DEAD,	/* exited or left SCHED_EXT; its slot may be reused */
+	COS_MSG_TASK_AFFINITY,	/* its allowed CPUs changed (read them with sched_getaffinity) */
+	COS_MSG_SHOOT_FAILED,	/* a placed task could not start; arg = CPU; task waits again */
+	COS_MSG_SHOOT_STALE,	/* a placed task left before it started; arg = CPU */
+	COS_MSG_LORD_STALL,	/* the lord did not consume for stall_ms: tasks went to the fair policy */
+	COS_MSG_OVERFLOW,	/* the ring was full: messages were lost; resync from the status table */
+	COS_MSG_TASK_RUNNING,	/* a shot task started on arg = CPU (only with COS_LORD_F_RUNNING_MSGS) */
+	COS_MSG_NR_TYPES,
+};
+
+/* COS_MSG_TASK_PREEMPTED.arg */
+#define COS_PREEMPT_BY_COS	1	/* another COS task was shot to its CPU */
+#define COS_PREEMPT_BY_OTHER	2	/* a task of a higher class (RT, DL, stop) or a kthread */
+#define COS_PREEMPT_BY_SLICE	3	/* its slice ran out */
+
+/**
+ * struct cos_msg - one message in the ring (64 bytes)
+ * @seq:	sequence number, 1, 2, 3, ...; the message in ring slot (seq - 1) & (entries - 1)
+ *		is valid when @seq equals the number the lord expects next.  The module writes every
+ *		other field first and @seq last with a release store; the lord reads @seq with an
+ *		acquire load, then the rest.  The module never overwrites a slot the lord has not
+ *		consumed (struct cos_ctl.consumed), so a slot is stable once its @seq matches.
+ * @ts:		CLOCK_MONOTONIC nanoseconds of the event
+ * @type:	enum cos_msg_type
+ * @cpu:	CPU the event happened on
+ * @slot, @gen:	the task (status table index and generation); 0/0 for LORD_STALL, OVERFLOW
+ * @pid:	the task's pid (thread id), for humans and tools
+ * @arg:	per type, see enum cos_msg_type
+ */
+struct cos_msg {
+	__u64 seq;
+	__u64 ts;
+	__u32 type;
+	__u32 cpu;
+	__u32 slot;
+	__u32 gen;
+	__u32 pid;
+	__u32 __pad;
+	__u64 arg;
+	__u64 __reserved[2];
+};
+
+/* struct cos_task_status.state */
+enum cos_task_state {
+	COS_TASK_FREE = 0,	/* slot unused */
+	COS_TASK_BLOCKED,	/* sleeping */
+	COS_TASK_WAITING,	/* runnable, waiting for the lord to shoot it */
+	COS_TASK_QUEUED,	/* shot, about to start on @cpu */
+	COS_TASK_RUNNING,	/* running on @cpu */
+	COS_TASK_FAIR,		/* runnable under the shim's fair policy (no lord, or lord stalled) */
+};
+
+/**
+ * struct cos_task_status - authoritative state of one task slot (48 bytes)
+ * @seqcount:	odd while the module updates the entry.  Read it (acquire), copy the fields,
+ *		read it again (acquire after the copy); retry if it changed or was odd.
+ * @gen:	the slot's generation: changes whenever the slot gets a new task
+ * @state:	enum cos_task_state
+ * @cpu:	CPU it runs or is queued on, or last ran on
+ * @pid:	thread id
+ * @last_seq:	sequence number of the last message about this task
+ * @runtime_ns:	CPU time as a COS task
+ */
+struct cos_task_status {
+	__u32 seqcount;
+	__u32 gen;
+	__u32 state;
+	__u32 cpu;
+	__u32 pid;
+	__u32 __pad;
+	__u64 last_seq;
+	__u64 runtime_ns;
+	__u64 __reserved;
+};
+
+/* struct cos_shoot_slot.flags */
+#define COS_SHOOT_F_VALID	(1U << 0)	/* this slot holds a request (cleared by the module) */
+
+/* struct cos_shoot_slot.status: written by the module after COS_IOC_SHOOT */
+enum cos_shoot_status {
+	COS_SHOOT_OK = 0,	/* placed: the task starts on this CPU */
+	COS_SHOOT_EMPTY,	/* the slot held no request (COS_SHOOT_F_VALID clear) */
+	COS_SHOOT_BAD_SLOT,	/* task slot index out of range or free */
+	COS_SHOOT_BAD_GEN,	/* generation does not match: the task is gone or the slot reused */
+	COS_SHOOT_NOT_WAITING,	/* the task is blocked, already queued or running */
+	COS_SHOOT_BAD_CPU,	/* CPU outside the enclave or the lord's own CPU */
+	COS_SHOOT_AFFINITY,	/* CPU not in the task's allowed CPUs */
+	COS_SHOOT_BEHIND,	/* the lord has not consumed the task's latest message */
+	COS_SHOOT_STALE_SEQ,	/* COS_SHOOT_STRICT and the lord has not consumed everything */
+	COS_SHOOT_BUSY,		/* a task shot earlier to this CPU has not started yet */
+	COS_SHOOT_BAD_FLAGS,	/* unknown flags or reserved fields set */
+	COS_SHOOT_NO_LORD,	/* control is with the fair policy (stalled lord) */
+};
+
+/**
+ * struct cos_shoot_slot - the lord's request for one CPU (128 bytes, own cache lines)
+ * @flags:	COS_SHOOT_F_*; the lord sets COS_SHOOT_F_VALID, the module clears it when it has
+ *		taken the request (whatever the outcome)
+ * @slot, @gen:	the task to run
+ * @slice_ns:	how long it may run before it is preempted (0 = until it blocks or yields)
+ * @status:	enum cos_shoot_status, written by the module
+ *
+ * The module reads a slot once (a copy) during COS_IOC_SHOOT and never again.
+ */
+struct cos_shoot_slot {
+	__u32 flags;
+	__u32 slot;
+	__u32 gen;
+	__u32 status;
+	__u64 slice_ns;
+	__u64 __reserved[13];
+};
+
+/**
+ * struct cos_ctl - the control page
+ * @consumed:	lord -> module: sequence number of the last message the lord has handled.  The
+ *		lord writes it with a release store after handling messages; the module reads it
+ *		with an acquire load before reusing ring slots and for stall detection.
+ * @produced:	module -> lord: sequence number of the last message written
+ * @dropped:	module -> lord: messages lost to overflow, ever
+ * @stalls:	module -> lord: times the lord was declared stalled
+ * @lord_active: module -> lord: 1 while the lord schedules, 0 while the fair policy does
+ */
+struct cos_ctl {
+	__u64 consumed;
+	__u64 __lord_reserved[7];
+	__u64 produced;
+	__u64 dropped;
+	__u64 stalls;
+	__u32 lord_active;
+	__u32 __pad;
+	__u64 __module_reserved[4];
+};
+
+/* struct cos_lord_args.flags */
+#define COS_LORD_F_RUNNING_MSGS	(1U << 0)	/* post COS_MSG_TASK_RUNNING when a shot task starts */
+
+/**
+ * struct cos_lord_args - COS_IOC_REGISTER_LORD
+ * @size:		sizeof(struct cos_lord_args)
+ * @flags:		COS_LORD_F_*
+ * @lord_cpu:		in: the CPU the lord runs on (the calling thread is pinned there)
+ * @stall_ms:		in: stall timeout in ms (0 = default 20, at most 10000)
+ * @ring_entries:	in: ring size, a power of two 64..1048576 (0 = default 4096);
+ *			out: the size used
+ * @cpumask_size:	in: bytes at @cpumask (at least enough for the enclave's highest CPU)
+ * @cpumask:		in: user pointer to the enclave's CPU bitmap (bit i = CPU i, as in
+ *			sched_setaffinity), must not include @lord_cpu
+ * @ring_off, @status_off, @shoot_off, @ctl_off:	out: mmap offsets (bytes, page aligned)
+ * @ring_size, @status_size, @shoot_size, @ctl_size:	out: mmap lengths (bytes)
+ * @max_tasks:		out: entries in the status table
+ * @nr_cpu_ids:		out: entries in the shoot area
+ */
+struct cos_lord_args {
+	__u32 size;
+	__u32 flags;
+	__u32 lord_cpu;
+	__u32 stall_ms;
+	__u32 ring_entries;
+	__u32 cpumask_size;
+	__u64 cpumask;
+	__u64 ring_off;
+	__u64 ring_size;
+	__u64 status_off;
+	__u64 status_size;
+	__u64 shoot_off;
+	__u64 shoot_size;
+	__u64 ctl_off;
+	__u64 ctl_size;
+	__u32 max_tasks;
+	__u32 nr_cpu_ids;
+};
+#define COS_LORD_ARGS_SIZE_VER0	104
+
+/* struct cos_shoot_args.flags */
+#define COS_SHOOT_STRICT	(1U << 0)	/* refuse all unless the lord consumed every message */
+
+/**
+ * struct cos_shoot_args - COS_IOC_SHOOT
+ * @size:	sizeof(struct cos_shoot_args)
+ * @flags:	COS_SHOOT_STRICT
+ * @consumed:	the last sequence number the lord has handled (also stored into cos_ctl)
+ * @cpumask_size, @cpumask:	the CPUs whose shoot slots to commit (bitmap as above)
+ *
+ * Return of the ioctl: the number of tasks placed (>= 0), or -1 with errno for a bad call
+ * (nothing is placed then): EINVAL (size, flags, mask wider than the kernel's CPUs), EFAULT,
+ * EPERM (the caller is not the lord of this file).
+ */
+struct cos_shoot_args {
+	__u32 size;
+	__u32 flags;
+	__u64 consumed;
+	__u32 cpumask_size;
+	__u32 __pad;
+	__u64 cpumask;
+};
+#define COS_SHOOT_ARGS_SIZE_VER0	32
+
+/**
+ * struct cos_wait_args - COS_IOC_WAIT: sleep until a message is unconsumed or @timeout_ns
+ * @size:	sizeof(struct cos_wait_args)
+ * @flags:	0
+ * @consumed:	the last sequence number the lord has handled
+ * @timeout_ns:	0 = do not sleep
+ * Return of the ioctl: 1 if messages are pending, 0 on timeout, -1/EINTR on a signal.
+ */
+struct cos_wait_args {
+	__u32 size;
+	__u32 flags;
+	__u64 consumed;
+	__u64 timeout_ns;
+};
+#define COS_WAIT_ARGS_SIZE_VER0	24
+
+/*
+ * ---------------------------------------------------------------- module <-> shim
+ * Not for applications: what cos_kf_enqueue() tells the shim to do with a runnable task.
+ */
+#define COS_ENQ_FAIR		0	/* the shim's fair policy runs it */
+#define COS_ENQ_CUSTODY		1	/* it waits for the lord: the shim queues it nowhere */
+#define COS_ENQ_LORD		2	/* it is the lord: run it first on its CPU */
 
 #define COS_IOC_MAGIC		0xCE
 
 #ifndef __VMLINUX_H__
 /* Get struct cos_info.  Errors: EINVAL (size), EFAULT (pointer). */
 #define COS_IOC_GET_INFO	_IOWR(COS_IOC_MAGIC, 0x00, struct cos_info)
+/* Become the lord of an enclave.  Errors: EPERM (no CAP_SYS_NICE), EBUSY (an enclave overlaps,
+ * or this file has a lord already), EINVAL (size, flags, CPUs), EFAULT, ENOMEM. */
+#define COS_IOC_REGISTER_LORD	_IOWR(COS_IOC_MAGIC, 0x01, struct cos_lord_args)
+/* Commit shoot slots. */
+#define COS_IOC_SHOOT		_IOW(COS_IOC_MAGIC, 0x02, struct cos_shoot_args)
+/* Wait for messages. */
+#define COS_IOC_WAIT		_IOW(COS_IOC_MAGIC, 0x03, struct cos_wait_args)
+/* Give up the enclave (also done when the file is released).  Errors: EPERM (not the lord). */
+#define COS_IOC_UNREGISTER	_IO(COS_IOC_MAGIC, 0x04)
 #endif
 
 #endif /* _UAPI_LINUX_COS_H */

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cos_lord.c — the lord's life: registration, the regions it maps, COS_IOC_WAIT, stall
+ * detection, and the fallback that hands COS tasks to the shim's fair policy when the lord
+ * stalls, unregisters or dies.
+ *
+ * Lifetime.  An enclave belongs to the /dev/cos file it was registered on.  Unregistering (or
+ * the release of the file) takes control away at once; the regions (ring, shoot area, control
+ * page) stay until the file is released, because a lord may still have them mapped.
+ *
+ * Stall.  An hrtimer checks every stall_ms / 4 (at least 1 ms): if messages are pending and
+ * ctl->consumed has not moved for stall_ms, the lord is stalled: LORD_STALL is posted, every
+ * task waiting for it goes to the fair policy and the enclave's CPUs are kicked.  When the lord
+ * has consumed everything again it gets control back (tasks return to it at their next enqueue).
+ */
+#define pr_fmt(fmt) "cos: " fmt
+
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "cos.h"
+
+#define COS_STALL_MS_DEFAULT	20
+#define COS_STALL_MS_MAX	10000
+#define COS_RING_DEFAULT	4096
+#define COS_RING_MIN		64
+#define COS_RING_MAX		(1U << 20)
+
+/* mmap offsets of the regions (returned by REGISTER_LORD; fixed here for simplicity) */
+#define COS_OFF_RING	0x00000000ULL
+#define COS_OFF_STATUS	0x10000000ULL
+#define COS_OFF_SHOOT	0x20000000ULL
+#define COS_OFF_CTL	0x30000000ULL
+
+struct cos_enclave *cos_enclave;
+
+static size_t cos_ring_bytes(struct cos_enclave *e)
+{
+	return PAGE_ALIGN((size_t)e->ring_entries * sizeof(struct cos_msg));
+}
+
+static size_t cos_shoot_bytes(void)
+{
+	return PAGE_ALIGN(nr_cpu_ids * sizeof(struct cos_shoot_slot));
+}
+
+static size_t cos_status_bytes(void)
+{
+	return PAGE_ALIGN(cos_max_tasks * sizeof(struct cos_task_status));
+}
+
+/*
+ * Hand every task waiting for the lord (or shot but not started) to the fair policy: the shim
+ * takes them with cos_kf_fallback_take() from ops.dispatch.  Adds the CPUs to kick to @kick.
+ * Caller holds cos_lock.
+ */
+void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
+{
+	u32 i;
+
+	for (i = 0; i < cos_max_tasks; i++) {
+		struct cos_task *t = &cos_tasks[i];
+
+		if (t->state != COS_TASK_WAITING && t->state != COS_TASK_QUEUED)
+			continue;
+		if (t->state == COS_TASK_QUEUED)
+			cos_pending_take_locked(t->cpu);
+		t->state = COS_TASK_FAIR;
+		t->fallback = true;
+		cos_fallback_pending++;
+		cos_status_sync(t);
+	}
+	cpumask_or(kick, kick, e->cpus);
+}
+
+static void cos_set_active_locked(struct cos_enclave *e, bool active)
+{
+	e->active = active;
+	WRITE_ONCE(e->ctl->lord_active, active);
+	WRITE_ONCE(cos_lord_active, active);
+}
+
+/*
+ * The lord says it has handled messages up to @consumed (SHOOT, WAIT, or seen by the timer).
+ * Returns true if that gave it control back after a stall.  Caller holds cos_lock.
+ */
+bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
+{
+	if (consumed != e->seen_consumed) {
+		e->seen_consumed = consumed;
+		e->seen_at = ktime_get_ns();
+	}
+	if (!e->active && e->registered && consumed >= e->produced) {
+		cos_set_active_locked(e, true);
+		return true;
+	}
+	return false;
+}
+
+static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
+{
+	struct cos_enclave *e = container_of(timer, struct cos_enclave, stall_timer);
+	u64 now = ktime_get_ns(), consumed;
+	bool kick = false;
+
+	raw_spin_lock(&cos_lock);
+	if (!e->registered) {
+		raw_spin_unlock(&cos_lock);
+		return HRTIMER_NORESTART;
+	}
+	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
+	cos_lord_consumed(e, consumed);
+	if (consumed >= e->produced)
+		e->seen_at = now;	/* nothing pending: not stalled, whatever the lord does */
+	else if (e->active && now - e->seen_at >= e->stall_ns) {
+		cos_set_active_locked(e, false);
+		WRITE_ONCE(e->ctl->stalls, e->ctl->stalls + 1);
+		cos_post(e, COS_MSG_LORD_STALL, smp_processor_id(), NULL, e->stall_ns);
+		cpumask_clear(e->timer_kick);
+		cos_fallback_locked(e, e->timer_kick);
+		kick = true;
+	}
+	raw_spin_unlock(&cos_lock);
+	if (kick)
+		cos_kick_cpus(e->timer_kick);
+	hrtimer_forward_now(timer, ns_to_ktime(max_t(u64, e->stall_ns / 4, NSEC_PER_MSEC)));
+	return HRTIMER_RESTART;
+}
+
+static void cos_wake_work_fn(struct irq_work *work)
+{
+	struct cos_enclave *e = container_of(work, struct cos_enclave, wake_work);
+
+	wake_up_interruptible(&e->wq);
+}
+
+static void cos_enclave_free(struct cos_enclave *e)
+{
+	vfree(e->ring);
+	vfree(e->shoot);
+	vfree(e->ctl);
+	free_cpumask_var(e->cpus);
+	free_cpumask_var(e->lord_saved_mask);
+	free_cpumask_var(e->shoot_mask);
+	free_cpumask_var(e->kick_mask);
+	free_cpumask_var(e->timer_kick);
+	kfree(e);
+}
+
+static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
+{
+	struct cos_enclave *e = kzalloc(sizeof(*e), GFP_KERNEL);
+
+	if (!e)
+		return NULL;
+	e->ring_entries = ring_entries;
+	e->ring = vmalloc_user(cos_ring_bytes(e));
+	e->shoot = vmalloc_user(cos_shoot_bytes());
+	e->ctl = vmalloc_user(PAGE_ALIGN(sizeof(struct cos_ctl)));
+	if (!e->ring || !e->shoot || !e->ctl ||
+	    !zalloc_cpumask_var(&e->cpus, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&e->lord_saved_mask, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&e->shoot_mask, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&e->kick_mask, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&e->timer_kick, GFP_KERNEL)) {
+		cos_enclave_free(e);
+		return NULL;
+	}
+	mutex_init(&e->shoot_mutex);
+	init_waitqueue_head(&e->wq);
+	init_irq_work(&e->wake_work, cos_wake_work_fn);
+	hrtimer_setup(&e->stall_timer, cos_stall_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	return e;
+}
+
+/**
+ * cos_ioc_register_lord() - COS_IOC_REGISTER_LORD: make the caller the lord of an enclave
+ * @file: the /dev/cos file; the enclave belongs to it
+ * @uarg: user pointer to struct cos_lord_args
+ *
+ * Pins the calling thread to lord_cpu, allocates the ring, shoot area and control page, and
+ * gives the lord control of the COS tasks that can run on the enclave's CPUs.
+ *
+ * Context: process context, may sleep; takes cos_lock with IRQs off.
+ * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if a lord exists or this file had one;
+ * -ENXIO if the shim is not attached; -EINVAL for bad sizes, flags or CPUs; -EFAULT; -ENOMEM.
+ * Nothing changes on error.
+ */
+long cos_ioc_register_lord(struct file *file, void __user *uarg)
+{
+	struct cos_lord_args args;
+	struct cos_enclave *e;
+	unsigned long irqflags;
+	long usize;
+	u32 entries;
+	int ret;
+
+	if (!capable(CAP_SYS_NICE))
+		return -EPERM;
+	usize = cos_user_size(uarg, COS_LORD_ARGS_SIZE_VER0);
+	if (usize < 0)
+		return usize;
+	ret = cos_copy_in(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags & ~COS_LORD_F_RUNNING_MSGS)
+		return -EINVAL;
+	if (args.stall_ms > COS_STALL_MS_MAX)
+		return -EINVAL;
+	entries = args.ring_entries ?: COS_RING_DEFAULT;
+	if (!is_power_of_2(entries) || entries < COS_RING_MIN || entries > COS_RING_MAX)
+		return -EINVAL;
+	if (args.lord_cpu >= nr_cpu_ids || !cpu_online(args.lord_cpu))
+		return -EINVAL;
+	if (file->private_data)
+		return -EBUSY;
+
+	e = cos_enclave_alloc(entries);
+	if (!e)
+		return -ENOMEM;
+	ret = cos_copy_cpumask(e->cpus, u64_to_user_ptr(args.cpumask), args.cpumask_size);
+	if (ret)
+		goto err_free;
+	ret = -EINVAL;
+	if (cpumask_empty(e->cpus) || !cpumask_subset(e->cpus, cpu_online_mask) ||
+	    cpumask_test_cpu(args.lord_cpu, e->cpus))
+		goto err_free;
+
+	cpumask_copy(e->lord_saved_mask, current->cpus_ptr);
+	ret = set_cpus_allowed_ptr(current, cpumask_of(args.lord_cpu));
+	if (ret)
+		goto err_free;
+
+	e->file = file;
+	e->lord = current;
+	get_task_struct(current);
+	e->lord_tgid = current->tgid;
+	e->lord_cpu = args.lord_cpu;
+	e->flags = args.flags;
+	e->stall_ns = (u64)(args.stall_ms ?: COS_STALL_MS_DEFAULT) * NSEC_PER_MSEC;
+	e->seen_at = ktime_get_ns();
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	if (cos_enclave || !cos_shim_attached) {
+		ret = cos_enclave ? -EBUSY : -ENXIO;
+		raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+		set_cpus_allowed_ptr(current, e->lord_saved_mask);
+		put_task_struct(e->lord);
+		goto err_free;
+	}
+	e->registered = true;
+	cos_enclave = e;
+	WRITE_ONCE(cos_lord_pid, current->pid);
+	WRITE_ONCE(cos_lord_cpu, e->lord_cpu);
+	cos_set_active_locked(e, true);
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	file->private_data = e;
+	hrtimer_start(&e->stall_timer, ns_to_ktime(max_t(u64, e->stall_ns / 4, NSEC_PER_MSEC)),
+		      HRTIMER_MODE_REL);
+
+	args.ring_entries = entries;
+	args.ring_off = COS_OFF_RING;
+	args.ring_size = cos_ring_bytes(e);
+	args.status_off = COS_OFF_STATUS;
+	args.status_size = cos_status_bytes();
+	args.shoot_off = COS_OFF_SHOOT;
+	args.shoot_size = cos_shoot_bytes();
+	args.ctl_off = COS_OFF_CTL;
+	args.ctl_size = PAGE_ALIGN(sizeof(struct cos_ctl));
+	args.max_tasks = cos_max_tasks;
+	args.nr_cpu_ids = nr_cpu_ids;
+	ret = cos_copy_out(uarg, usize, &args, sizeof(args));
+	if (ret)
+		cos_ioc_unregister(file);	/* the lord cannot learn its regions: undo */
+	return ret;
+
+err_free:
+	cos_enclave_free(e);
+	return ret;
+}
+
+/* Take control away from @e's lord; the regions stay until release.  May sleep. */
+static void cos_unregister(struct cos_enclave *e)
+{
+	unsigned long irqflags;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	if (!e->registered) {
+		raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+		return;
+	}
+	cpumask_clear(e->kick_mask);
+	cos_fallback_locked(e, e->kick_mask);
+	cos_set_active_locked(e, false);
+	e->registered = false;
+	cos_enclave = NULL;
+	WRITE_ONCE(cos_lord_pid, 0);
+	WRITE_ONCE(cos_lord_cpu, -1);
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+
+	cos_kick_cpus(e->kick_mask);
+	hrtimer_cancel(&e->stall_timer);
+	irq_work_sync(&e->wake_work);
+	wake_up_interruptible_all(&e->wq);
+	/* A lord that lives on gets its old affinity back (a dying one does not care). */
+	if (!(e->lord->flags & PF_EXITING))
+		set_cpus_allowed_ptr(e->lord, e->lord_saved_mask);
+	put_task_struct(e->lord);
+	e->lord = NULL;
+}
+
+/**
+ * cos_ioc_unregister() - COS_IOC_UNREGISTER: give the enclave's tasks to the fair policy
+ * @file: the lord's file
+ *
+ * Context: process context, may sleep.  Return: 0, or -EPERM if the caller is not the lord.
+ */
+long cos_ioc_unregister(struct file *file)
+{
+	struct cos_enclave *e = file->private_data;
+
+	if (!e || !e->registered || current->tgid != e->lord_tgid)
+		return -EPERM;
+	cos_unregister(e);
+	return 0;
+}
+
+/* The file is gone (the lord exited, was killed, or closed it): fall back, free everything. */
+void cos_lord_release(struct file *file)
+{
+	struct cos_enclave *e = file->private_data;
+
+	if (!e)
+		return;
+	cos_unregister(e);
+	cos_enclave_free(e);
+	file->private_data = NULL;
+}
+
+/**
+ * cos_ioc_wait() - COS_IOC_WAIT: sleep until a message is pending or the timeout expires
+ * @file: the lord's file
+ * @uarg: user pointer to struct cos_wait_args
+ *
+ * Context: process context, sleeps interruptibly.
+ * Return: 1 if messages are pending, 0 on timeout, -EINTR on a signal, -EPERM (not the lord),
+ * -EINVAL, -EFAULT.
+ */
+long cos_ioc_wait(struct file *file, void __user *uarg)
+{
+	struct cos_enclave *e = file->private_data;
+	struct cos_wait_args args;
+	unsigned long irqflags;
+	long usize, ret;
+
+	if (!e || !e->registered || current->tgid != e->lord_tgid)
+		return -EPERM;
+	usize = cos_user_size(uarg, COS_WAIT_ARGS_SIZE_VER0);
+	if (usize < 0)
+		return usize;
+	ret = cos_copy_in(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags)
+		return -EINVAL;
+	smp_store_release(&e->ctl->consumed, args.consumed);
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	cos_lord_consumed(e, args.consumed);
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	if (READ_ONCE(e->produced) > args.consumed)
+		return 1;
+	if (!args.timeout_ns)
+		return 0;
+	atomic_inc(&e->waiters);
+	smp_mb__after_atomic();	/* waiters visible before we test produced; pairs with cos_post */
+	ret = wait_event_interruptible_hrtimeout(e->wq,
+			READ_ONCE(e->produced) > args.consumed || !READ_ONCE(e->registered),
+			ns_to_ktime(args.timeout_ns));
+	atomic_dec(&e->waiters);
+	if (ret == -ETIME)
+		return 0;
+	if (ret)
+		return -EINTR;
+	return READ_ONCE(e->produced) > args.consumed;
+}
+
+/**
+ * cos_lord_mmap() - map one of the lord's regions
+ * @file: the lord's file
+ * @vma: offset selects the region (see struct cos_lord_args); length must match it
+ *
+ * The ring and the status table are read-only (VM_MAYWRITE cleared); the shoot area and the
+ * control page are read-write.  None is inherited by fork.
+ *
+ * Context: process context, mmap lock held.  Return: 0 or -EINVAL (no lord on this file, bad
+ * offset, length or protection).
+ */
+int cos_lord_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct cos_enclave *e = file->private_data;
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	size_t len = vma->vm_end - vma->vm_start;
+	void *region;
+	size_t size;
+	bool ro;
+
+	if (!e)
+		return -EINVAL;
+	switch (off) {
+	case COS_OFF_RING:
+		region = e->ring, size = cos_ring_bytes(e), ro = true;
+		break;
+	case COS_OFF_STATUS:
+		region = cos_status, size = cos_status_bytes(), ro = true;
+		break;
+	case COS_OFF_SHOOT:
+		region = e->shoot, size = cos_shoot_bytes(), ro = false;
+		break;
+	case COS_OFF_CTL:
+		region = e->ctl, size = PAGE_ALIGN(sizeof(struct cos_ctl)), ro = false;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (len != size)
+		return -EINVAL;
+	if (ro) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EINVAL;
+		vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	return remap_vmalloc_range(vma, region, 0);
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cos_shoot.c — COS_IOC_SHOOT: validate the lord's shoot slots, publish each accepted task to
+ * its CPU's pending slot and kick that CPU; the shim's ops.dispatch there takes it
+ * (cos_pending_take_locked) and inserts it into the local queue.
+ *
+ * The kick is an IPI sent by the module (smp_call_function_single_async): on the target CPU it
+ * zeroes the running task's sched_ext slice and sets need_resched, so the CPU reschedules on
+ * return from the interrupt; sched_ext then puts the current task back (ops.enqueue, its slice
+ * is exhausted) and asks ops.dispatch for the next one.  This works on every kernel, including
+ * those whose BTF hides scx_bpf_kick_cpu from BPF (Debian 7.2.12, see kmod/shim_compat.h).  The
+ * slice write races only with the tick on the same CPU, which runs with IRQs off, so not at all.
+ */
+#define pr_fmt(fmt) "cos: " fmt
+
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/uaccess.h>
+
+#include "cos.h"
+
+static struct cos_task **cos_pending;	/* [nr_cpu_ids], under cos_lock */
+static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
+
+static void cos_kick_fn(void *info)
+{
+	struct task_struct *curr = current;
+
+	if (!is_idle_task(curr))
+		curr->scx.slice = 0;
+	set_tsk_need_resched(curr);
+	set_preempt_need_resched();
+}
+
+int cos_shoot_init(void)
+{
+	int cpu;
+
+	cos_pending = kcalloc(nr_cpu_ids, sizeof(*cos_pending), GFP_KERNEL);
+	if (!cos_pending)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		INIT_CSD(per_cpu_ptr(&cos_kick_csd, cpu), cos_kick_fn, NULL);
+	return 0;
+}
+
+void cos_shoot_exit(void)
+{
+	kfree(cos_pending);
+}
+
+/* Kick @cpus (preempt what runs there).  Any context; not under cos_lock. */
+void cos_kick_cpus(const struct cpumask *cpus)
+{
+	int cpu;
+
+	for_each_cpu(cpu, cpus) {
+		if (!cpu_online(cpu))
+			continue;
+		/* -EBUSY: a kick to that CPU is still in flight, which is as good. */
+		smp_call_function_single_async(cpu, per_cpu_ptr(&cos_kick_csd, cpu));
+	}
+}
+
+/* @t leaves custody while queued: forget its pending shoot.  Caller holds cos_lock. */
+void cos_pending_clear_locked(struct cos_task *t)
+{
+	if (t->state == COS_TASK_QUEUED && t->cpu >= 0 && cos_pending[t->cpu] == t) {
+		cos_pending[t->cpu] = NULL;
+		cos_post(cos_enclave, COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
+	}
+}
+
+/* The task shot to @cpu, if any; it stays QUEUED until it runs.  Caller holds cos_lock. */
+struct cos_task *cos_pending_take_locked(s32 cpu)
+{
+	struct cos_task *t;
+
+	if (cpu < 0 || cpu >= nr_cpu_ids)
+		return NULL;
+	t = cos_pending[cpu];
+	cos_pending[cpu] = NULL;
+	return t;
+}
+
+/* Validate one request (a private copy of the slot) against the task table.  Under cos_lock. */
+static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_slot *req,
+			 u64 consumed)
+{
+	struct cos_task *t;
+	int i;
+
+	if (req->flags & ~COS_SHOOT_F_VALID)
+		return COS_SHOOT_BAD_FLAGS;
+	for (i = 0; i < ARRAY_SIZE(req->__reserved); i++)
+		if (req->__reserved[i])
+			return COS_SHOOT_BAD_FLAGS;
+	if (!e->active)
+		return COS_SHOOT_NO_LORD;
+	if (!cpumask_test_cpu(cpu, e->cpus))
+		return COS_SHOOT_BAD_CPU;
+	if (req->slot >= cos_max_tasks)
+		return COS_SHOOT_BAD_SLOT;
+	t = &cos_tasks[req->slot];
+	if (t->state == COS_TASK_FREE)
+		return COS_SHOOT_BAD_SLOT;
+	if (t->gen != req->gen)
+		return COS_SHOOT_BAD_GEN;
+	if (t->state != COS_TASK_WAITING)
+		return COS_SHOOT_NOT_WAITING;
+	if (!cpumask_test_cpu(cpu, t->p->cpus_ptr))
+		return COS_SHOOT_AFFINITY;
+	if (t->last_seq > consumed)
+		return COS_SHOOT_BEHIND;
+	if (cos_pending[cpu])
+		return COS_SHOOT_BUSY;
+	t->state = COS_TASK_QUEUED;
+	t->cpu = cpu;
+	t->slice = req->slice_ns;
+	cos_pending[cpu] = t;
+	cos_status_sync(t);
+	return COS_SHOOT_OK;
+}
+
+/* Copy a user CPU bitmap of @size bytes into @mask; bits past nr_cpu_ids must be clear. */
+int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size)
+{
+	u32 ksize = BITS_TO_LONGS(nr_cpu_ids) * sizeof(long);
+	u32 n = min(size, ksize);
+	int cpu;
+
+	if (!size || size > COS_STRUCT_SIZE_MAX * 16)
+		return -EINVAL;
+	cpumask_clear(mask);
+	if (copy_from_user(cpumask_bits(mask), umask, n))
+		return -EFAULT;
+	if (size > ksize) {
+		int zero = check_zeroed_user(umask + ksize, size - ksize);
+
+		if (zero <= 0)
+			return zero ?: -EINVAL;
+	}
+	cpu = find_next_bit(cpumask_bits(mask), n * BITS_PER_BYTE, nr_cpu_ids);
+	return cpu < n * BITS_PER_BYTE ? -EINVAL : 0;
+}
+
+/**
+ * cos_ioc_shoot() - COS_IOC_SHOOT: commit the lord's shoot slots for a set of CPUs
+ * @file: the lord's /dev/cos file
+ * @uarg: user pointer to struct cos_shoot_args
+ *
+ * Each slot is copied once, validated, its status written back and COS_SHOOT_F_VALID cleared;
+ * a failing slot does not stop the others.  Accepted tasks are published to their CPUs' pending
+ * slots and the CPUs are kicked after cos_lock is dropped.
+ *
+ * Context: process context, the lord thread; takes the enclave's shoot_mutex, then cos_lock with
+ * IRQs off; sends IPIs after dropping it.
+ * Return: the number of tasks placed; -EPERM if the caller is not this file's lord; -EINVAL
+ * (size, flags, mask), -EFAULT; nothing is placed on error.
+ */
+long cos_ioc_shoot(struct file *file, void __user *uarg)
+{
+	struct cos_enclave *e = file->private_data;
+	struct cos_shoot_args args;
+	struct cpumask *mask, *kick;
+	unsigned long irqflags;
+	long usize, placed = 0;
+	int cpu, ret;
+
+	if (!e || !e->registered || current->tgid != e->lord_tgid)
+		return -EPERM;
+	usize = cos_user_size(uarg, COS_SHOOT_ARGS_SIZE_VER0);
+	if (usize < 0)
+		return usize;
+	ret = cos_copy_in(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags & ~COS_SHOOT_STRICT)
+		return -EINVAL;
+	mutex_lock(&e->shoot_mutex);
+	mask = e->shoot_mask;
+	kick = e->kick_mask;
+	cpumask_clear(kick);
+	ret = cos_copy_cpumask(mask, u64_to_user_ptr(args.cpumask), args.cpumask_size);
+	if (ret)
+		goto out;
+
+	smp_store_release(&e->ctl->consumed, args.consumed);
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	cos_lord_consumed(e, args.consumed);
+	for_each_cpu(cpu, mask) {
+		struct cos_shoot_slot *slot = &e->shoot[cpu];
+		struct cos_shoot_slot req;
+		u32 status;
+
+		memcpy(&req, slot, sizeof(req));	/* read once: the lord may write it meanwhile */
+		if (!(req.flags & COS_SHOOT_F_VALID))
+			status = COS_SHOOT_EMPTY;
+		else if ((args.flags & COS_SHOOT_STRICT) && args.consumed < e->produced)
+			status = COS_SHOOT_STALE_SEQ;
+		else
+			status = cos_shoot_one(e, cpu, &req, args.consumed);
+		WRITE_ONCE(slot->status, status);
+		WRITE_ONCE(slot->flags, 0);
+		if (status == COS_SHOOT_OK) {
+			placed++;
+			cpumask_set_cpu(cpu, kick);
+		}
+	}
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	cos_kick_cpus(kick);
+	ret = 0;
+out:
+	mutex_unlock(&e->shoot_mutex);
+	return ret ?: placed;
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cos_task.c — the task table (one slot per COS task, mirrored read-only to the lord as the
+ * status table) and the message ring's producer side.
+ *
+ * Everything here runs under cos_lock (see cos.h).  Memory ordering with the lord:
+ *   - ring: all fields of a message are written, then smp_store_release(&msg->seq); the lord
+ *     reads seq with an acquire load, then the fields.  A slot is rewritten only after the lord
+ *     published (release) a ctl->consumed at or past it; we read consumed with an acquire load.
+ *   - status: a seqcount per entry; the writer makes it odd, smp_wmb(), writes the fields,
+ *     smp_wmb(), makes it even.  The lord retries reads that saw an odd or changed count.
+ */
+#define pr_fmt(fmt) "cos: " fmt
+
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/sched/task.h>
+#include <linux/vmalloc.h>
+
+#include "cos.h"
+
+DEFINE_RAW_SPINLOCK(cos_lock);
+struct cos_task *cos_tasks;
+struct cos_task_status *cos_status;
+
+int cos_tasks_init(void)
+{
+	cos_tasks = vzalloc(array_size(cos_max_tasks, sizeof(*cos_tasks)));
+	cos_status = vmalloc_user(PAGE_ALIGN(array_size(cos_max_tasks, sizeof(*cos_status))));
+	if (!cos_tasks || !cos_status) {
+		cos_tasks_exit();
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void cos_tasks_exit(void)
+{
+	vfree(cos_tasks);
+	vfree(cos_status);
+	cos_tasks = NULL;
+	cos_status = NULL;
+}
+
+/* Publish @t into its status entry.  Caller holds cos_lock. */
+void cos_status_sync(struct cos_task *t)
+{
+	struct cos_task_status *s = &cos_status[cos_task_slot(t)];
+	u32 sc = READ_ONCE(s->seqcount);
+
+	WRITE_ONCE(s->seqcount, sc + 1);
+	smp_wmb();	/* count odd before fields change; pairs with the lord's acquire loads */
+	WRITE_ONCE(s->gen, t->gen);
+	WRITE_ONCE(s->state, t->state);
+	WRITE_ONCE(s->cpu, t->cpu);
+	WRITE_ONCE(s->pid, t->p ? t->p->pid : 0);
+	WRITE_ONCE(s->last_seq, t->last_seq);
+	WRITE_ONCE(s->runtime_ns, t->runtime);
+	smp_wmb();	/* fields before the count turns even */
+	WRITE_ONCE(s->seqcount, sc + 2);
+}
+
+static void cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
+			   struct cos_task *t, u64 arg)
+{
+	struct cos_msg *m = &e->ring[(seq - 1) & (e->ring_entries - 1)];
+
+	m->ts = ktime_get_ns();
+	m->type = type;
+	m->cpu = cpu;
+	m->slot = t ? cos_task_slot(t) : 0;
+	m->gen = t ? t->gen : 0;
+	m->pid = t && t->p ? t->p->pid : 0;
+	m->__pad = 0;
+	m->arg = arg;
+	smp_store_release(&m->seq, seq);	/* pairs with the lord's acquire load of seq */
+	WRITE_ONCE(e->ctl->produced, seq);
+}
+
+/*
+ * cos_post - append a message about @t (NULL for enclave-wide messages) and update its status.
+ * Never overwrites an unconsumed message: when one free slot is left, it takes an OVERFLOW
+ * message and further messages are dropped (counted in ctl->dropped, the status table stays
+ * exact) until the lord has consumed everything; tasks touched meanwhile get the OVERFLOW's seq
+ * as last_seq, so a lord that consumed the OVERFLOW (and resynced) is not "behind" on them.
+ * Caller holds cos_lock.
+ */
+void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg)
+{
+	u64 consumed, used;
+
+	if (!e || !e->registered) {
+		if (t)
+			cos_status_sync(t);
+		return;
+	}
+	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
+	if (consumed > e->produced)
+		consumed = e->produced;		/* a lord that claims too much only hurts itself */
+	if (e->overflowed && consumed == e->produced)
+		e->overflowed = false;
+	used = e->produced - consumed;
+	if (e->overflowed || used >= e->ring_entries - 1) {
+		if (!e->overflowed) {
+			e->overflowed = true;
+			cos_ring_write(e, ++e->produced, COS_MSG_OVERFLOW, cpu, NULL, 0);
+		}
+		WRITE_ONCE(e->ctl->dropped, e->ctl->dropped + 1);
+		if (t) {
+			t->last_seq = e->produced;
+			cos_status_sync(t);
+		}
+		goto wake;
+	}
+	cos_ring_write(e, ++e->produced, type, cpu, t, arg);
+	if (t) {
+		t->last_seq = e->produced;
+		cos_status_sync(t);
+	}
+wake:
+	if (atomic_read(&e->waiters))
+		irq_work_queue(&e->wake_work);
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * lord.c — the lord's side of /dev/cos: register, map the regions, read the ring, read the status
+ * table, fill and commit shoot slots, wait.
+ *
+ * Memory ordering (the contract is in uapi/linux/cos.h): a ring message is valid once its seq,
+ * read with an acquire load, equals the next expected number; consumed is published with a
+ * release store; status entries are read under their seqcount.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct cos_lord {
+	int fd;
+	struct cos_lord_args args;
+	struct cos_msg *ring;
+	const struct cos_task_status *status;
+	struct cos_shoot_slot *shoot;
+	struct cos_ctl *ctl;
+	uint64_t consumed;		/* last message handled */
+	uint64_t mask_words;		/* words in @prepared */
+	uint64_t *prepared;		/* CPUs with a prepared slot */
+};
+
+static void *map_region(int fd, uint64_t off, uint64_t size, int prot)
+{
+	void *p = mmap(NULL, size, prot, MAP_SHARED, fd, (off_t)off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_opts *opts)
+{
+	struct cos_lord *lord;
+	int err;
+
+	*lordp = NULL;
+	if (!opts || opts->size < sizeof(size_t) + 2 * sizeof(int) || !opts->enclave)
+		return cos_fail(-EINVAL, "cos_lord_register: options missing");
+	lord = calloc(1, sizeof(*lord));
+	if (!lord)
+		return cos_fail(-ENOMEM, "out of memory");
+	lord->fd = cos_open();
+	if (lord->fd < 0) {
+		err = lord->fd;
+		free(lord);
+		return err;
+	}
+	lord->args.size = sizeof(lord->args);
+	lord->args.flags = opts->flags;
+	lord->args.lord_cpu = opts->lord_cpu;
+	lord->args.stall_ms = opts->stall_ms;
+	lord->args.ring_entries = opts->ring_entries;
+	lord->args.cpumask_size = opts->enclave_size;
+	lord->args.cpumask = (uintptr_t)opts->enclave;
+	if (ioctl(lord->fd, COS_IOC_REGISTER_LORD, &lord->args)) {
+		err = -errno;
+		close(lord->fd);
+		free(lord);
+		switch (err) {
+		case -EPERM:
+			return cos_fail(err, "registering a lord needs CAP_SYS_NICE");
+		case -EBUSY:
+			return cos_fail(err, "another lord holds the enclave (one lord at a time for now)");
+		case -ENXIO:
+			return cos_fail(err, "the cos shim is not attached ('cosctl shim attach')");
+		case -EINVAL:
+			return cos_fail(err, "bad lord options: CPUs must be online, the lord's CPU outside the enclave");
+		default:
+			return cos_fail(err, "COS_IOC_REGISTER_LORD failed: %s", strerror(-err));
+		}
+	}
+	lord->ring = map_region(lord->fd, lord->args.ring_off, lord->args.ring_size, PROT_READ);
+	lord->status = map_region(lord->fd, lord->args.status_off, lord->args.status_size, PROT_READ);
+	lord->shoot = map_region(lord->fd, lord->args.shoot_off, lord->args.shoot_size,
+				 PROT_READ | PROT_WRITE);
+	lord->ctl = map_region(lord->fd, lord->args.ctl_off, lord->args.ctl_size,
+			       PROT_READ | PROT_WRITE);
+	lord->mask_words = (lord->args.nr_cpu_ids + 63) / 64;
+	lord->prepared = calloc(lord->mask_words, sizeof(uint64_t));
+	if (!lord->ring || !lord->status || !lord->shoot || !lord->ctl || !lord->prepared) {
+		err = cos_fail(-ENOMEM, "cannot map the lord's regions");
+		cos_lord_destroy(lord);
+		return err;
+	}
+	*lordp = lord;
+	return 0;
+}
+
+COS_EXPORT void cos_lord_destroy(struct cos_lord *lord)
+{
+	if (!lord)
+		return;
+	ioctl(lord->fd, COS_IOC_UNREGISTER);
+	if (lord->ring)
+		munmap(lord->ring, lord->args.ring_size);
+	if (lord->status)
+		munmap((void *)lord->status, lord->args.status_size);
+	if (lord->shoot)
+		munmap(lord->shoot, lord->args.shoot_size);
+	if (lord->ctl)
+		munmap(lord->ctl, lord->args.ctl_size);
+	close(lord->fd);
+	free(lord->prepared);
+	free(lord);
+}
+
+COS_EXPORT int cos_lord_fd(const struct cos_lord *lord)
+{
+	return lord->fd;
+}
+
+COS_EXPORT unsigned int cos_lord_max_tasks(const struct cos_lord *lord)
+{
+	return lord->args.max_tasks;
+}
+
+COS_EXPORT const struct cos_msg *cos_lord_peek(struct cos_lord *lord)
+{
+	uint64_t next = lord->consumed + 1;
+	const struct cos_msg *m = &lord->ring[(next - 1) & (lord->args.ring_entries - 1)];
+
+	/* acquire: pairs with the module's smp_store_release(&msg->seq) */
+	return __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE) == next ? m : NULL;
+}
+
+COS_EXPORT void cos_lord_consume(struct cos_lord *lord)
+{
+	lord->consumed++;
+}
+
+COS_EXPORT void cos_lord_publish(struct cos_lord *lord)
+{
+	/* release: our reads of the consumed slots happen before the module may rewrite them */
+	__atomic_store_n(&lord->ctl->consumed, lord->consumed, __ATOMIC_RELEASE);
+}
+
+COS_EXPORT unsigned long long cos_lord_consumed(const struct cos_lord *lord)
+{
+	return lord->consumed;
+}
+
+COS_EXPORT const struct cos_ctl *cos_lord_ctl(const struct cos_lord *lord)
+{
+	return lord->ctl;
+}
+
+COS_EXPORT int cos_lord_task_status(const struct cos_lord *lord, unsigned int slot,
+				    struct cos_task_status *out)
+{
+	const struct cos_task_status *s;
+	uint32_t sc1, sc2;
+
+	if (slot >= lord->args.max_tasks)
+		return -EINVAL;
+	s = &lord->status[slot];
+	do {
+		sc1 = __atomic_load_n(&s->seqcount, __ATOMIC_ACQUIRE);
+		memcpy(out, s, sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		sc2 = __atomic_load_n(&s->seqcount, __ATOMIC_RELAXED);
+	} while ((sc1 & 1) || sc1 != sc2);
+	return 0;
+}
+
+COS_EXPORT int cos_lord_prepare(struct cos_lord *lord, int cpu, unsigned int slot,
+				unsigned int gen, unsigned long long slice_ns)
+{
+	struct cos_shoot_slot *s;
+
+	if (cpu < 0 || (unsigned int)cpu >= lord->args.nr_cpu_ids)
+		return -EINVAL;
+	s = &lord->shoot[cpu];
+	s->slot = slot;
+	s->gen = gen;
+	s->slice_ns = slice_ns;
+	s->status = 0;
+	s->flags = COS_SHOOT_F_VALID;
+	lord->prepared[cpu / 64] |= 1ULL << (cpu % 64);
+	return 0;
+}
+
+COS_EXPORT int cos_lord_shoot(struct cos_lord *lord, unsigned int flags)
+{
+	struct cos_shoot_args args = {
+		.size = sizeof(args),
+		.flags = flags,
+		.consumed = lord->consumed,
+		.cpumask_size = lord->mask_words * sizeof(uint64_t),
+		.cpumask = (uintptr_t)lord->prepared,
+	};
+	int ret = ioctl(lord->fd, COS_IOC_SHOOT, &args);
+
+	memset(lord->prepared, 0, lord->mask_words * sizeof(uint64_t));
+	return ret < 0 ? -errno : ret;
+}
+
+COS_EXPORT unsigned int cos_lord_shoot_status(const struct cos_lord *lord, int cpu)
+{
+	return __atomic_load_n(&lord->shoot[cpu].status, __ATOMIC_RELAXED);
+}
+
+COS_EXPORT int cos_lord_wait(struct cos_lord *lord, unsigned long long timeout_ns)
+{
+	struct cos_wait_args args = {
+		.size = sizeof(args),
+		.consumed = lord->consumed,
+		.timeout_ns = timeout_ns,
+	};
+	int ret = ioctl(lord->fd, COS_IOC_WAIT, &args);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static const char *const msg_names[COS_MSG_NR_TYPES] = {
+	[COS_MSG_NONE] = "NONE",
+	[COS_MSG_TASK_NEW] = "TASK_NEW",
+	[COS_MSG_TASK_RUNNABLE] = "TASK_RUNNABLE",
+	[COS_MSG_TASK_BLOCKED] = "TASK_BLOCKED",
+	[COS_MSG_TASK_PREEMPTED] = "TASK_PREEMPTED",
+	[COS_MSG_TASK_YIELD] = "TASK_YIELD",
+	[COS_MSG_TASK_DEAD] = "TASK_DEAD",
+	[COS_MSG_TASK_AFFINITY] = "TASK_AFFINITY",
+	[COS_MSG_SHOOT_FAILED] = "SHOOT_FAILED",
+	[COS_MSG_SHOOT_STALE] = "SHOOT_STALE",
+	[COS_MSG_LORD_STALL] = "LORD_STALL",
+	[COS_MSG_OVERFLOW] = "OVERFLOW",
+	[COS_MSG_TASK_RUNNING] = "TASK_RUNNING",
+};
+
+COS_EXPORT const char *cos_msg_type_name(unsigned int type)
+{
+	return type < COS_MSG_NR_TYPES && msg_names[type] ? msg_names[type] : "?";
+}
+
+COS_EXPORT const char *cos_shoot_status_name(unsigned int status)
+{
+	static const char *const names[] = {
+		"OK", "EMPTY", "BAD_SLOT", "BAD_GEN", "NOT_WAITING", "BAD_CPU", "AFFINITY",
+		"BEHIND", "STALE_SEQ", "BUSY", "BAD_FLAGS", "NO_LORD",
+	};
+
+	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "?";
+}

@@ -1,0 +1,182 @@
+// lord_fifo.h — a minimal FIFO lord for the in-guest tests: runs in its own thread, pinned to
+// its CPU, places runnable COS tasks on free enclave CPUs in arrival order, run to block, and
+// records every message and every placement for the tests to check.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include <cos.h>
+}
+
+struct FifoLord {
+	struct Placement {
+		uint32_t slot, gen, pid;
+		int cpu;
+	};
+
+	int lord_cpu;
+	std::vector<int> cpus;
+	unsigned stall_ms;
+	std::atomic<bool> stop{false};
+	std::atomic<bool> ready{false};
+	std::atomic<bool> pause{false};	/* stop consuming (the tests' stand-in for a stuck lord) */
+	int register_error = 0;
+	std::vector<cos_msg> log;		/* every message, in order */
+	std::vector<Placement> placed;		/* every successful shoot */
+	std::map<unsigned, unsigned> shoot_errors;	/* status -> count */
+	std::thread thread;
+	cos_lord *lord = nullptr;
+
+	FifoLord(int lord_cpu, std::vector<int> cpus, unsigned stall_ms = 1000)
+		: lord_cpu(lord_cpu), cpus(std::move(cpus)), stall_ms(stall_ms)
+	{
+		thread = std::thread([this] { run(); });
+		while (!ready)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	~FifoLord() { finish(); }
+
+	void finish()
+	{
+		stop = true;
+		if (thread.joinable())
+			thread.join();
+	}
+
+private:
+	void run()
+	{
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		for (int c : cpus)
+			CPU_SET(c, &set);
+		cos_lord_opts o = {};
+		o.size = sizeof(o);
+		o.lord_cpu = lord_cpu;
+		o.enclave = &set;
+		o.enclave_size = sizeof(set);
+		o.stall_ms = stall_ms;
+		register_error = cos_lord_register(&lord, &o);
+		ready = true;
+		if (register_error)
+			return;
+		resync();
+		while (!stop) {
+			if (pause) {
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+				continue;
+			}
+			bool progress = drain();
+			progress |= place();
+			cos_lord_publish(lord);
+			if (!progress)
+				cos_lord_wait(lord, 2000000);	/* 2 ms */
+		}
+		cos_lord_destroy(lord);
+	}
+
+	/* Tasks runnable before we registered are in the status table, not in the ring. */
+	void resync()
+	{
+		for (unsigned s = 0; s < cos_lord_max_tasks(lord); s++) {
+			cos_task_status st;
+			cos_lord_task_status(lord, s, &st);
+			if (st.state == COS_TASK_WAITING)
+				enqueue(s, st.gen);
+		}
+	}
+
+	void enqueue(uint32_t slot, uint32_t gen)
+	{
+		if (queued.insert(slot).second)
+			runq.push_back({slot, gen});
+	}
+
+	void release_cpu(uint32_t slot)
+	{
+		auto it = owner_of.find(slot);
+		if (it != owner_of.end()) {
+			cpu_owner.erase(it->second);
+			owner_of.erase(it);
+		}
+	}
+
+	bool drain()
+	{
+		bool any = false;
+		const cos_msg *m;
+		while ((m = cos_lord_peek(lord))) {
+			cos_msg msg = *m;
+			cos_lord_consume(lord);
+			log.push_back(msg);
+			any = true;
+			switch (msg.type) {
+			case COS_MSG_TASK_RUNNABLE:
+			case COS_MSG_TASK_PREEMPTED:
+			case COS_MSG_TASK_YIELD:
+			case COS_MSG_SHOOT_FAILED:
+			case COS_MSG_SHOOT_STALE:
+				release_cpu(msg.slot);
+				enqueue(msg.slot, msg.gen);
+				break;
+			case COS_MSG_TASK_BLOCKED:
+			case COS_MSG_TASK_DEAD:
+				release_cpu(msg.slot);
+				queued.erase(msg.slot);
+				break;
+			case COS_MSG_OVERFLOW:
+			case COS_MSG_LORD_STALL:
+				runq.clear();
+				queued.clear();
+				cpu_owner.clear();
+				owner_of.clear();
+				resync();
+				break;
+			}
+		}
+		return any;
+	}
+
+	bool place()
+	{
+		std::vector<std::pair<int, std::pair<uint32_t, uint32_t>>> shot;
+		for (int c : cpus) {
+			if (cpu_owner.count(c) || runq.empty())
+				continue;
+			auto [slot, gen] = runq.front();
+			runq.pop_front();
+			queued.erase(slot);
+			cos_lord_prepare(lord, c, slot, gen, 0);
+			shot.push_back({c, {slot, gen}});
+		}
+		if (shot.empty())
+			return false;
+		cos_lord_shoot(lord, 0);
+		for (auto &[c, t] : shot) {
+			unsigned st = cos_lord_shoot_status(lord, c);
+			if (st == COS_SHOOT_OK) {
+				cpu_owner[c] = t.first;
+				owner_of[t.first] = c;
+				cos_task_status ts;
+				cos_lord_task_status(lord, t.first, &ts);
+				placed.push_back({t.first, t.second, ts.pid, c});
+			} else {
+				shoot_errors[st]++;
+				/* behind on its messages or not waiting: its next message re-queues it */
+			}
+		}
+		return true;
+	}
+
+	std::deque<std::pair<uint32_t, uint32_t>> runq;
+	std::set<uint32_t> queued;
+	std::map<int, uint32_t> cpu_owner;	/* cpu -> slot placed there */
+	std::map<uint32_t, int> owner_of;	/* slot -> cpu */
+};
