@@ -357,6 +357,9 @@ __bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
 	if (t) {
 		bool shot = t->state == COS_TASK_QUEUED;
 
+		/* Woken without ops.enqueue (exiting, migration-disabled): say it is runnable. */
+		if (t->state == COS_TASK_BLOCKED)
+			cos_post(cos_enclave, COS_MSG_TASK_RUNNABLE, cpu, t, COS_RUNNABLE_BYPASS);
 		t->state = COS_TASK_RUNNING;
 		t->cpu = cpu;
 		t->run_start = p->se.sum_exec_runtime;

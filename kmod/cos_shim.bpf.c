@@ -26,9 +26,12 @@
  *    DSQ — ahead of every fair task.  Tasks the module hands back to the fair policy (lord
  *    stalled or dead) are drained by ops.dispatch on any CPU (cos_kf_fallback_take).
  *
- * D. The lord runs first on its CPU: when it wakes it goes to the head of its CPU's local DSQ and
- *    preempts; when its slice ends it competes in the fair queue (libcos gives it a high weight),
- *    so per-CPU kthreads still run now and then.
+ * D. Tiers: per-CPU kthreads and the lord, then shot COS tasks, then everything else.  A per-CPU
+ *    kthread (ksoftirqd, a bound kworker completing I/O the lord waits for, ...) goes to the head
+ *    of its CPU's local DSQ and preempts whatever runs there, COS tasks included: such work is
+ *    short and may be what everyone else waits for.  The lord goes to its CPU's local DSQ too:
+ *    at the head with preemption when it wakes, at the tail when its slice ends.  Nothing of
+ *    these tiers goes through a shared queue, whose CPUs nobody would kick.
  *
  * E. ABI.  ops.init fails (the attach fails) unless the module's ABI version is the one this shim
  *    was built with; a test can change the expected version through cos_abi_expected.  ops.exit
@@ -45,6 +48,7 @@ char _license[] SEC("license") = "GPL";
 #define COS_FAIR_DSQ	0
 #define COS_EPROTO	71	/* errno values are not in vmlinux.h */
 #define COS_SCHED_EXT	7	/* SCHED_EXT policy */
+#define COS_PF_KTHREAD	0x00200000	/* PF_KTHREAD: task flags are not in vmlinux.h */
 #define COS_NO_SLOT	(-1)
 #define COS_FALLBACK_BATCH 16	/* fallback tasks one dispatch drains at most */
 
@@ -139,16 +143,20 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 	struct cos_task_ctx *tctx = cos_ctx(p);
 	s32 slot = tctx ? cos_slot(p, tctx, true) : COS_NO_SLOT;
 
+	if ((p->flags & COS_PF_KTHREAD) && p->nr_cpus_allowed == 1) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | scx_bpf_task_cpu(p), cos_slice_ns,
+				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
+		return;
+	}
 	switch (cos_kf_enqueue(p, slot, enq_flags)) {
 	case COS_ENQ_CUSTODY:
 		return;		/* waits for the lord's shoot (see C) */
 	case COS_ENQ_LORD:
-		if (enq_flags & SCX_ENQ_WAKEUP) {
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cos_kf_lord_cpu(), cos_slice_ns,
-					   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
-			return;
-		}
-		break;		/* slice over: compete fairly (see D) */
+		if (enq_flags & SCX_ENQ_WAKEUP)
+			enq_flags |= SCX_ENQ_HEAD | SCX_ENQ_PREEMPT;
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | scx_bpf_task_cpu(p), cos_slice_ns,
+				   enq_flags);
+		return;
 	}
 	cos_fair_insert(p, enq_flags);
 }

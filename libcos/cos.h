@@ -202,6 +202,13 @@ int cos_lord_prepare(struct cos_lord *lord, int cpu, unsigned int slot, unsigned
  */
 int cos_lord_shoot(struct cos_lord *lord, unsigned int flags);
 
+/**
+ * cos_lord_shoot_slot() - @cpu's slot in the shoot area, for callers that fill it themselves
+ * (set COS_SHOOT_F_VALID last) and commit it with cos_lord_prepare()d CPUs or a raw
+ * COS_IOC_SHOOT.  Return: the slot, or NULL if @cpu is out of range.
+ */
+struct cos_shoot_slot *cos_lord_shoot_slot(struct cos_lord *lord, int cpu);
+
 /** cos_lord_shoot_status() - enum cos_shoot_status of @cpu's slot after the last shoot */
 unsigned int cos_lord_shoot_status(const struct cos_lord *lord, int cpu);
 

@@ -202,6 +202,13 @@ COS_EXPORT int cos_lord_shoot(struct cos_lord *lord, unsigned int flags)
 	return ret < 0 ? -errno : ret;
 }
 
+COS_EXPORT struct cos_shoot_slot *cos_lord_shoot_slot(struct cos_lord *lord, int cpu)
+{
+	if (cpu < 0 || (unsigned int)cpu >= lord->args.nr_cpu_ids)
+		return NULL;
+	return &lord->shoot[cpu];
+}
+
 COS_EXPORT unsigned int cos_lord_shoot_status(const struct cos_lord *lord, int cpu)
 {
 	return __atomic_load_n(&lord->shoot[cpu].status, __ATOMIC_RELAXED);

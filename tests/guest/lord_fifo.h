@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <ctime>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -33,6 +34,10 @@ struct FifoLord {
 	std::map<unsigned, unsigned> shoot_errors;	/* status -> count */
 	std::thread thread;
 	cos_lord *lord = nullptr;
+	uint64_t max_gap_ns = 0, max_gap_at_ns = 0;	/* longest pause of the loop, and when */
+	uint64_t max_gap_end_ns = 0;
+	pid_t tid = 0;
+	int max_gap_cpu = -1;
 
 	FifoLord(int lord_cpu, std::vector<int> cpus, unsigned stall_ms = 1000)
 		: lord_cpu(lord_cpu), cpus(std::move(cpus)), stall_ms(stall_ms)
@@ -51,6 +56,13 @@ struct FifoLord {
 	}
 
 private:
+	static uint64_t now_ns()
+	{
+		timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	}
+
 	void run()
 	{
 		cpu_set_t set;
@@ -63,12 +75,22 @@ private:
 		o.enclave = &set;
 		o.enclave_size = sizeof(set);
 		o.stall_ms = stall_ms;
+		tid = gettid();
 		register_error = cos_lord_register(&lord, &o);
 		ready = true;
 		if (register_error)
 			return;
 		resync();
+		uint64_t last = now_ns(), first = last;
 		while (!stop) {
+			uint64_t t = now_ns();
+			if (t - last > max_gap_ns) {
+				max_gap_ns = t - last;
+				max_gap_at_ns = t - first;
+				max_gap_end_ns = t;
+				max_gap_cpu = sched_getcpu();
+			}
+			last = t;
 			if (pause) {
 				std::this_thread::sleep_for(std::chrono::milliseconds(1));
 				continue;

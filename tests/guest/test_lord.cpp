@@ -2,6 +2,10 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
+#include <functional>
+#include <iostream>
+#include <new>
+#include <sys/mman.h>
 #include <sched.h>
 #include <sys/syscall.h>
 
@@ -46,6 +50,36 @@ void spin_for(std::chrono::microseconds d)
 		;
 }
 
+/*
+ * Runs fn(i) in N threads of a forked child process and waits for it.  A lord must not schedule
+ * threads of its own process: a thread waiting in custody may hold the process's mmap_lock, and
+ * the lord blocks on it at its next page fault or malloc (seen in this very test, resolved only
+ * by the stall fallback).  Results go through T, which lives in shared memory.
+ */
+template <typename T> struct Shared {
+	T *p;
+	Shared()
+	{
+		void *m = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		REQUIRE(m != MAP_FAILED);
+		p = new (m) T();
+	}
+	~Shared() { munmap(p, sizeof(T)); }
+	T *operator->() { return p; }
+};
+
+int in_child_threads(int n, const std::function<void(int)> &fn)
+{
+	return in_child([&] {
+		std::vector<std::thread> ts;
+		for (int i = 0; i < n; i++)
+			ts.emplace_back(fn, i);
+		for (auto &t : ts)
+			t.join();
+		return 0;
+	});
+}
+
 struct Shim {
 	cos_shim *shim = nullptr;
 	Shim()
@@ -65,35 +99,44 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 	REQUIRE(lord.register_error == 0);
 
 	constexpr int N = 16, ROUNDS = 200;
-	std::vector<std::vector<int>> cpus_seen(N);
-	std::vector<pid_t> tids(N);
-	std::vector<int> setattr_err(N);
-	std::vector<std::thread> workers;
-	for (int i = 0; i < N; i++)
-		workers.emplace_back([&, i] {
-			tids[i] = gettid();
-			setattr_err[i] = become_cos_task();
-			/* A running task comes under the lord at its next wake-up. */
+	struct Result {
+		pid_t tids[N];
+		int setattr_err[N];
+		int cpus_seen[N][ROUNDS];
+	};
+	Shared<Result> res;
+	int rc = in_child_threads(N, [&](int i) {
+		res->tids[i] = gettid();
+		res->setattr_err[i] = become_cos_task();
+		/* A running task comes under the lord at its next wake-up. */
+		std::this_thread::sleep_for(std::chrono::microseconds(300));
+		for (int r = 0; r < ROUNDS; r++) {
+			spin_for(std::chrono::microseconds(200));
+			res->cpus_seen[i][r] = sched_getcpu();
 			std::this_thread::sleep_for(std::chrono::microseconds(300));
-			for (int r = 0; r < ROUNDS; r++) {
-				spin_for(std::chrono::microseconds(200));
-				cpus_seen[i].push_back(sched_getcpu());
-				std::this_thread::sleep_for(std::chrono::microseconds(300));
-			}
-		});
-	for (auto &w : workers)
-		w.join();
+		}
+	});
+	REQUIRE(rc == 0);
 	std::this_thread::sleep_for(std::chrono::milliseconds(100));	/* DEAD messages */
+	auto &tids = res->tids;
 	lord.finish();
+	std::cerr << "lord loop: longest pause " << lord.max_gap_ns / 1000 << "us ending at mono "
+		  << lord.max_gap_end_ns / 1000 << "us on cpu " << lord.max_gap_cpu << " lord tid "
+		  << lord.tid << "\n";
 
 	for (int i = 0; i < N; i++)
-		REQUIRE(setattr_err[i] == 0);
+		REQUIRE(res->setattr_err[i] == 0);
 	CHECK(lord.shoot_errors.count(COS_SHOOT_BAD_GEN) == 0);
 
 	/* messages: consecutive seq, no overflow or stall */
 	REQUIRE_FALSE(lord.log.empty());
 	for (size_t i = 0; i < lord.log.size(); i++) {
 		CAPTURE(i);
+		if (lord.log[i].type == COS_MSG_LORD_STALL)
+			for (size_t j = i >= 8 ? i - 8 : 0; j <= i; j++)
+				std::cerr << (j << 0) << " " << cos_msg_type_name(lord.log[j].type) << " cpu "
+					      << lord.log[j].cpu << " pid " << lord.log[j].pid << " t+"
+					      << (lord.log[j].ts - lord.log[0].ts) / 1000 << "us\n";
 		REQUIRE(lord.log[i].seq == i + 1);
 		CHECK(lord.log[i].type != COS_MSG_OVERFLOW);
 		CHECK(lord.log[i].type != COS_MSG_LORD_STALL);
@@ -118,7 +161,9 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 		CHECK(std::count(types.begin(), types.end(), (uint32_t)COS_MSG_TASK_BLOCKED) > 0);
 		for (size_t k = 0; k + 1 < types.size(); k++)
 			if (types[k] == COS_MSG_TASK_BLOCKED) {
-				CAPTURE(k);
+				CAPTURE(k, cos_msg_type_name(types[k + 1]),
+					k > 0 ? cos_msg_type_name(types[k - 1]) : "-",
+					k + 2 < types.size() ? cos_msg_type_name(types[k + 2]) : "-");
 				CHECK((types[k + 1] == COS_MSG_TASK_RUNNABLE ||
 				       types[k + 1] == COS_MSG_TASK_DEAD));
 			}
@@ -130,8 +175,7 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 		chosen[p.pid].insert(p.cpu);
 	for (int i = 0; i < N; i++) {
 		CAPTURE(i, tids[i]);
-		REQUIRE(cpus_seen[i].size() == (size_t)ROUNDS);
-		for (int c : cpus_seen[i]) {
+		for (int c : res->cpus_seen[i]) {
 			CAPTURE(c);
 			CHECK((c >= 1 && c <= 3));
 			CHECK(chosen[tids[i]].count(c) == 1);
@@ -154,20 +198,23 @@ TEST_CASE("a shot COS thread preempts a non-COS busy loop on its CPU", "[lord][p
 
 	FifoLord lord(0, {2});
 	REQUIRE(lord.register_error == 0);
-	std::atomic<int> ran_on{-1};
-	std::atomic<unsigned long> hog_at_run{0};
-	std::thread cos([&] {
-		REQUIRE(become_cos_task() == 0);
+	struct Result {
+		int err, ran_on;
+		unsigned long hog_before, hog_after;
+	};
+	Shared<Result> res;
+	unsigned long hog_start = spins;
+	REQUIRE(in_child_threads(1, [&](int) {
+		res->err = become_cos_task();
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));	/* wake: under the lord */
-		ran_on = sched_getcpu();
-		hog_at_run = spins.load();
-	});
-	cos.join();
-	unsigned long before = spins;
+		res->ran_on = sched_getcpu();
+	}) == 0);
+	unsigned long hog_end = spins;
 	std::this_thread::sleep_for(std::chrono::milliseconds(50));
-	CHECK(ran_on == 2);
-	CHECK(spins > before);		/* the busy loop was alive before and after */
-	CHECK(hog_at_run > 0);
+	CHECK(res->err == 0);
+	CHECK(res->ran_on == 2);
+	CHECK(hog_end > hog_start);		/* the busy loop was alive around the shot */
+	CHECK(spins > hog_end);			/* and still is */
 	stop = true;
 	hog.join();
 	lord.finish();

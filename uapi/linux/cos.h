@@ -79,7 +79,8 @@ struct cos_info {
 enum cos_msg_type {
 	COS_MSG_NONE = 0,
 	COS_MSG_TASK_NEW,	/* a COS task appeared; arg = 1 if runnable, 0 if blocked */
-	COS_MSG_TASK_RUNNABLE,	/* woke up (or became a COS task runnable): waits for a shoot */
+	COS_MSG_TASK_RUNNABLE,	/* woke up (or became a COS task runnable): waits for a shoot;
+				 * arg = COS_RUNNABLE_BYPASS if the kernel ran it directly */
 	COS_MSG_TASK_BLOCKED,	/* went to sleep */
 	COS_MSG_TASK_PREEMPTED,	/* was running, is runnable again; arg = COS_PREEMPT_BY_* */
 	COS_MSG_TASK_YIELD,	/* gave up its CPU with sched_yield(); runnable */
@@ -92,6 +93,12 @@ enum cos_msg_type {
 	COS_MSG_TASK_RUNNING,	/* a shot task started on arg = CPU (only with COS_LORD_F_RUNNING_MSGS) */
 	COS_MSG_NR_TYPES,
 };
+
+/*
+ * COS_MSG_TASK_RUNNABLE.arg: sched_ext runs exiting and migration-disabled tasks on their CPU
+ * without asking the scheduler; the lord learns it when the task is already running.
+ */
+#define COS_RUNNABLE_BYPASS	1
 
 /* COS_MSG_TASK_PREEMPTED.arg */
 #define COS_PREEMPT_BY_COS	1	/* another COS task was shot to its CPU */
