@@ -37,6 +37,7 @@ struct cos_task {
 	u64 run_start;		/* se.sum_exec_runtime when it started running */
 	u64 runtime;		/* CPU time as a COS task */
 	u64 slice;		/* slice of the pending shoot */
+	u64 waiting_since;	/* when it last became WAITING (for the starvation check) */
 	bool fallback;		/* in custody but handed to the fair policy: shim must take it */
 };
 
@@ -48,6 +49,7 @@ struct cos_enclave {
 	s32 lord_cpu;
 	bool registered;		/* false after unregister/release: regions stay until release */
 	bool active;			/* the lord has control (false while stalled or gone) */
+	bool lord_dead;			/* the lord thread exited: never active again */
 	u32 flags;			/* COS_LORD_F_* */
 	cpumask_var_t cpus;
 	cpumask_var_t lord_saved_mask;	/* the lord's affinity before registration */
@@ -70,6 +72,8 @@ struct cos_enclave {
 
 	/* stall detection */
 	u64 stall_ns;
+	u64 starve_ns;
+	u64 starve_checked_at;
 	u64 seen_consumed;		/* ctl->consumed at the last check */
 	u64 seen_at;			/* when it last changed (or when messages became pending) */
 	struct hrtimer stall_timer;
@@ -107,6 +111,7 @@ long cos_ioc_wait(struct file *file, void __user *uarg);
 int cos_lord_mmap(struct file *file, struct vm_area_struct *vma);
 void cos_lord_release(struct file *file);
 void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick);
+void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick);
 bool cos_lord_consumed(struct cos_enclave *e, u64 consumed);
 
 /* cos_shoot.c */

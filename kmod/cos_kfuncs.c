@@ -177,7 +177,8 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p__ign)
 	raw_spin_lock_irqsave(&cos_lock, irqflags);
 	e = cos_enclave;
 	cpumask_clear(&cos_exit_kick);
-	if (e && e->lord == p && e->active) {
+	if (e && e->lord == p && !e->lord_dead) {
+		e->lord_dead = true;
 		e->active = false;
 		WRITE_ONCE(e->ctl->lord_active, 0);
 		WRITE_ONCE(cos_lord_active, false);
@@ -218,6 +219,7 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_fla
 	t->cpu = task_cpu(p);
 	if (e && e->active && cpumask_intersects(p->cpus_ptr, e->cpus)) {
 		t->state = COS_TASK_WAITING;
+		t->waiting_since = ktime_get_ns();
 		ret = COS_ENQ_CUSTODY;
 	} else {
 		t->state = COS_TASK_FAIR;
@@ -306,6 +308,7 @@ __bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p__ign, s32 slot, s3
 	t = cos_task_get(p, slot);
 	if (t && t->state == COS_TASK_QUEUED) {
 		t->state = COS_TASK_WAITING;
+		t->waiting_since = ktime_get_ns();
 		cos_post(cos_enclave, COS_MSG_SHOOT_FAILED, cpu, t, cpu);
 	}
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);

@@ -9,9 +9,13 @@
  * page) stay until the file is released, because a lord may still have them mapped.
  *
  * Stall.  An hrtimer checks every stall_ms / 4 (at least 1 ms): if messages are pending and
- * ctl->consumed has not moved for stall_ms, the lord is stalled: LORD_STALL is posted, every
- * task waiting for it goes to the fair policy and the enclave's CPUs are kicked.  When the lord
- * has consumed everything again it gets control back (tasks return to it at their next enqueue).
+ * ctl->consumed has not moved for stall_ms, or (checked every 100 ms) a task has waited for a
+ * shoot longer than starve_ms, the lord is stalled: LORD_STALL is posted, every task waiting for
+ * it goes to the fair policy and the enclave's CPUs are kicked.  The second rule catches a lord
+ * that consumes but does not schedule (or that stopped right after consuming everything): its
+ * tasks would otherwise wait for sched_ext's watchdog, which ejects the whole scheduler.  When
+ * the lord has consumed everything again it gets control back (tasks return to it at their next
+ * enqueue).
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -28,6 +32,9 @@
 
 #define COS_STALL_MS_DEFAULT	20
 #define COS_STALL_MS_MAX	10000
+#define COS_STARVE_MS_DEFAULT	1000
+#define COS_STARVE_MS_MAX	10000
+#define COS_STARVE_CHECK_NS	(100 * NSEC_PER_MSEC)
 #define COS_RING_DEFAULT	4096
 #define COS_RING_MIN		64
 #define COS_RING_MAX		(1U << 20)
@@ -96,9 +103,33 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
 		e->seen_consumed = consumed;
 		e->seen_at = ktime_get_ns();
 	}
-	if (!e->active && e->registered && consumed >= e->produced) {
+	if (!e->active && e->registered && !e->lord_dead && consumed >= e->produced) {
 		cos_set_active_locked(e, true);
 		return true;
+	}
+	return false;
+}
+
+/* Declare @e's lord stalled for @reason (COS_STALL_*).  Caller holds cos_lock. */
+void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick)
+{
+	cos_set_active_locked(e, false);
+	WRITE_ONCE(e->ctl->stalls, e->ctl->stalls + 1);
+	cos_post(e, COS_MSG_LORD_STALL, smp_processor_id(), NULL, reason);
+	cos_fallback_locked(e, kick);
+}
+
+/* Has a task waited for a shoot longer than starve_ns?  Caller holds cos_lock. */
+static bool cos_starving_locked(struct cos_enclave *e, u64 now)
+{
+	u32 i;
+
+	for (i = 0; i < cos_max_tasks; i++) {
+		struct cos_task *t = &cos_tasks[i];
+
+		if ((t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED) &&
+		    now - t->waiting_since >= e->starve_ns)
+			return true;
 	}
 	return false;
 }
@@ -116,15 +147,18 @@ static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 	}
 	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
 	cos_lord_consumed(e, consumed);
+	cpumask_clear(e->timer_kick);
 	if (consumed >= e->produced)
-		e->seen_at = now;	/* nothing pending: not stalled, whatever the lord does */
-	else if (e->active && now - e->seen_at >= e->stall_ns) {
-		cos_set_active_locked(e, false);
-		WRITE_ONCE(e->ctl->stalls, e->ctl->stalls + 1);
-		cos_post(e, COS_MSG_LORD_STALL, smp_processor_id(), NULL, e->stall_ns);
-		cpumask_clear(e->timer_kick);
-		cos_fallback_locked(e, e->timer_kick);
+		e->seen_at = now;	/* nothing pending */
+	if (e->active && consumed < e->produced && now - e->seen_at >= e->stall_ns) {
+		cos_stall_locked(e, COS_STALL_UNCONSUMED, e->timer_kick);
 		kick = true;
+	} else if (e->active && now - e->starve_checked_at >= COS_STARVE_CHECK_NS) {
+		e->starve_checked_at = now;
+		if (cos_starving_locked(e, now)) {
+			cos_stall_locked(e, COS_STALL_STARVED, e->timer_kick);
+			kick = true;
+		}
 	}
 	raw_spin_unlock(&cos_lock);
 	if (kick)
@@ -211,7 +245,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 		return ret;
 	if (args.flags & ~COS_LORD_F_RUNNING_MSGS)
 		return -EINVAL;
-	if (args.stall_ms > COS_STALL_MS_MAX)
+	if (args.stall_ms > COS_STALL_MS_MAX || args.starve_ms > COS_STARVE_MS_MAX || args.__pad)
 		return -EINVAL;
 	entries = args.ring_entries ?: COS_RING_DEFAULT;
 	if (!is_power_of_2(entries) || entries < COS_RING_MIN || entries > COS_RING_MAX)
@@ -244,6 +278,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	e->lord_cpu = args.lord_cpu;
 	e->flags = args.flags;
 	e->stall_ns = (u64)(args.stall_ms ?: COS_STALL_MS_DEFAULT) * NSEC_PER_MSEC;
+	e->starve_ns = (u64)(args.starve_ms ?: COS_STARVE_MS_DEFAULT) * NSEC_PER_MSEC;
 	e->seen_at = ktime_get_ns();
 
 	raw_spin_lock_irqsave(&cos_lock, irqflags);

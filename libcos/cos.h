@@ -127,6 +127,7 @@ struct cos_lord_opts {
 	const void *enclave;		/* CPU bitmap (e.g. a cpu_set_t) of the enclave */
 	size_t enclave_size;		/* its size in bytes */
 	unsigned int stall_ms;		/* 0 = module default (20 ms) */
+	unsigned int starve_ms;		/* 0 = module default (1000 ms) */
 	unsigned int ring_entries;	/* 0 = module default (4096) */
 	unsigned int flags;		/* COS_LORD_F_* */
 };

@@ -57,6 +57,7 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 	lord->args.flags = opts->flags;
 	lord->args.lord_cpu = opts->lord_cpu;
 	lord->args.stall_ms = opts->stall_ms;
+	lord->args.starve_ms = opts->starve_ms;
 	lord->args.ring_entries = opts->ring_entries;
 	lord->args.cpumask_size = opts->enclave_size;
 	lord->args.cpumask = (uintptr_t)opts->enclave;

@@ -25,6 +25,9 @@ struct FifoLord {
 	int lord_cpu;
 	std::vector<int> cpus;
 	unsigned stall_ms;
+	unsigned ring_entries;
+	unsigned starve_ms;
+	uint64_t dropped = 0;			/* ctl->dropped when the lord stopped */
 	std::atomic<bool> stop{false};
 	std::atomic<bool> ready{false};
 	std::atomic<bool> pause{false};	/* stop consuming (the tests' stand-in for a stuck lord) */
@@ -39,8 +42,10 @@ struct FifoLord {
 	pid_t tid = 0;
 	int max_gap_cpu = -1;
 
-	FifoLord(int lord_cpu, std::vector<int> cpus, unsigned stall_ms = 1000)
-		: lord_cpu(lord_cpu), cpus(std::move(cpus)), stall_ms(stall_ms)
+	FifoLord(int lord_cpu, std::vector<int> cpus, unsigned stall_ms = 1000, unsigned ring_entries = 0,
+		 unsigned starve_ms = 0)
+		: lord_cpu(lord_cpu), cpus(std::move(cpus)), stall_ms(stall_ms), ring_entries(ring_entries),
+		  starve_ms(starve_ms)
 	{
 		thread = std::thread([this] { run(); });
 		while (!ready)
@@ -75,6 +80,8 @@ private:
 		o.enclave = &set;
 		o.enclave_size = sizeof(set);
 		o.stall_ms = stall_ms;
+		o.ring_entries = ring_entries;
+		o.starve_ms = starve_ms;
 		tid = gettid();
 		register_error = cos_lord_register(&lord, &o);
 		ready = true;
@@ -101,6 +108,7 @@ private:
 			if (!progress)
 				cos_lord_wait(lord, 2000000);	/* 2 ms */
 		}
+		dropped = cos_lord_ctl(lord)->dropped;
 		cos_lord_destroy(lord);
 	}
 

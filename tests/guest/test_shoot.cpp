@@ -62,6 +62,7 @@ struct Fixture {
 		o.enclave = &set;
 		o.enclave_size = sizeof(set);
 		o.stall_ms = 10000;
+		o.starve_ms = 10000;	/* tasks wait for hand-made shoots */
 		REQUIRE(cos_lord_register(&lord, &o) == 0);
 		void *m = mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		REQUIRE(m != MAP_FAILED);

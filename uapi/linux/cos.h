@@ -88,7 +88,7 @@ enum cos_msg_type {
 	COS_MSG_TASK_AFFINITY,	/* its allowed CPUs changed (read them with sched_getaffinity) */
 	COS_MSG_SHOOT_FAILED,	/* a placed task could not start; arg = CPU; task waits again */
 	COS_MSG_SHOOT_STALE,	/* a placed task left before it started; arg = CPU */
-	COS_MSG_LORD_STALL,	/* the lord did not consume for stall_ms: tasks went to the fair policy */
+	COS_MSG_LORD_STALL,	/* the lord stalled (arg = COS_STALL_*): tasks went to the fair policy */
 	COS_MSG_OVERFLOW,	/* the ring was full: messages were lost; resync from the status table */
 	COS_MSG_TASK_RUNNING,	/* a shot task started on arg = CPU (only with COS_LORD_F_RUNNING_MSGS) */
 	COS_MSG_NR_TYPES,
@@ -99,6 +99,10 @@ enum cos_msg_type {
  * without asking the scheduler; the lord learns it when the task is already running.
  */
 #define COS_RUNNABLE_BYPASS	1
+
+/* COS_MSG_LORD_STALL.arg */
+#define COS_STALL_UNCONSUMED	1	/* messages pending and unconsumed for stall_ms */
+#define COS_STALL_STARVED	2	/* a task waited for a shoot longer than starve_ms */
 
 /* COS_MSG_TASK_PREEMPTED.arg */
 #define COS_PREEMPT_BY_COS	1	/* another COS task was shot to its CPU */
@@ -233,6 +237,9 @@ struct cos_ctl {
  * @flags:		COS_LORD_F_*
  * @lord_cpu:		in: the CPU the lord runs on (the calling thread is pinned there)
  * @stall_ms:		in: stall timeout in ms (0 = default 20, at most 10000)
+ * @starve_ms:		in: longest a runnable task may wait for a shoot before the lord counts as
+ *			stalled (0 = default 1000, at most 10000; sched_ext's own watchdog, which
+ *			would eject the whole scheduler, waits 30 s)
  * @ring_entries:	in: ring size, a power of two 64..1048576 (0 = default 4096);
  *			out: the size used
  * @cpumask_size:	in: bytes at @cpumask (at least enough for the enclave's highest CPU)
@@ -261,8 +268,10 @@ struct cos_lord_args {
 	__u64 ctl_size;
 	__u32 max_tasks;
 	__u32 nr_cpu_ids;
+	__u32 starve_ms;
+	__u32 __pad;
 };
-#define COS_LORD_ARGS_SIZE_VER0	104
+#define COS_LORD_ARGS_SIZE_VER0	112
 
 /* struct cos_shoot_args.flags */
 #define COS_SHOOT_STRICT	(1U << 0)	/* refuse all unless the lord consumed every message */

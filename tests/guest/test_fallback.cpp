@@ -1,0 +1,284 @@
+// test_fallback.cpp — safety: a killed lord hands its tasks to the fair policy at once, a stopped
+// lord is declared stalled and gets control back when it catches up, and a full ring is reported
+// (OVERFLOW) and recovered from the status table without losing a task.
+#include <catch2/catch_test_macros.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <functional>
+#include <iostream>
+#include <new>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "guest.h"
+#include "lord_fifo.h"
+
+using namespace guest;
+
+namespace {
+struct sched_attr_v0 {
+	uint32_t size, sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+int become_cos_task()
+{
+	sched_attr_v0 a = {};
+	a.size = sizeof(a);
+	a.sched_policy = 7;	/* SCHED_EXT */
+	return syscall(SYS_sched_setattr, 0, &a, 0) ? errno : 0;
+}
+
+uint64_t now_ns()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void unpin()
+{
+	cpu_set_t all;
+	CPU_ZERO(&all);
+	for (unsigned c = 0; c < std::thread::hardware_concurrency(); c++)
+		CPU_SET(c, &all);
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
+template <typename T> T *shared_new()
+{
+	void *m = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(m != MAP_FAILED);
+	return new (m) T();
+}
+
+/* A lord in its own process that consumes messages but never shoots: its tasks just wait. */
+struct IdleLord {
+	struct State {
+		std::atomic<int> registered{0};
+		std::atomic<int> stalls_seen{0};
+		std::atomic<int> active{1};
+	};
+	State *st = shared_new<State>();
+	pid_t pid;
+
+	IdleLord(std::vector<int> cpus, unsigned stall_ms, unsigned starve_ms)
+	{
+		pid = fork();
+		if (pid == 0) {
+			cpu_set_t set;
+			CPU_ZERO(&set);
+			for (int c : cpus)
+				CPU_SET(c, &set);
+			cos_lord_opts o = {};
+			o.size = sizeof(o);
+			o.lord_cpu = 0;
+			o.enclave = &set;
+			o.enclave_size = sizeof(set);
+			o.stall_ms = stall_ms;
+			o.starve_ms = starve_ms;
+			cos_lord *lord;
+			if (cos_lord_register(&lord, &o))
+				_exit(1);
+			st->registered = 1;
+			for (;;) {
+				const cos_msg *m;
+				while ((m = cos_lord_peek(lord))) {
+					if (m->type == COS_MSG_LORD_STALL)
+						st->stalls_seen++;
+					cos_lord_consume(lord);
+				}
+				cos_lord_publish(lord);
+				st->active = cos_lord_ctl(lord)->lord_active;
+				cos_lord_wait(lord, 1000000);
+			}
+		}
+		while (!st->registered)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	~IdleLord()
+	{
+		kill(pid, SIGKILL);
+		waitpid(pid, nullptr, 0);
+		munmap(st, sizeof(State));
+	}
+};
+
+struct Shim {
+	cos_shim *shim = nullptr;
+	Shim() { REQUIRE(cos_shim_attach(&shim, nullptr) == 0); }
+	~Shim() { cos_shim_detach(shim); }
+};
+
+/* N COS threads in a child that each wait (in custody) and record when they first run again. */
+template <int N> struct Waiters {
+	struct State {
+		std::atomic<int> ready{0};
+		std::atomic<int> go{0};
+		uint64_t ran_at[N];
+	};
+	State *st = shared_new<State>();
+	pid_t pid;
+
+	Waiters()
+	{
+		pid = fork();
+		if (pid == 0) {
+			unpin();
+			std::vector<std::thread> ts;
+			for (int i = 0; i < N; i++)
+				ts.emplace_back([this, i] {
+					become_cos_task();
+					st->ready++;
+					while (!st->go)		/* block, wake, wait for a lord that never shoots */
+						std::this_thread::sleep_for(std::chrono::milliseconds(5));
+					st->ran_at[i] = now_ns();
+				});
+			for (auto &t : ts)
+				t.join();
+			_exit(0);
+		}
+		while (st->ready < N)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	int wait_exit()
+	{
+		int s = -1;
+		waitpid(pid, &s, 0);
+		return WIFEXITED(s) ? WEXITSTATUS(s) : -1;
+	}
+	~Waiters() { munmap(st, sizeof(State)); }
+};
+} // namespace
+
+TEST_CASE("a lord killed with SIGKILL: its runnable tasks run at once under the fair policy", "[fallback][kill]")
+{
+	Shim shim;
+	uint64_t t0 = now_ns();
+	auto *lord = new IdleLord({1, 2, 3}, 10000, 10000);	/* no stall rule fires: only death helps */
+	std::cerr << "lord up after " << (now_ns() - t0) / 1000 << "us\n";
+	Waiters<16> w;
+	std::cerr << "waiters up after " << (now_ns() - t0) / 1000 << "us\n";
+	w.st->go = 1;					/* each wakes and waits for the lord */
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	for (int i = 0; i < 16; i++)
+		CHECK(w.st->ran_at[i] == 0);		/* nobody ran: the lord holds them */
+	uint64_t killed = now_ns();
+	delete lord;					/* SIGKILL */
+	REQUIRE(w.wait_exit() == 0);			/* all of them finish */
+	std::vector<uint64_t> us;
+	for (int i = 0; i < 16; i++) {
+		CHECK(w.st->ran_at[i] > killed);
+		us.push_back((w.st->ran_at[i] - killed) / 1000);
+	}
+	std::sort(us.begin(), us.end());
+	std::cerr << "after SIGKILL of the lord, the 16 waiting tasks first ran after (us): min " << us.front()
+		  << " median " << us[8] << " max " << us.back() << "\n";
+	CHECK(sched_ext_state() == "enabled");
+}
+
+/*
+ * Whether the lord stopped before or after consuming its tasks' messages, one of the two stall
+ * rules fires (unconsumed messages after stall_ms, or a task waiting longer than starve_ms).
+ */
+TEST_CASE("a stopped lord is declared stalled; after SIGCONT it gets control back", "[fallback][stall]")
+{
+	Shim shim;
+	IdleLord lord({1, 2, 3}, 50, 100);
+	Waiters<16> w;
+	std::cerr << "test " << getpid() << " lord " << lord.pid << " waiters " << w.pid << "\n";
+	REQUIRE(kill(lord.pid, SIGSTOP) == 0);
+	uint64_t stopped = now_ns();
+	w.st->go = 1;
+	REQUIRE(w.wait_exit() == 0);			/* the stall fallback ran them all */
+	std::vector<uint64_t> us;
+	for (int i = 0; i < 16; i++)
+		us.push_back((w.st->ran_at[i] - stopped) / 1000);
+	std::sort(us.begin(), us.end());
+	std::cerr << "with the lord stopped (stall_ms 50), the 16 tasks first ran after (us): min "
+		  << us.front() << " median " << us[8] << " max " << us.back() << "\n";
+	REQUIRE(kill(lord.pid, SIGCONT) == 0);
+	for (int i = 0; i < 5000 && !(lord.st->stalls_seen && lord.st->active); i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(lord.st->stalls_seen >= 1);		/* it was told (LORD_STALL) */
+	CHECK(lord.st->active == 1);			/* and has control again */
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("a lord that consumes but never shoots is declared stalled (starved tasks)", "[fallback][starve]")
+{
+	Shim shim;
+	IdleLord lord({1, 2, 3}, 10000, 200);
+	Waiters<4> w;
+	uint64_t t0 = now_ns();
+	w.st->go = 1;
+	REQUIRE(w.wait_exit() == 0);			/* ran after starve_ms, not after the 30 s watchdog */
+	for (int i = 0; i < 5000 && !lord.st->stalls_seen; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(lord.st->stalls_seen >= 1);
+	uint64_t last = 0;
+	for (int i = 0; i < 4; i++)
+		last = std::max(last, w.st->ran_at[i]);
+	std::cerr << "starved tasks: the last one ran " << (last - t0) / 1000 << "us after they started waiting (starve_ms 200)\n";
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("ring overflow: OVERFLOW is posted, the lord resyncs, no task is lost", "[fallback][overflow]")
+{
+	Shim shim;
+	FifoLord lord(0, {1, 2, 3}, 10000, 64, 10000);	/* a 64-entry ring; no stall rule fires */
+	REQUIRE(lord.register_error == 0);
+	lord.pause = true;				/* the lord "sleeps": nothing is consumed */
+	struct State {
+		std::atomic<int> created{0};
+		std::atomic<int> finished{0};
+	};
+	auto *st = shared_new<State>();
+	pid_t child = fork();
+	if (child == 0) {
+		unpin();
+		std::vector<std::thread> ts;
+		for (int i = 0; i < 2000; i++) {
+			ts.emplace_back([st] {
+				become_cos_task();
+				std::this_thread::sleep_for(std::chrono::microseconds(100));
+				st->finished++;
+			});
+			st->created++;
+			if (ts.size() == 100) {		/* keep at most 100 threads alive at once */
+				for (auto &t : ts)
+					t.join();
+				ts.clear();
+			}
+		}
+		for (auto &t : ts)
+			t.join();
+		_exit(0);
+	}
+	while (st->created < 100)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	lord.pause = false;				/* wakes up, finds OVERFLOW, resyncs */
+	int s = -1;
+	waitpid(child, &s, 0);
+	CHECK(WIFEXITED(s));
+	CHECK(WEXITSTATUS(s) == 0);
+	CHECK(st->finished == 2000);
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	lord.finish();
+	size_t overflows = std::count_if(lord.log.begin(), lord.log.end(),
+					 [](const cos_msg &m) { return m.type == COS_MSG_OVERFLOW; });
+	CHECK(overflows >= 1);
+	CHECK(lord.dropped > 0);
+	CHECK(std::none_of(lord.log.begin(), lord.log.end(),
+			   [](const cos_msg &m) { return m.type == COS_MSG_LORD_STALL; }));
+	for (size_t i = 0; i < lord.log.size(); i++)
+		REQUIRE(lord.log[i].seq == i + 1);	/* no gaps, even across overflows */
+	munmap(st, sizeof(State));
+	CHECK(sched_ext_state() == "enabled");
+}
