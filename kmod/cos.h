@@ -65,6 +65,7 @@ struct cos_enclave {
 	u32 ring_entries;
 	u64 produced;			/* seq of the last message written */
 	bool overflowed;		/* dropping until the lord consumed everything */
+	u64 overflow_dropped;		/* messages dropped in this overflow */
 
 	struct cos_task_status *status;	/* == cos_status (global, mapped read-only) */
 	struct cos_shoot_slot *shoot;	/* nr_cpu_ids slots */
@@ -93,6 +94,7 @@ extern bool cos_lord_active;
 extern struct cos_task *cos_tasks;
 extern struct cos_task_status *cos_status;
 extern bool cos_shim_attached;
+extern u32 cos_shim_caps;
 
 /* cos_kfuncs.c */
 int cos_kfuncs_init(void);
@@ -101,6 +103,7 @@ int cos_kfuncs_init(void);
 int cos_tasks_init(void);
 void cos_tasks_exit(void);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg);
+void cos_overflow_end_locked(struct cos_enclave *e, u64 consumed);
 void cos_status_sync(struct cos_task *t);
 static inline u32 cos_task_slot(const struct cos_task *t) { return t - cos_tasks; }
 

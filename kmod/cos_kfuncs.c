@@ -33,6 +33,7 @@
 #include "cos.h"
 
 bool cos_shim_attached;
+u32 cos_shim_caps;
 u32 cos_fallback_pending;
 pid_t cos_lord_pid;
 s32 cos_lord_cpu = -1;
@@ -81,17 +82,19 @@ __bpf_kfunc u32 cos_kf_abi_version(void)
 /**
  * cos_kf_shim_attached() - the shim is (@attached) or is no longer the sched_ext scheduler
  * @attached: true from ops.init, false from ops.exit
+ * @caps: COS_SHIM_CAP_* of this shim on this kernel
  *
  * Leaving: sched_ext has already moved every task off the shim (exit_task was called for each),
  * so the lord, if any, has lost its tasks; it is deactivated until a shim attaches again.
  * Context: ops.init / ops.exit (sleepable or not); takes cos_lock with IRQs off.
  */
-__bpf_kfunc void cos_kf_shim_attached(bool attached)
+__bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
 {
 	unsigned long irqflags;
 
 	raw_spin_lock_irqsave(&cos_lock, irqflags);
 	cos_shim_attached = attached;
+	cos_shim_caps = attached ? caps : 0;
 	if (cos_enclave) {
 		cos_enclave->active = attached;
 		WRITE_ONCE(cos_enclave->ctl->lord_active, attached);

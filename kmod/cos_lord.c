@@ -147,6 +147,7 @@ static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 	}
 	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
 	cos_lord_consumed(e, consumed);
+	cos_overflow_end_locked(e, min(consumed, e->produced));
 	cpumask_clear(e->timer_kick);
 	if (consumed >= e->produced)
 		e->seen_at = now;	/* nothing pending */
@@ -223,7 +224,8 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
  *
  * Context: process context, may sleep; takes cos_lock with IRQs off.
  * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if a lord exists or this file had one;
- * -ENXIO if the shim is not attached; -EINVAL for bad sizes, flags or CPUs; -EFAULT; -ENOMEM.
+ * -ENXIO if the shim is not attached; -EOPNOTSUPP if it cannot give shot tasks priority on this
+ * kernel (COS_SHIM_CAP_FAIR_DSQ); -EINVAL for bad sizes, flags or CPUs; -EFAULT; -ENOMEM.
  * Nothing changes on error.
  */
 long cos_ioc_register_lord(struct file *file, void __user *uarg)
@@ -282,8 +284,8 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	e->seen_at = ktime_get_ns();
 
 	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	if (cos_enclave || !cos_shim_attached) {
-		ret = cos_enclave ? -EBUSY : -ENXIO;
+	if (cos_enclave || !cos_shim_attached || !(cos_shim_caps & COS_SHIM_CAP_FAIR_DSQ)) {
+		ret = cos_enclave ? -EBUSY : !cos_shim_attached ? -ENXIO : -EOPNOTSUPP;
 		raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 		set_cpus_allowed_ptr(current, e->lord_saved_mask);
 		put_task_struct(e->lord);

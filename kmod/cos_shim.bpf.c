@@ -16,7 +16,8 @@
  *    sleepers cannot bank credit.  An idle CPU found at wake-up gets the task directly on its
  *    local DSQ.  Where the kernel offers no scx_bpf_create_dsq (Debian 7.2.12, see
  *    shim_compat.h) the shared queue is the built-in global DSQ, which is FIFO: round-robin
- *    with equal slices, weights ignored.
+ *    with equal slices, weights ignored; sched_ext drains it before calling ops.dispatch, so a
+ *    shot task could not go first there, and cos.ko refuses lords (COS_SHIM_CAP_FAIR_DSQ).
  *
  * C. COS tasks (policy SCHED_EXT) get a slot in the module's task table (kept in task-local
  *    storage) and every event of theirs goes to the module, which posts it to the lord.  When
@@ -296,14 +297,14 @@ s32 BPF_PROG(cos_init)
 	cos_fair_vtime = cos_have(scx_bpf_create_dsq);
 	ret = cos_fair_vtime ? scx_bpf_create_dsq(COS_FAIR_DSQ, -1) : 0;
 	if (!ret)
-		cos_kf_shim_attached(true);
+		cos_kf_shim_attached(true, cos_fair_vtime ? COS_SHIM_CAP_FAIR_DSQ : 0);
 	return ret;
 }
 
 SEC("struct_ops/cos_exit")
 void BPF_PROG(cos_exit, struct scx_exit_info *ei)
 {
-	cos_kf_shim_attached(false);
+	cos_kf_shim_attached(false, 0);
 	cos_exit_kind = ei->kind;
 	bpf_probe_read_kernel_str(cos_exit_reason, sizeof(cos_exit_reason), ei->reason);
 	bpf_probe_read_kernel_str(cos_exit_msg, sizeof(cos_exit_msg), ei->msg);

@@ -78,16 +78,34 @@ static void cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
 }
 
 /*
+ * cos_overflow_end_locked - leave overflow once the lord has consumed everything: post one
+ * OVERFLOW message (arg = messages lost) so that it resyncs from the status table, which by now
+ * reflects everything that was dropped.  Posting it at the end rather than when the ring filled
+ * matters: drops go on until the lord has caught up, and a resync done earlier would miss them.
+ * Called by cos_post() and by the stall timer (in case nothing else is posted).  Under cos_lock.
+ */
+void cos_overflow_end_locked(struct cos_enclave *e, u64 consumed)
+{
+	if (!e->overflowed || consumed < e->produced)
+		return;
+	e->overflowed = false;
+	cos_ring_write(e, ++e->produced, COS_MSG_OVERFLOW, smp_processor_id(), NULL,
+		       e->overflow_dropped);
+	e->overflow_dropped = 0;
+}
+
+/*
  * cos_post - append a message about @t (NULL for enclave-wide messages) and update its status.
- * Never overwrites an unconsumed message: when one free slot is left, it takes an OVERFLOW
- * message and further messages are dropped (counted in ctl->dropped, the status table stays
- * exact) until the lord has consumed everything; tasks touched meanwhile get the OVERFLOW's seq
- * as last_seq, so a lord that consumed the OVERFLOW (and resynced) is not "behind" on them.
+ * Never overwrites an unconsumed message: when the ring is full the message is dropped (counted
+ * in ctl->dropped; the status table stays exact) and the enclave is in overflow until the lord
+ * has consumed everything, see cos_overflow_end_locked().  Nothing else is written meanwhile, so
+ * tasks touched while dropping get last_seq = the OVERFLOW message's seq: shoots of them are
+ * refused (BEHIND) until the lord has consumed it and resynced.
  * Caller holds cos_lock.
  */
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg)
 {
-	u64 consumed, used;
+	u64 consumed;
 
 	if (!e || !e->registered) {
 		if (t)
@@ -97,17 +115,14 @@ void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 
 	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
 	if (consumed > e->produced)
 		consumed = e->produced;		/* a lord that claims too much only hurts itself */
-	if (e->overflowed && consumed == e->produced)
-		e->overflowed = false;
-	used = e->produced - consumed;
-	if (e->overflowed || used >= e->ring_entries - 1) {
-		if (!e->overflowed) {
-			e->overflowed = true;
-			cos_ring_write(e, ++e->produced, COS_MSG_OVERFLOW, cpu, NULL, 0);
-		}
+	cos_overflow_end_locked(e, consumed);
+	if (e->overflowed || e->produced - consumed >= e->ring_entries - 1) {
+		/* keep one slot free for the OVERFLOW message that ends this */
+		e->overflowed = true;
+		e->overflow_dropped++;
 		WRITE_ONCE(e->ctl->dropped, e->ctl->dropped + 1);
 		if (t) {
-			t->last_seq = e->produced;
+			t->last_seq = e->produced + 1;	/* the OVERFLOW that ends this */
 			cos_status_sync(t);
 		}
 		goto wake;

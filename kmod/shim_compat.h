@@ -35,7 +35,7 @@ extern void bpf_task_release(struct task_struct *p) __ksym;
 
 /* cos.ko (kmod/cos_kfuncs.c documents each) */
 extern u32 cos_kf_abi_version(void) __ksym;
-extern void cos_kf_shim_attached(bool attached) __ksym;
+extern void cos_kf_shim_attached(bool attached, u32 caps) __ksym;
 extern s32 cos_kf_task_attach(struct task_struct *p, bool runnable) __ksym;
 extern void cos_kf_task_detach(struct task_struct *p, s32 slot) __ksym;
 extern void cos_kf_exit_task(struct task_struct *p) __ksym;

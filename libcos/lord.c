@@ -72,6 +72,9 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 			return cos_fail(err, "another lord holds the enclave (one lord at a time for now)");
 		case -ENXIO:
 			return cos_fail(err, "the cos shim is not attached ('cosctl shim attach')");
+		case -EOPNOTSUPP:
+			return cos_fail(err, "this kernel's sched_ext cannot give shot tasks priority "
+				       "(scx_bpf_create_dsq unusable, e.g. Debian 7.2.12): use another kernel");
 		case -EINVAL:
 			return cos_fail(err, "bad lord options: CPUs must be online, the lord's CPU outside the enclave");
 		default:

@@ -1,6 +1,8 @@
 // guest.h — helpers for the in-guest tests (run as root inside the QEMU guest, cos.ko loaded).
 #pragma once
 
+#include <catch2/catch_test_macros.hpp>
+
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -11,11 +13,19 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <new>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
+
+extern "C" {
+#include <cos.h>
+}
 
 namespace guest {
 
@@ -108,6 +118,96 @@ inline int load_module(const std::string &path)
 }
 
 inline bool module_loaded() { return access("/sys/module/cos", F_OK) == 0; }
+
+/* sched_setattr(2)'s argument, first version. */
+struct sched_attr_v0 {
+	uint32_t size, sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+constexpr int SCHED_EXT_POLICY = 7;
+
+/* Make the calling thread a COS task (policy SCHED_EXT); returns 0 or errno. */
+inline int become_cos_task()
+{
+	sched_attr_v0 a = {};
+	a.size = sizeof(a);
+	a.sched_policy = SCHED_EXT_POLICY;
+	return syscall(SYS_sched_setattr, 0, &a, 0) ? errno : 0;
+}
+
+inline uint64_t now_ns()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Allow every CPU again (a child of the lord inherits the lord's pinning). */
+inline void unpin_self()
+{
+	cpu_set_t all;
+	CPU_ZERO(&all);
+	for (unsigned c = 0; c < std::thread::hardware_concurrency(); c++)
+		CPU_SET(c, &all);
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
+/* A T in MAP_SHARED memory, visible to forked children; never freed by the child. */
+template <typename T> T *shared_new()
+{
+	void *m = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		abort();
+	return new (m) T();
+}
+
+template <typename T> void shared_delete(T *p)
+{
+	p->~T();
+	munmap(p, sizeof(T));
+}
+
+/*
+ * Can a lord register now (shim attached with its own fair DSQ)?  If not — Debian 7.2.12, see
+ * COS_SHIM_CAP_FAIR_DSQ — check that registration is refused as documented and skip the rest.
+ */
+#define REQUIRE_LORD_SUPPORT()								\
+	do {										\
+		int fd_ = cos_open();							\
+		REQUIRE(fd_ >= 0);							\
+		cos_info info_;								\
+		REQUIRE(cos_get_info(fd_, &info_) == 0);				\
+		close(fd_);								\
+		if (!(info_.features & COS_FEAT_LORD)) {				\
+			cpu_set_t s_;							\
+			CPU_ZERO(&s_);							\
+			CPU_SET(1, &s_);						\
+			cos_lord_opts o_ = {};						\
+			o_.size = sizeof(o_);						\
+			o_.enclave = &s_;						\
+			o_.enclave_size = sizeof(s_);					\
+			cos_lord *l_ = nullptr;						\
+			int e_ = guest::in_child([&] { return -cos_lord_register(&l_, &o_); }); \
+			CHECK(e_ == EOPNOTSUPP);					\
+			SKIP("lords are refused on this kernel (no private fair DSQ)");	\
+		}									\
+	} while (0)
+
+/* The shim attached for the scope (also while a SKIP or a failed REQUIRE unwinds). */
+struct Shim {
+	cos_shim *shim = nullptr;
+	Shim()
+	{
+		int err = cos_shim_attach(&shim, nullptr);
+		INFO(cos_strerror(err));
+		REQUIRE(err == 0);
+	}
+	~Shim() { cos_shim_detach(shim); }
+};
 
 /* N threads that spin, counting iterations, until destroyed. */
 class BusyThreads {

@@ -15,6 +15,7 @@
 extern "C" {
 #include <cos.h>
 }
+#include "guest.h"
 
 struct FifoLord {
 	struct Placement {
@@ -33,6 +34,7 @@ struct FifoLord {
 	std::atomic<bool> pause{false};	/* stop consuming (the tests' stand-in for a stuck lord) */
 	int register_error = 0;
 	std::vector<cos_msg> log;		/* every message, in order */
+	uint64_t stall_reasons = 0;		/* OR of LORD_STALL args seen */
 	std::vector<Placement> placed;		/* every successful shoot */
 	std::map<unsigned, unsigned> shoot_errors;	/* status -> count */
 	std::thread thread;
@@ -61,13 +63,6 @@ struct FifoLord {
 	}
 
 private:
-	static uint64_t now_ns()
-	{
-		timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	}
-
 	void run()
 	{
 		cpu_set_t set;
@@ -88,9 +83,9 @@ private:
 		if (register_error)
 			return;
 		resync();
-		uint64_t last = now_ns(), first = last;
+		uint64_t last = guest::now_ns(), first = last;
 		while (!stop) {
-			uint64_t t = now_ns();
+			uint64_t t = guest::now_ns();
 			if (t - last > max_gap_ns) {
 				max_gap_ns = t - last;
 				max_gap_at_ns = t - first;
@@ -125,8 +120,11 @@ private:
 
 	void enqueue(uint32_t slot, uint32_t gen)
 	{
-		if (queued.insert(slot).second)
-			runq.push_back({slot, gen});
+		auto it = queued.find(slot);
+		if (it != queued.end() && it->second == gen)
+			return;			/* already queued */
+		queued[slot] = gen;		/* a reused slot: the old entry fails BAD_GEN */
+		runq.push_back({slot, gen});
 	}
 
 	void release_cpu(uint32_t slot)
@@ -161,8 +159,10 @@ private:
 				release_cpu(msg.slot);
 				queued.erase(msg.slot);
 				break;
-			case COS_MSG_OVERFLOW:
 			case COS_MSG_LORD_STALL:
+				stall_reasons |= msg.arg;
+				[[fallthrough]];
+			case COS_MSG_OVERFLOW:
 				runq.clear();
 				queued.clear();
 				cpu_owner.clear();
@@ -182,7 +182,9 @@ private:
 				continue;
 			auto [slot, gen] = runq.front();
 			runq.pop_front();
-			queued.erase(slot);
+			auto q = queued.find(slot);
+			if (q != queued.end() && q->second == gen)
+				queued.erase(q);
 			cos_lord_prepare(lord, c, slot, gen, 0);
 			shot.push_back({c, {slot, gen}});
 		}
@@ -206,7 +208,7 @@ private:
 	}
 
 	std::deque<std::pair<uint32_t, uint32_t>> runq;
-	std::set<uint32_t> queued;
+	std::map<uint32_t, uint32_t> queued;	/* slot -> gen of queued entries */
 	std::map<int, uint32_t> cpu_owner;	/* cpu -> slot placed there */
 	std::map<uint32_t, int> owner_of;	/* slot -> cpu */
 };

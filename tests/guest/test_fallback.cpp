@@ -18,44 +18,10 @@
 using namespace guest;
 
 namespace {
-struct sched_attr_v0 {
-	uint32_t size, sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime, sched_deadline, sched_period;
-};
 
-int become_cos_task()
-{
-	sched_attr_v0 a = {};
-	a.size = sizeof(a);
-	a.sched_policy = 7;	/* SCHED_EXT */
-	return syscall(SYS_sched_setattr, 0, &a, 0) ? errno : 0;
-}
 
-uint64_t now_ns()
-{
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
-void unpin()
-{
-	cpu_set_t all;
-	CPU_ZERO(&all);
-	for (unsigned c = 0; c < std::thread::hardware_concurrency(); c++)
-		CPU_SET(c, &all);
-	sched_setaffinity(0, sizeof(all), &all);
-}
 
-template <typename T> T *shared_new()
-{
-	void *m = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	REQUIRE(m != MAP_FAILED);
-	return new (m) T();
-}
 
 /* A lord in its own process that consumes messages but never shoots: its tasks just wait. */
 struct IdleLord {
@@ -105,15 +71,10 @@ struct IdleLord {
 	{
 		kill(pid, SIGKILL);
 		waitpid(pid, nullptr, 0);
-		munmap(st, sizeof(State));
+		shared_delete(st);
 	}
 };
 
-struct Shim {
-	cos_shim *shim = nullptr;
-	Shim() { REQUIRE(cos_shim_attach(&shim, nullptr) == 0); }
-	~Shim() { cos_shim_detach(shim); }
-};
 
 /* N COS threads in a child that each wait (in custody) and record when they first run again. */
 template <int N> struct Waiters {
@@ -129,7 +90,7 @@ template <int N> struct Waiters {
 	{
 		pid = fork();
 		if (pid == 0) {
-			unpin();
+			unpin_self();
 			std::vector<std::thread> ts;
 			for (int i = 0; i < N; i++)
 				ts.emplace_back([this, i] {
@@ -152,13 +113,14 @@ template <int N> struct Waiters {
 		waitpid(pid, &s, 0);
 		return WIFEXITED(s) ? WEXITSTATUS(s) : -1;
 	}
-	~Waiters() { munmap(st, sizeof(State)); }
+	~Waiters() { shared_delete(st); }
 };
 } // namespace
 
 TEST_CASE("a lord killed with SIGKILL: its runnable tasks run at once under the fair policy", "[fallback][kill]")
 {
 	Shim shim;
+	REQUIRE_LORD_SUPPORT();
 	uint64_t t0 = now_ns();
 	auto *lord = new IdleLord({1, 2, 3}, 10000, 10000);	/* no stall rule fires: only death helps */
 	std::cerr << "lord up after " << (now_ns() - t0) / 1000 << "us\n";
@@ -189,6 +151,7 @@ TEST_CASE("a lord killed with SIGKILL: its runnable tasks run at once under the 
 TEST_CASE("a stopped lord is declared stalled; after SIGCONT it gets control back", "[fallback][stall]")
 {
 	Shim shim;
+	REQUIRE_LORD_SUPPORT();
 	IdleLord lord({1, 2, 3}, 50, 100);
 	Waiters<16> w;
 	std::cerr << "test " << getpid() << " lord " << lord.pid << " waiters " << w.pid << "\n";
@@ -213,6 +176,7 @@ TEST_CASE("a stopped lord is declared stalled; after SIGCONT it gets control bac
 TEST_CASE("a lord that consumes but never shoots is declared stalled (starved tasks)", "[fallback][starve]")
 {
 	Shim shim;
+	REQUIRE_LORD_SUPPORT();
 	IdleLord lord({1, 2, 3}, 10000, 200);
 	Waiters<4> w;
 	uint64_t t0 = now_ns();
@@ -231,6 +195,7 @@ TEST_CASE("a lord that consumes but never shoots is declared stalled (starved ta
 TEST_CASE("ring overflow: OVERFLOW is posted, the lord resyncs, no task is lost", "[fallback][overflow]")
 {
 	Shim shim;
+	REQUIRE_LORD_SUPPORT();
 	FifoLord lord(0, {1, 2, 3}, 10000, 64, 10000);	/* a 64-entry ring; no stall rule fires */
 	REQUIRE(lord.register_error == 0);
 	lord.pause = true;				/* the lord "sleeps": nothing is consumed */
@@ -241,7 +206,7 @@ TEST_CASE("ring overflow: OVERFLOW is posted, the lord resyncs, no task is lost"
 	auto *st = shared_new<State>();
 	pid_t child = fork();
 	if (child == 0) {
-		unpin();
+		unpin_self();
 		std::vector<std::thread> ts;
 		for (int i = 0; i < 2000; i++) {
 			ts.emplace_back([st] {
@@ -279,6 +244,6 @@ TEST_CASE("ring overflow: OVERFLOW is posted, the lord resyncs, no task is lost"
 			   [](const cos_msg &m) { return m.type == COS_MSG_LORD_STALL; }));
 	for (size_t i = 0; i < lord.log.size(); i++)
 		REQUIRE(lord.log[i].seq == i + 1);	/* no gaps, even across overflows */
-	munmap(st, sizeof(State));
+	shared_delete(st);
 	CHECK(sched_ext_state() == "enabled");
 }

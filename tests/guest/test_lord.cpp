@@ -15,25 +15,6 @@
 using namespace guest;
 
 namespace {
-constexpr int SCHED_EXT_POLICY = 7;
-
-struct sched_attr_v0 {
-	uint32_t size, sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime, sched_deadline, sched_period;
-};
-
-int set_policy(int policy)
-{
-	sched_attr_v0 a = {};
-	a.size = sizeof(a);
-	a.sched_policy = policy;
-	return syscall(SYS_sched_setattr, 0, &a, 0) ? errno : 0;
-}
-
-int become_cos_task() { return set_policy(SCHED_EXT_POLICY); }
 
 void pin_self(int cpu)
 {
@@ -57,14 +38,8 @@ void spin_for(std::chrono::microseconds d)
  * by the stall fallback).  Results go through T, which lives in shared memory.
  */
 template <typename T> struct Shared {
-	T *p;
-	Shared()
-	{
-		void *m = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		REQUIRE(m != MAP_FAILED);
-		p = new (m) T();
-	}
-	~Shared() { munmap(p, sizeof(T)); }
+	T *p = shared_new<T>();
+	~Shared() { shared_delete(p); }
 	T *operator->() { return p; }
 };
 
@@ -80,21 +55,12 @@ int in_child_threads(int n, const std::function<void(int)> &fn)
 	});
 }
 
-struct Shim {
-	cos_shim *shim = nullptr;
-	Shim()
-	{
-		int err = cos_shim_attach(&shim, nullptr);
-		INFO(cos_strerror(err));
-		REQUIRE(err == 0);
-	}
-	~Shim() { cos_shim_detach(shim); }
-};
 } // namespace
 
 TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs", "[lord][fifo]")
 {
 	Shim shim;
+	REQUIRE_LORD_SUPPORT();
 	FifoLord lord(0, {1, 2, 3});
 	REQUIRE(lord.register_error == 0);
 
@@ -127,6 +93,7 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 	for (int i = 0; i < N; i++)
 		REQUIRE(res->setattr_err[i] == 0);
 	CHECK(lord.shoot_errors.count(COS_SHOOT_BAD_GEN) == 0);
+	CAPTURE(lord.stall_reasons);	/* COS_STALL_* bits, if a stall happens */
 
 	/* messages: consecutive seq, no overflow or stall */
 	REQUIRE_FALSE(lord.log.empty());
@@ -187,6 +154,7 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 TEST_CASE("a shot COS thread preempts a non-COS busy loop on its CPU", "[lord][preempt]")
 {
 	Shim shim;
+	REQUIRE_LORD_SUPPORT();
 	std::atomic<bool> stop{false};
 	std::atomic<unsigned long> spins{0};
 	std::thread hog([&] {
@@ -261,6 +229,7 @@ TEST_CASE("lord registration refuses bad requests", "[lord][errors]")
 	}
 	SECTION("a second lord")
 	{
+		REQUIRE_LORD_SUPPORT();
 		FifoLord first(0, {1});
 		REQUIRE(first.register_error == 0);
 		CHECK(cos_lord_register(&l, &o) == -EBUSY);

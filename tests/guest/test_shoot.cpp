@@ -21,13 +21,6 @@ extern "C" {
 using namespace guest;
 
 namespace {
-struct sched_attr_v0 {
-	uint32_t size, sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime, sched_deadline, sched_period;
-};
 
 /* Shared with the child that owns the COS tasks. */
 struct Board {
@@ -64,9 +57,7 @@ struct Fixture {
 		o.stall_ms = 10000;
 		o.starve_ms = 10000;	/* tasks wait for hand-made shoots */
 		REQUIRE(cos_lord_register(&lord, &o) == 0);
-		void *m = mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		REQUIRE(m != MAP_FAILED);
-		board = new (m) Board();
+		board = shared_new<Board>();
 		REQUIRE(pipe(wake3) == 0);
 		child = fork();
 		if (child == 0)
@@ -84,7 +75,7 @@ struct Fixture {
 		cos_lord_destroy(lord);		/* waiting tasks go to the fair policy and finish */
 		int st;
 		waitpid(child, &st, 0);
-		munmap(board, sizeof(Board));
+		shared_delete(board);
 		close(wake3[0]);
 		close(wake3[1]);
 		cos_shim_detach(shim);
@@ -92,11 +83,7 @@ struct Fixture {
 
 	int child_main()
 	{
-		cpu_set_t all;		/* the lord's pinning to CPU 0 was inherited: undo it */
-		CPU_ZERO(&all);
-		for (int c = 0; c < CPU_SETSIZE && c < (int)std::thread::hardware_concurrency(); c++)
-			CPU_SET(c, &all);
-		sched_setaffinity(0, sizeof(all), &all);
+		unpin_self();		/* the lord's pinning to CPU 0 was inherited: undo it */
 		std::vector<std::thread> ts;
 		for (int i = 0; i < 4; i++)
 			ts.emplace_back([this, i] {
@@ -107,10 +94,7 @@ struct Fixture {
 					CPU_SET(1, &s);
 					sched_setaffinity(0, sizeof(s), &s);
 				}
-				sched_attr_v0 a = {};
-				a.size = sizeof(a);
-				a.sched_policy = 7;	/* SCHED_EXT */
-				syscall(SYS_sched_setattr, 0, &a, 0);
+				become_cos_task();
 				board->ready++;
 				if (i == 3) {	/* block until the test writes, wait for the lord, exit */
 					char c;
@@ -178,6 +162,10 @@ long raw_shoot(int fd, cos_shoot_args *a) { return ioctl(fd, COS_IOC_SHOOT, a) <
 
 TEST_CASE("shoot validation: each bad request gets its status, good ones still work", "[shoot][validation]")
 {
+	{
+		Shim probe;
+		REQUIRE_LORD_SUPPORT();
+	}
 	Fixture f;
 	auto [slot0, gen0] = f.waiting(0);
 

@@ -13,7 +13,7 @@ COS_CACHE=${COS_CACHE:-$HOME/.cache/cos}
 COS_SUITE=trixie
 COS_MIRROR=${COS_MIRROR:-http://deb.debian.org/debian}
 # Bump when the way the tree is made changes (not needed for package list changes).
-COS_RECIPE=1
+COS_RECIPE=2
 
 # Everything the build and the guest need.  Keep sorted.
 COS_PACKAGES=(
@@ -22,11 +22,16 @@ COS_PACKAGES=(
 	python3 python3-matplotlib qemu-system-x86 util-linux virtiofsd zlib1g-dev
 )
 
+# Taken from trixie-backports.  QEMU >= 11: multi-threaded TCG in 10.x (trixie) executes stale
+# int3 breakpoints while the guest kernel patches its text (sched_ext enable flips static keys):
+# "Oops: int3" in __schedule, seen in this harness under load.
+COS_BACKPORTS=(qemu-system-x86)
+
 cos_die() { echo "cos: $*" >&2; exit 1; }
 cos_log() { echo "cos: $*" >&2; }
 
 cos_chroot_key() {
-	printf '%s\n' "$COS_RECIPE" "$COS_SUITE" "$COS_MIRROR" "${COS_PACKAGES[@]}" |
+	printf '%s\n' "$COS_RECIPE" "$COS_SUITE" "$COS_MIRROR" "${COS_PACKAGES[@]}" "${COS_BACKPORTS[@]}" |
 		sha256sum | cut -c1-12
 }
 

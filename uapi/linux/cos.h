@@ -36,7 +36,7 @@
 
 /* Feature bits (struct cos_info.features). */
 #define COS_FEAT_KFUNCS		(1ULL << 0)	/* kfunc set for the shim registered */
-#define COS_FEAT_LORD		(1ULL << 1)	/* REGISTER_LORD, ring, status table, SHOOT */
+#define COS_FEAT_LORD		(1ULL << 1)	/* a lord can register now (see COS_SHIM_CAP_FAIR_DSQ) */
 #define COS_FEAT_SHIM_ATTACHED	(1ULL << 2)	/* the shim is attached right now */
 
 /**
@@ -89,7 +89,9 @@ enum cos_msg_type {
 	COS_MSG_SHOOT_FAILED,	/* a placed task could not start; arg = CPU; task waits again */
 	COS_MSG_SHOOT_STALE,	/* a placed task left before it started; arg = CPU */
 	COS_MSG_LORD_STALL,	/* the lord stalled (arg = COS_STALL_*): tasks went to the fair policy */
-	COS_MSG_OVERFLOW,	/* the ring was full: messages were lost; resync from the status table */
+	COS_MSG_OVERFLOW,	/* the ring was full and arg messages were lost; the ring has room
+				 * again: resync from the status table (posted when the overflow
+				 * ends, so the table already reflects everything that was lost) */
 	COS_MSG_TASK_RUNNING,	/* a shot task started on arg = CPU (only with COS_LORD_F_RUNNING_MSGS) */
 	COS_MSG_NR_TYPES,
 };
@@ -321,13 +323,22 @@ struct cos_wait_args {
 #define COS_ENQ_CUSTODY		1	/* it waits for the lord: the shim queues it nowhere */
 #define COS_ENQ_LORD		2	/* it is the lord: run it first on its CPU */
 
+/*
+ * Shim capabilities (cos_kf_shim_attached).  FAIR_DSQ: the fair policy has its own DSQ, drained
+ * by ops.dispatch after the lord's shot tasks.  Without it (kernels where scx_bpf_create_dsq is
+ * unusable) fair tasks sit in the built-in global DSQ, which sched_ext drains *before* asking
+ * ops.dispatch, so a shot task could not preempt them: lords are refused (EOPNOTSUPP).
+ */
+#define COS_SHIM_CAP_FAIR_DSQ	(1U << 0)
+
 #define COS_IOC_MAGIC		0xCE
 
 #ifndef __VMLINUX_H__
 /* Get struct cos_info.  Errors: EINVAL (size), EFAULT (pointer). */
 #define COS_IOC_GET_INFO	_IOWR(COS_IOC_MAGIC, 0x00, struct cos_info)
 /* Become the lord of an enclave.  Errors: EPERM (no CAP_SYS_NICE), EBUSY (an enclave overlaps,
- * or this file has a lord already), EINVAL (size, flags, CPUs), EFAULT, ENOMEM. */
+ * or this file has a lord already), ENXIO (no shim), EOPNOTSUPP (the shim cannot give shot tasks
+ * priority on this kernel), EINVAL (size, flags, CPUs), EFAULT, ENOMEM. */
 #define COS_IOC_REGISTER_LORD	_IOWR(COS_IOC_MAGIC, 0x01, struct cos_lord_args)
 /* Commit shoot slots. */
 #define COS_IOC_SHOOT		_IOW(COS_IOC_MAGIC, 0x02, struct cos_shoot_args)
