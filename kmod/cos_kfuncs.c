@@ -105,7 +105,7 @@ __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
 
 /**
  * cos_kf_task_attach() - give COS task @p a slot in the task table
- * @p: a task whose policy is SCHED_EXT
+ * @p__ign: a task whose policy is SCHED_EXT
  * @runnable: whether it is runnable now (the TASK_NEW message's arg)
  *
  * Context: ops.init_task or ops.enqueue.
@@ -145,7 +145,7 @@ __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p__ign, bool runnable)
 
 /**
  * cos_kf_task_detach() - @p died or left SCHED_EXT: post TASK_DEAD and free its slot
- * @p: the task; @slot: its slot
+ * @p__ign: the task; @slot: its slot
  * Context: ops.exit_task or ops.enqueue.
  */
 __bpf_kfunc void cos_kf_task_detach(struct task_struct *p__ign, s32 slot)
@@ -163,7 +163,7 @@ __bpf_kfunc void cos_kf_task_detach(struct task_struct *p__ign, s32 slot)
 
 /**
  * cos_kf_exit_task() - any task @p is leaving the shim; if it is the lord, fall back now
- * @p: the task
+ * @p__ign: the task
  *
  * The lord's /dev/cos file may outlive the lord thread (another thread or a child holds it),
  * so its exit is the death signal that does not wait for the file's release.
@@ -194,7 +194,7 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p__ign)
 
 /**
  * cos_kf_enqueue() - where should the shim put runnable task @p?
- * @p: the task; @slot: its slot, or -1 if it is not a COS task
+ * @p__ign: the task; @slot: its slot, or -1 if it is not a COS task
  * @enq_flags: SCX_ENQ_*
  *
  * For a COS task, posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has
@@ -235,7 +235,7 @@ out:
 
 /**
  * cos_kf_dequeue() - @p leaves the shim's custody without running (property change, exit)
- * @p: the task; @slot: its slot
+ * @p__ign: the task; @slot: its slot
  *
  * A pending shoot of it is cancelled (SHOOT_STALE); it is re-enqueued later if still runnable.
  * Context: ops.dequeue.
@@ -285,7 +285,7 @@ __bpf_kfunc s32 cos_kf_dispatch(s32 cpu)
 
 /**
  * cos_kf_task_slice() - the slice the lord gave @p's pending shoot (0 = no limit)
- * @p: the task; @slot: its slot
+ * @p__ign: the task; @slot: its slot
  * Context: ops.dispatch, right after cos_kf_dispatch().
  */
 __bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p__ign, s32 slot)
@@ -298,7 +298,7 @@ __bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p__ign, s32 slot)
 
 /**
  * cos_kf_dispatch_failed() - the shim could not start @p on @cpu: back to waiting
- * @p: the task; @slot: its slot; @cpu: where it was shot
+ * @p__ign: the task; @slot: its slot; @cpu: where it was shot
  * Posts SHOOT_FAILED (arg = @cpu).  Context: ops.dispatch.
  */
 __bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p__ign, s32 slot, s32 cpu)
@@ -349,7 +349,7 @@ __bpf_kfunc s32 cos_kf_fallback_take(void)
 
 /**
  * cos_kf_running() - @p starts running on @cpu
- * @p: the task; @slot: its slot; @cpu: the CPU
+ * @p__ign: the task; @slot: its slot; @cpu: the CPU
  * Context: ops.running.
  */
 __bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
@@ -379,7 +379,7 @@ __bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
 
 /**
  * cos_kf_stopping() - @p stops running (@runnable: it will be enqueued again)
- * @p: the task; @slot: its slot; @runnable: preempted/yielded rather than blocked
+ * @p__ign: the task; @slot: its slot; @runnable: preempted/yielded rather than blocked
  *
  * Accounts its runtime and notes why it stopped, for the message of its next enqueue.
  * Context: ops.stopping.
@@ -404,7 +404,7 @@ __bpf_kfunc void cos_kf_stopping(struct task_struct *p__ign, s32 slot, bool runn
 
 /**
  * cos_kf_quiescent() - @p is no longer runnable; posts BLOCKED if it went to sleep
- * @p: the task; @slot: its slot; @sleep: SCX_DEQ_SLEEP was set
+ * @p__ign: the task; @slot: its slot; @sleep: SCX_DEQ_SLEEP was set
  * Context: ops.quiescent.
  */
 __bpf_kfunc void cos_kf_quiescent(struct task_struct *p__ign, s32 slot, bool sleep)
@@ -425,7 +425,7 @@ __bpf_kfunc void cos_kf_quiescent(struct task_struct *p__ign, s32 slot, bool sle
 
 /**
  * cos_kf_yield() - @p called sched_yield(): its next enqueue posts TASK_YIELD
- * @p: the task; @slot: its slot.  Context: ops.yield.
+ * @p__ign: the task; @slot: its slot.  Context: ops.yield.
  */
 __bpf_kfunc void cos_kf_yield(struct task_struct *p__ign, s32 slot)
 {
@@ -442,7 +442,7 @@ __bpf_kfunc void cos_kf_yield(struct task_struct *p__ign, s32 slot)
 
 /**
  * cos_kf_set_cpumask() - @p's allowed CPUs changed: posts TASK_AFFINITY
- * @p: the task; @slot: its slot.  Context: ops.set_cpumask.
+ * @p__ign: the task; @slot: its slot.  Context: ops.set_cpumask.
  */
 __bpf_kfunc void cos_kf_set_cpumask(struct task_struct *p__ign, s32 slot)
 {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstdio>
 #include <ctime>
+#include <string>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -107,6 +109,27 @@ private:
 		cos_lord_destroy(lord);
 	}
 
+	/* On a stall: what the kernel says waits or is queued, beside what this lord believes. */
+	void dump_waiting()
+	{
+		for (unsigned s = 0; s < cos_lord_max_tasks(lord); s++) {
+			cos_task_status st;
+			cos_lord_task_status(lord, s, &st);
+			if (st.state != COS_TASK_WAITING && st.state != COS_TASK_QUEUED &&
+			    st.state != COS_TASK_FAIR)
+				continue;
+			auto q = queued.find(s);
+			auto o = owner_of.find(s);
+			fprintf(stderr, "stall: slot %u gen %u pid %u state %u cpu %u last_seq %llu | lord: %s%s consumed %llu\n",
+				s, st.gen, st.pid, st.state, st.cpu, (unsigned long long)st.last_seq,
+				q != queued.end() ? "queued " : "",
+				o != owner_of.end() ? ("owner of cpu " + std::to_string(o->second)).c_str() : "",
+				(unsigned long long)cos_lord_consumed(lord));
+		}
+		for (auto &[c, sl] : cpu_owner)
+			fprintf(stderr, "stall: lord thinks cpu %d runs slot %u\n", c, sl);
+	}
+
 	/* Tasks runnable before we registered are in the status table, not in the ring. */
 	void resync()
 	{
@@ -161,6 +184,7 @@ private:
 				break;
 			case COS_MSG_LORD_STALL:
 				stall_reasons |= msg.arg;
+				dump_waiting();
 				[[fallthrough]];
 			case COS_MSG_OVERFLOW:
 				runq.clear();
