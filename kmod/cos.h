@@ -43,7 +43,6 @@ struct cos_task {
 
 /* The enclave of the (single, for now) lord. */
 struct cos_enclave {
-	struct file *file;		/* the /dev/cos file it was registered on */
 	struct task_struct *lord;	/* the lord thread (referenced) */
 	pid_t lord_tgid;
 	s32 lord_cpu;

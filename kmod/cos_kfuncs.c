@@ -52,14 +52,35 @@ static struct cos_task *cos_task_get(struct task_struct *p, s32 slot)
 	return t->state != COS_TASK_FREE && t->p == p ? t : NULL;
 }
 
-/* Free a slot (the task died or left SCHED_EXT).  Caller holds cos_lock. */
-static void cos_task_free_locked(struct cos_task *t)
+/*
+ * Take cos_lock and return @p's task if @slot is still its.  Returns NULL with the lock dropped
+ * otherwise; release a non-NULL result with raw_spin_unlock_irqrestore(&cos_lock, *flags).
+ */
+static struct cos_task *cos_task_lock(struct task_struct *p, s32 slot, unsigned long *flags)
 {
-	cos_pending_clear_locked(t);
+	struct cos_task *t;
+
+	raw_spin_lock_irqsave(&cos_lock, *flags);
+	t = cos_task_get(p, slot);
+	if (!t)
+		raw_spin_unlock_irqrestore(&cos_lock, *flags);
+	return t;
+}
+
+/* @t no longer needs the shim to move it to the fair policy.  Caller holds cos_lock. */
+static void cos_fallback_clear_locked(struct cos_task *t)
+{
 	if (t->fallback) {
 		t->fallback = false;
 		cos_fallback_pending--;
 	}
+}
+
+/* Free a slot (the task died or left SCHED_EXT).  Caller holds cos_lock. */
+static void cos_task_free_locked(struct cos_task *t)
+{
+	cos_pending_clear_locked(t);
+	cos_fallback_clear_locked(t);
 	t->state = COS_TASK_FREE;
 	cos_post(cos_enclave, COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
 	t->p = NULL;
@@ -154,10 +175,10 @@ __bpf_kfunc void cos_kf_task_detach(struct task_struct *p__ign, s32 slot)
 	unsigned long irqflags;
 	struct cos_task *t;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	t = cos_task_get(p, slot);
-	if (t)
-		cos_task_free_locked(t);
+	t = cos_task_lock(p, slot, &irqflags);
+	if (!t)
+		return;
+	cos_task_free_locked(t);
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
@@ -246,15 +267,13 @@ __bpf_kfunc void cos_kf_dequeue(struct task_struct *p__ign, s32 slot)
 	unsigned long irqflags;
 	struct cos_task *t;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	t = cos_task_get(p, slot);
-	if (t && (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED)) {
+	t = cos_task_lock(p, slot, &irqflags);
+	if (!t)
+		return;
+	if (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED) {
 		cos_pending_clear_locked(t);
+		cos_fallback_clear_locked(t);
 		t->state = COS_TASK_BLOCKED;
-		if (t->fallback) {
-			t->fallback = false;
-			cos_fallback_pending--;
-		}
 		cos_status_sync(t);
 	}
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
@@ -307,9 +326,10 @@ __bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p__ign, s32 slot, s3
 	unsigned long irqflags;
 	struct cos_task *t;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	t = cos_task_get(p, slot);
-	if (t && t->state == COS_TASK_QUEUED) {
+	t = cos_task_lock(p, slot, &irqflags);
+	if (!t)
+		return;
+	if (t->state == COS_TASK_QUEUED) {
 		t->state = COS_TASK_WAITING;
 		t->waiting_since = ktime_get_ns();
 		cos_post(cos_enclave, COS_MSG_SHOOT_FAILED, cpu, t, cpu);
@@ -337,8 +357,7 @@ __bpf_kfunc s32 cos_kf_fallback_take(void)
 
 		if (!t->fallback)
 			continue;
-		t->fallback = false;
-		cos_fallback_pending--;
+		cos_fallback_clear_locked(t);
 		cos_fallback_hint = cos_task_slot(t);
 		pid = t->p->pid;
 		break;
@@ -357,23 +376,22 @@ __bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
 	struct task_struct *p = p__ign;
 	unsigned long irqflags;
 	struct cos_task *t;
+	bool shot;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	t = cos_task_get(p, slot);
-	if (t) {
-		bool shot = t->state == COS_TASK_QUEUED;
-
-		/* Woken without ops.enqueue (exiting, migration-disabled): say it is runnable. */
-		if (t->state == COS_TASK_BLOCKED)
-			cos_post(cos_enclave, COS_MSG_TASK_RUNNABLE, cpu, t, COS_RUNNABLE_BYPASS);
-		t->state = COS_TASK_RUNNING;
-		t->cpu = cpu;
-		t->run_start = p->se.sum_exec_runtime;
-		if (shot && cos_enclave && (cos_enclave->flags & COS_LORD_F_RUNNING_MSGS))
-			cos_post(cos_enclave, COS_MSG_TASK_RUNNING, cpu, t, cpu);
-		else
-			cos_status_sync(t);
-	}
+	t = cos_task_lock(p, slot, &irqflags);
+	if (!t)
+		return;
+	shot = t->state == COS_TASK_QUEUED;
+	/* Woken without ops.enqueue (exiting, migration-disabled): say it is runnable. */
+	if (t->state == COS_TASK_BLOCKED)
+		cos_post(cos_enclave, COS_MSG_TASK_RUNNABLE, cpu, t, COS_RUNNABLE_BYPASS);
+	t->state = COS_TASK_RUNNING;
+	t->cpu = cpu;
+	t->run_start = p->se.sum_exec_runtime;
+	if (shot && cos_enclave && (cos_enclave->flags & COS_LORD_F_RUNNING_MSGS))
+		cos_post(cos_enclave, COS_MSG_TASK_RUNNING, cpu, t, cpu);
+	else
+		cos_status_sync(t);
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
@@ -390,14 +408,13 @@ __bpf_kfunc void cos_kf_stopping(struct task_struct *p__ign, s32 slot, bool runn
 	unsigned long irqflags;
 	struct cos_task *t;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	t = cos_task_get(p, slot);
-	if (t) {
-		t->runtime += p->se.sum_exec_runtime - t->run_start;
-		if (runnable && t->next_msg != COS_MSG_TASK_YIELD) {
-			t->next_msg = COS_MSG_TASK_PREEMPTED;
-			t->next_arg = !p->scx.slice ? COS_PREEMPT_BY_SLICE : COS_PREEMPT_BY_OTHER;
-		}
+	t = cos_task_lock(p, slot, &irqflags);
+	if (!t)
+		return;
+	t->runtime += p->se.sum_exec_runtime - t->run_start;
+	if (runnable && t->next_msg != COS_MSG_TASK_YIELD) {
+		t->next_msg = COS_MSG_TASK_PREEMPTED;
+		t->next_arg = !p->scx.slice ? COS_PREEMPT_BY_SLICE : COS_PREEMPT_BY_OTHER;
 	}
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
@@ -413,9 +430,10 @@ __bpf_kfunc void cos_kf_quiescent(struct task_struct *p__ign, s32 slot, bool sle
 	unsigned long irqflags;
 	struct cos_task *t;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	t = cos_task_get(p, slot);
-	if (t && sleep) {
+	t = cos_task_lock(p, slot, &irqflags);
+	if (!t)
+		return;
+	if (sleep) {
 		t->state = COS_TASK_BLOCKED;
 		t->next_msg = 0;
 		cos_post(cos_enclave, COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
@@ -433,10 +451,10 @@ __bpf_kfunc void cos_kf_yield(struct task_struct *p__ign, s32 slot)
 	unsigned long irqflags;
 	struct cos_task *t;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	t = cos_task_get(p, slot);
-	if (t)
-		t->next_msg = COS_MSG_TASK_YIELD;
+	t = cos_task_lock(p, slot, &irqflags);
+	if (!t)
+		return;
+	t->next_msg = COS_MSG_TASK_YIELD;
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
@@ -450,10 +468,10 @@ __bpf_kfunc void cos_kf_set_cpumask(struct task_struct *p__ign, s32 slot)
 	unsigned long irqflags;
 	struct cos_task *t;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	t = cos_task_get(p, slot);
-	if (t)
-		cos_post(cos_enclave, COS_MSG_TASK_AFFINITY, task_cpu(p), t, 0);
+	t = cos_task_lock(p, slot, &irqflags);
+	if (!t)
+		return;
+	cos_post(cos_enclave, COS_MSG_TASK_AFFINITY, task_cpu(p), t, 0);
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 

@@ -273,7 +273,6 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	if (ret)
 		goto err_free;
 
-	e->file = file;
 	e->lord = current;
 	get_task_struct(current);
 	e->lord_tgid = current->tgid;
