@@ -215,20 +215,30 @@ private:
 		if (shot.empty())
 			return false;
 		cos_lord_shoot(lord, 0);
+		bool placed_any = false;
 		for (auto &[c, t] : shot) {
 			unsigned st = cos_lord_shoot_status(lord, c);
 			if (st == COS_SHOOT_OK) {
+				placed_any = true;
 				cpu_owner[c] = t.first;
 				owner_of[t.first] = c;
 				cos_task_status ts;
 				cos_lord_task_status(lord, t.first, &ts);
 				placed.push_back({t.first, t.second, ts.pid, c});
+			} else if (st == COS_SHOOT_BUSY) {
+				/*
+				 * The CPU still holds an earlier shoot (we forgot it in a resync).  No
+				 * message will come for this task: keep it first in line.
+				 */
+				shoot_errors[st]++;
+				queued[t.first] = t.second;
+				runq.push_front(t);
 			} else {
 				shoot_errors[st]++;
 				/* behind on its messages or not waiting: its next message re-queues it */
 			}
 		}
-		return true;
+		return placed_any;
 	}
 
 	std::deque<std::pair<uint32_t, uint32_t>> runq;
