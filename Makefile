@@ -75,7 +75,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-unit
 inner-kver: $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/lib/libcos.a $(O)/lib/libcos.so \
-	$(O)/bin/cosctl $(GUEST_TESTS)
+	$(O)/bin/cosctl $(O)/bin/cos-bench-delegation $(GUEST_TESTS)
 inner-unit: $(U)/cos-unit
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).
@@ -120,6 +120,10 @@ COS_ABI = $(shell sed -n 's/^\#define COS_ABI_VERSION[[:space:]]*//p' uapi/linux
 $(O)/bin/cosctl: tools/cosctl.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
+
+$(O)/bin/cos-bench-delegation: tools/cos-bench-delegation.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lpthread
 
 # In-guest tests: one Catch2 binary per tests/guest/test_*.cpp.
 $(O)/tests/%: tests/guest/%.cpp $(wildcard tests/guest/*.h) $(O)/lib/libcos.a libcos/cos.h

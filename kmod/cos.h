@@ -77,6 +77,7 @@ struct cos_enclave {
 	u64 seen_consumed;		/* ctl->consumed at the last check */
 	u64 seen_at;			/* when it last changed (or when messages became pending) */
 	struct hrtimer stall_timer;
+	char stall_report[192];		/* the timer's, for the log after it drops cos_lock */
 
 	/* COS_IOC_WAIT */
 	wait_queue_head_t wq;
@@ -123,7 +124,9 @@ long cos_ioc_shoot(struct file *file, void __user *uarg);
 void cos_kick_cpus(const struct cpumask *cpus);
 int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
 void cos_pending_clear_locked(struct cos_task *t);
+bool cos_pending_has_locked(const struct cos_task *t);
 struct cos_task *cos_pending_take_locked(s32 cpu);
+struct cos_task *cos_pending_peek_locked(s32 cpu);
 
 /* cos_main.c */
 long cos_user_size(const void __user *uarg, size_t min_size);

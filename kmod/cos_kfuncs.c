@@ -32,6 +32,9 @@
 
 #include "cos.h"
 
+/* SCX_ENQ_WAKEUP (== ENQUEUE_WAKEUP): sched_ext's flag enums are not in the public headers. */
+#define COS_SCX_ENQ_WAKEUP	1ULL
+
 bool cos_shim_attached;
 u32 cos_shim_caps;
 u32 cos_fallback_pending;
@@ -220,8 +223,10 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p__ign)
  *
  * For a COS task, posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has
  * control and @p may run on one of its CPUs, keeps it in custody for the lord.
- * Context: ops.enqueue.  Lock-free unless @slot >= 0.
- * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY or COS_ENQ_LORD (@p is the lord).
+ * The lord itself gets COS_ENQ_LORD, or COS_ENQ_LORD_YIELD when it is put back (not a wake-up)
+ * while a local shoot waits for its CPU.
+ * Context: ops.enqueue.  Lock-free unless @slot >= 0 or @p is the lord.
+ * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY, COS_ENQ_LORD or COS_ENQ_LORD_YIELD.
  */
 __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_flags)
 {
@@ -231,8 +236,20 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_fla
 	struct cos_task *t;
 	u32 msg, ret = COS_ENQ_FAIR;
 
-	if (slot < 0)
-		return p->pid == READ_ONCE(cos_lord_pid) ? COS_ENQ_LORD : COS_ENQ_FAIR;
+	if (slot < 0) {
+		if (p->pid != READ_ONCE(cos_lord_pid))
+			return COS_ENQ_FAIR;
+		if (enq_flags & COS_SCX_ENQ_WAKEUP)
+			return COS_ENQ_LORD;
+		raw_spin_lock_irqsave(&cos_lock, irqflags);
+		e = cos_enclave;
+		if (e && e->lord == p && cos_pending_peek_locked(e->lord_cpu))
+			ret = COS_ENQ_LORD_YIELD;	/* a local shoot waits for this CPU */
+		else
+			ret = COS_ENQ_LORD;
+		raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+		return ret;
+	}
 	raw_spin_lock_irqsave(&cos_lock, irqflags);
 	t = cos_task_get(p, slot);
 	if (!t)
@@ -255,10 +272,15 @@ out:
 }
 
 /**
- * cos_kf_dequeue() - @p leaves the shim's custody without running (property change, exit)
+ * cos_kf_dequeue() - @p leaves the shim's custody
  * @p__ign: the task; @slot: its slot
  *
- * A pending shoot of it is cancelled (SHOOT_STALE); it is re-enqueued later if still runnable.
+ * Two cases.  A shot task that ops.dispatch already took (QUEUED, no longer pending) is on its
+ * way to run: since Linux 7.1 sched_ext calls ops.dequeue when a task's custody ends in a local
+ * DSQ, and that is no departure; it stays QUEUED until ops.running.  (Should the insert be
+ * dropped because the task was dequeued for a property change meanwhile, its re-enqueue posts
+ * RUNNABLE.)  Otherwise the task leaves without running (property change, exit): a pending
+ * shoot of it is cancelled (SHOOT_STALE) and it is re-enqueued later if still runnable.
  * Context: ops.dequeue.
  */
 __bpf_kfunc void cos_kf_dequeue(struct task_struct *p__ign, s32 slot)
@@ -270,7 +292,9 @@ __bpf_kfunc void cos_kf_dequeue(struct task_struct *p__ign, s32 slot)
 	t = cos_task_lock(p, slot, &irqflags);
 	if (!t)
 		return;
-	if (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED) {
+	if (t->state == COS_TASK_QUEUED && !cos_pending_has_locked(t)) {
+		/* taken by ops.dispatch: custody ends in the local DSQ */
+	} else if (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED) {
 		cos_pending_clear_locked(t);
 		cos_fallback_clear_locked(t);
 		t->state = COS_TASK_BLOCKED;

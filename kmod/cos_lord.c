@@ -119,8 +119,8 @@ void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick)
 	cos_fallback_locked(e, kick);
 }
 
-/* Has a task waited for a shoot longer than starve_ns?  Caller holds cos_lock. */
-static bool cos_starving_locked(struct cos_enclave *e, u64 now)
+/* A task that waited for a shoot longer than starve_ns, or NULL.  Caller holds cos_lock. */
+static struct cos_task *cos_starving_locked(struct cos_enclave *e, u64 now)
 {
 	u32 i;
 
@@ -128,19 +128,49 @@ static bool cos_starving_locked(struct cos_enclave *e, u64 now)
 		struct cos_task *t = &cos_tasks[i];
 
 		if ((t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED) &&
-		    now - t->waiting_since >= e->starve_ns)
-			return true;
+		    (s64)(now - t->waiting_since) >= (s64)e->starve_ns)
+			return t;
 	}
-	return false;
+	return NULL;
+}
+
+/* Say in the kernel log why the lord was declared stalled (rare: not a hot path). */
+static void cos_stall_report_locked(struct cos_enclave *e, struct cos_task *t, u64 now)
+{
+	int n, cpu;
+
+	if (!t) {
+		snprintf(e->stall_report, sizeof(e->stall_report),
+			 "lord %d stalled: %llu messages unconsumed for %llu ms", e->lord_tgid,
+			 e->produced - e->seen_consumed, (now - e->seen_at) / NSEC_PER_MSEC);
+		return;
+	}
+	n = snprintf(e->stall_report, sizeof(e->stall_report),
+		     "lord %d stalled: pid %d waited %llu ms for a shoot (state %u cpu %d); pending:",
+		     e->lord_tgid, t->p->pid, (now - t->waiting_since) / NSEC_PER_MSEC, t->state,
+		     t->cpu);
+	for_each_cpu(cpu, e->cpus) {
+		struct cos_task *q = cos_pending_peek_locked(cpu);
+
+		if (q && n < sizeof(e->stall_report))
+			n += snprintf(e->stall_report + n, sizeof(e->stall_report) - n,
+				      " cpu%d=%d", cpu, q->p->pid);
+	}
 }
 
 static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 {
 	struct cos_enclave *e = container_of(timer, struct cos_enclave, stall_timer);
-	u64 now = ktime_get_ns(), consumed;
+	u64 now, consumed;
 	bool kick = false;
 
 	raw_spin_lock(&cos_lock);
+	/*
+	 * Read the clock under the lock: the timestamps compared with it (waiting_since, seen_at)
+	 * are taken under cos_lock too, and one taken after an earlier reading would make the
+	 * unsigned difference wrap to "waited for ever" (seen: spurious STARVED stalls).
+	 */
+	now = ktime_get_ns();
 	if (!e->registered) {
 		raw_spin_unlock(&cos_lock);
 		return HRTIMER_NORESTART;
@@ -151,19 +181,26 @@ static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 	cpumask_clear(e->timer_kick);
 	if (consumed >= e->produced)
 		e->seen_at = now;	/* nothing pending */
-	if (e->active && consumed < e->produced && now - e->seen_at >= e->stall_ns) {
+	if (e->active && consumed < e->produced && (s64)(now - e->seen_at) >= (s64)e->stall_ns) {
+		cos_stall_report_locked(e, NULL, now);
 		cos_stall_locked(e, COS_STALL_UNCONSUMED, e->timer_kick);
 		kick = true;
-	} else if (e->active && now - e->starve_checked_at >= COS_STARVE_CHECK_NS) {
+	} else if (e->active && (s64)(now - e->starve_checked_at) >= (s64)COS_STARVE_CHECK_NS) {
+		struct cos_task *t;
+
 		e->starve_checked_at = now;
-		if (cos_starving_locked(e, now)) {
+		t = cos_starving_locked(e, now);
+		if (t) {
+			cos_stall_report_locked(e, t, now);
 			cos_stall_locked(e, COS_STALL_STARVED, e->timer_kick);
 			kick = true;
 		}
 	}
 	raw_spin_unlock(&cos_lock);
-	if (kick)
+	if (kick) {
+		pr_info_ratelimited("%s\n", e->stall_report);
 		cos_kick_cpus(e->timer_kick);
+	}
 	hrtimer_forward_now(timer, ns_to_ktime(max_t(u64, e->stall_ns / 4, NSEC_PER_MSEC)));
 	return HRTIMER_RESTART;
 }

@@ -32,7 +32,10 @@
  *    of its CPU's local DSQ and preempts whatever runs there, COS tasks included: such work is
  *    short and may be what everyone else waits for.  The lord goes to its CPU's local DSQ too:
  *    at the head with preemption when it wakes, at the tail when its slice ends.  Nothing of
- *    these tiers goes through a shared queue, whose CPUs nobody would kick.
+ *    these tiers goes through a shared queue, whose CPUs nobody would kick.  One exception: a
+ *    lord that shot a task to its own CPU (local shoot) is put back with COS_ENQ_LORD_YIELD and
+ *    parks in COS_LORD_DSQ; ops.dispatch on its CPU inserts the shot task first and then moves
+ *    the lord behind it, so the lord runs again as soon as that task stops.
  *
  * E. ABI.  ops.init fails (the attach fails) unless the module's ABI version is the one this shim
  *    was built with; a test can change the expected version through cos_abi_expected.  ops.exit
@@ -47,6 +50,7 @@
 char _license[] SEC("license") = "GPL";
 
 #define COS_FAIR_DSQ	0
+#define COS_LORD_DSQ	1	/* the lord, parked while its local shoot runs */
 #define COS_EPROTO	71	/* errno values are not in vmlinux.h */
 #define COS_SCHED_EXT	7	/* SCHED_EXT policy */
 #define COS_PF_KTHREAD	0x00200000	/* PF_KTHREAD: task flags are not in vmlinux.h */
@@ -152,6 +156,10 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 	switch (cos_kf_enqueue(p, slot, enq_flags)) {
 	case COS_ENQ_CUSTODY:
 		return;		/* waits for the lord's shoot (see C) */
+	case COS_ENQ_LORD_YIELD:
+		/* after the local shoot, which ops.dispatch puts first (see D) */
+		scx_bpf_dsq_insert(p, COS_LORD_DSQ, cos_slice_ns, enq_flags);
+		return;
 	case COS_ENQ_LORD:
 		if (enq_flags & SCX_ENQ_WAKEUP)
 			enq_flags |= SCX_ENQ_HEAD | SCX_ENQ_PREEMPT;
@@ -203,9 +211,11 @@ void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 		cos_fair_insert(p, 0);
 		bpf_task_release(p);
 	}
-	if (cos_have(scx_bpf_create_dsq))
+	if (cos_have(scx_bpf_create_dsq)) {
+		scx_bpf_dsq_move_to_local(COS_LORD_DSQ);
 		scx_bpf_dsq_move_to_local(COS_FAIR_DSQ);
-	/* else the core consumes SCX_DSQ_GLOBAL by itself */
+	}
+	/* else the core consumes SCX_DSQ_GLOBAL by itself (and there are no lords, see B) */
 }
 
 SEC("struct_ops/cos_running")
@@ -274,6 +284,18 @@ void BPF_PROG(cos_enable, struct task_struct *p)
 		cos_slot(p, tctx, false);
 }
 
+/* @p leaves sched_ext (a real-time policy, or the shim is detaching): it is no COS task now. */
+SEC("struct_ops/cos_disable")
+void BPF_PROG(cos_disable, struct task_struct *p)
+{
+	struct cos_task_ctx *tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
+
+	if (tctx && tctx->slot >= 0) {
+		cos_kf_task_detach(p, tctx->slot);
+		tctx->slot = COS_NO_SLOT;
+	}
+}
+
 SEC("struct_ops/cos_exit_task")
 void BPF_PROG(cos_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
 {
@@ -296,6 +318,8 @@ s32 BPF_PROG(cos_init)
 		return -COS_EPROTO;
 	cos_fair_vtime = cos_have(scx_bpf_create_dsq);
 	ret = cos_fair_vtime ? scx_bpf_create_dsq(COS_FAIR_DSQ, -1) : 0;
+	if (!ret && cos_fair_vtime)
+		ret = scx_bpf_create_dsq(COS_LORD_DSQ, -1);
 	if (!ret)
 		cos_kf_shim_attached(true, cos_fair_vtime ? COS_SHIM_CAP_FAIR_DSQ : 0);
 	return ret;
@@ -322,6 +346,7 @@ struct sched_ext_ops cos_ops = {
 	.yield		= (void *)cos_yield,
 	.set_cpumask	= (void *)cos_set_cpumask,
 	.enable		= (void *)cos_enable,
+	.disable	= (void *)cos_disable,
 	.exit_task	= (void *)cos_exit_task,
 	.init		= (void *)cos_init,
 	.exit		= (void *)cos_exit,

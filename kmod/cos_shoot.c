@@ -53,6 +53,21 @@ void cos_shoot_exit(void)
 	kfree(cos_pending);
 }
 
+/*
+ * Local shoot: the lord (current, on its CPU) gives the CPU up when the ioctl returns.  With its
+ * slice at 0 it is put back through ops.enqueue, where cos_kf_enqueue() sees the pending task and
+ * answers COS_ENQ_LORD_YIELD: the shim parks the lord behind it.  IRQs off: the tick charges
+ * the same slice.
+ */
+static void cos_lord_yield(void)
+{
+	local_irq_disable();
+	current->scx.slice = 0;
+	set_tsk_need_resched(current);
+	set_preempt_need_resched();
+	local_irq_enable();
+}
+
 /* Kick @cpus (preempt what runs there).  Any context; not under cos_lock. */
 void cos_kick_cpus(const struct cpumask *cpus)
 {
@@ -73,6 +88,18 @@ void cos_pending_clear_locked(struct cos_task *t)
 		cos_pending[t->cpu] = NULL;
 		cos_post(cos_enclave, COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
 	}
+}
+
+/* Whether @t (QUEUED) still waits in its CPU's pending slot.  Caller holds cos_lock. */
+bool cos_pending_has_locked(const struct cos_task *t)
+{
+	return t->cpu >= 0 && t->cpu < nr_cpu_ids && cos_pending[t->cpu] == t;
+}
+
+/* The task shot to @cpu and not yet taken, if any.  Caller holds cos_lock. */
+struct cos_task *cos_pending_peek_locked(s32 cpu)
+{
+	return cpu >= 0 && cpu < nr_cpu_ids ? cos_pending[cpu] : NULL;
 }
 
 /* The task shot to @cpu, if any; it stays QUEUED until it runs.  Caller holds cos_lock. */
@@ -101,7 +128,7 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 			return COS_SHOOT_BAD_FLAGS;
 	if (!e->active)
 		return COS_SHOOT_NO_LORD;
-	if (!cpumask_test_cpu(cpu, e->cpus))
+	if (!cpumask_test_cpu(cpu, e->cpus) && cpu != e->lord_cpu)
 		return COS_SHOOT_BAD_CPU;
 	if (req->slot >= cos_max_tasks)
 		return COS_SHOOT_BAD_SLOT;
@@ -121,6 +148,8 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 	t->state = COS_TASK_QUEUED;
 	t->cpu = cpu;
 	t->slice = req->slice_ns;
+	if (cpu == e->lord_cpu && !t->slice)
+		t->slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */
 	cos_pending[cpu] = t;
 	cos_status_sync(t);
 	return COS_SHOOT_OK;
@@ -212,6 +241,8 @@ long cos_ioc_shoot(struct file *file, void __user *uarg)
 		}
 	}
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	if (cpumask_test_and_clear_cpu(e->lord_cpu, kick))
+		cos_lord_yield();
 	cos_kick_cpus(kick);
 	ret = 0;
 out:

@@ -19,6 +19,9 @@
 extern "C" {
 #endif
 
+/* The scheduling policy of COS tasks (SCHED_EXT; older libc headers lack the name). */
+#define COS_SCHED_EXT 7
+
 /* Where a persistent shim attachment (cosctl shim attach) is pinned. */
 #define COS_SHIM_PIN_PATH "/sys/fs/bpf/cos_shim"
 

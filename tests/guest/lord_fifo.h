@@ -128,6 +128,10 @@ private:
 		}
 		for (auto &[c, sl] : cpu_owner)
 			fprintf(stderr, "stall: lord thinks cpu %d runs slot %u\n", c, sl);
+		fprintf(stderr, "stall: lord runq %zu;", runq.size());
+		for (auto &[st, n] : shoot_errors)
+			fprintf(stderr, " %s x%u", cos_shoot_status_name(st), n);
+		fprintf(stderr, "\n");
 	}
 
 	/* Tasks runnable before we registered are in the status table, not in the ring. */

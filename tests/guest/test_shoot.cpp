@@ -187,10 +187,29 @@ TEST_CASE("shoot validation: each bad request gets its status, good ones still w
 		CAPTURE(cos_shoot_status_name(r));
 		CHECK((r == COS_SHOOT_BAD_SLOT || r == COS_SHOOT_BAD_GEN));
 	}
-	SECTION("a CPU outside the enclave, or the lord's own")
+	SECTION("a CPU outside the enclave") { CHECK(f.shoot1(3, slot0, gen0) == COS_SHOOT_BAD_CPU); }
+	SECTION("a local shoot: the lord's own CPU runs the task, then the lord again")
 	{
-		CHECK(f.shoot1(3, slot0, gen0) == COS_SHOOT_BAD_CPU);
-		CHECK(f.shoot1(0, slot0, gen0) == COS_SHOOT_BAD_CPU);
+		auto [s2, g2] = f.waiting(2);
+		CHECK(f.shoot1(0, s2, g2) == COS_SHOOT_AFFINITY);	/* task 2 may run on CPU 1 only */
+		pid_t tid = f.board->tids[0];
+		CHECK(f.shoot1(0, slot0, gen0) == COS_SHOOT_OK);
+		/* the lord (this thread) is back once the task sleeps again, on the lord's CPU */
+		CHECK(sched_getcpu() == 0);
+		int blocked_on = -1;
+		for (int i = 0; i < 5000 && blocked_on < 0; i++) {
+			const cos_msg *m;
+			while ((m = cos_lord_peek(f.lord))) {
+				if (m->pid == (uint32_t)tid && m->type == COS_MSG_TASK_BLOCKED && blocked_on < 0)
+					blocked_on = m->cpu;
+				cos_lord_consume(f.lord);
+			}
+			cos_lord_publish(f.lord);
+			if (blocked_on < 0)
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+		CHECK(blocked_on == 0);		/* it ran (and went to sleep) on CPU 0 */
+		CHECK(f.shoot1(0, 1u << 30, 1) == COS_SHOOT_BAD_SLOT);	/* validated like any other */
 	}
 	SECTION("a CPU outside the task's allowed CPUs")
 	{

@@ -181,7 +181,7 @@ enum cos_shoot_status {
 	COS_SHOOT_BAD_SLOT,	/* task slot index out of range or free */
 	COS_SHOOT_BAD_GEN,	/* generation does not match: the task is gone or the slot reused */
 	COS_SHOOT_NOT_WAITING,	/* the task is blocked, already queued or running */
-	COS_SHOOT_BAD_CPU,	/* CPU outside the enclave or the lord's own CPU */
+	COS_SHOOT_BAD_CPU,	/* CPU neither in the enclave nor the lord's own CPU */
 	COS_SHOOT_AFFINITY,	/* CPU not in the task's allowed CPUs */
 	COS_SHOOT_BEHIND,	/* the lord has not consumed the task's latest message */
 	COS_SHOOT_STALE_SEQ,	/* COS_SHOOT_STRICT and the lord has not consumed everything */
@@ -199,6 +199,11 @@ enum cos_shoot_status {
  * @status:	enum cos_shoot_status, written by the module
  *
  * The module reads a slot once (a copy) during COS_IOC_SHOOT and never again.
+ *
+ * Local shoot: the slot of the lord's own CPU (not in the enclave) gives that CPU to the task
+ * once the ioctl returns; the lord runs again when the task blocks, yields or is preempted, or
+ * when its slice ends.  A local shoot without a slice gets stall_ms / 2, so that the lord is
+ * back before it could be declared stalled.
  */
 struct cos_shoot_slot {
 	__u32 flags;
@@ -322,6 +327,7 @@ struct cos_wait_args {
 #define COS_ENQ_FAIR		0	/* the shim's fair policy runs it */
 #define COS_ENQ_CUSTODY		1	/* it waits for the lord: the shim queues it nowhere */
 #define COS_ENQ_LORD		2	/* it is the lord: run it first on its CPU */
+#define COS_ENQ_LORD_YIELD	3	/* the lord, yielding to its local shoot: run it after that */
 
 /*
  * Shim capabilities (cos_kf_shim_attached).  FAIR_DSQ: the fair policy has its own DSQ, drained

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cos-bench-delegation.c — delegation latency: how long from a lord's decision until the task
+ * runs on the chosen CPU, beside the default scheduler's cross-CPU wake-up latency, in one boot.
+ *
+ *   default phase (no sched_ext scheduler): a waker pinned to CPU 0 stamps t0 and FUTEX_WAKEs a
+ *     target thread allowed on the enclave CPUs; the target stamps t1 when it runs.
+ *   cos phase (shim attached, this thread is the lord on CPU 0): the lord wakes the target (a
+ *     COS task in a child process), sees its RUNNABLE message, stamps t0 just before
+ *     COS_IOC_SHOOT to the next enclave CPU (round robin); the target stamps t1 when it runs.
+ *
+ * Both phases run with H non-COS CPU hogs (one per enclave CPU, pinned).  Latency = t1 - t0 on
+ * CLOCK_MONOTONIC.  Output: one line per (phase, hogs) with p50/p99/max in µs, and the ratio
+ * cos/default.  --csv DIR writes every sample.  A benchmark: it asserts nothing about time.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cos.h"
+
+#define MAX_SHOOTS	100000
+#define NCPU_ENCLAVE	3	/* CPUs 1..3; the lord / waker on CPU 0 */
+
+struct shared {
+	_Atomic uint32_t word;		/* futex: the round the target may run */
+	_Atomic uint32_t asleep;	/* the round the target is about to wait for */
+	_Atomic uint32_t done;		/* the last round the target finished */
+	_Atomic int ready;
+	_Atomic int setattr_err;
+	uint64_t t1[MAX_SHOOTS];
+	int cpu[MAX_SHOOTS];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+static void allow_enclave(void)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	for (int c = 1; c <= NCPU_ENCLAVE; c++)
+		CPU_SET(c, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+static void futex_wait(_Atomic uint32_t *w, uint32_t val)
+{
+	syscall(SYS_futex, w, FUTEX_WAIT, val, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *w)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* The target: waits for each round, stamps when it runs. */
+static void target_loop(struct shared *sh, int rounds)
+{
+	for (int r = 1; r <= rounds; r++) {
+		atomic_store(&sh->asleep, r);
+		while (atomic_load(&sh->word) < (uint32_t)r)
+			futex_wait(&sh->word, r - 1);
+		sh->t1[r - 1] = now_ns();
+		sh->cpu[r - 1] = sched_getcpu();
+		atomic_store(&sh->done, r);
+	}
+}
+
+static pid_t spawn_hog(int cpu)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pin(cpu);
+		for (;;)
+			__asm__ __volatile__("" ::: "memory");
+	}
+	return pid;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct stats {
+	double p50, p99, max;
+};
+
+static struct stats summarize(uint64_t *lat, int n)
+{
+	struct stats s;
+
+	qsort(lat, n, sizeof(*lat), cmp_u64);
+	s.p50 = lat[n / 2] / 1000.0;
+	s.p99 = lat[(int)((n - 1) * 0.99)] / 1000.0;
+	s.max = lat[n - 1] / 1000.0;
+	return s;
+}
+
+static void write_csv(const char *dir, const char *phase, int hogs, const uint64_t *lat,
+		      const int *cpu, int n)
+{
+	char path[512];
+	FILE *f;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/delegation-%s-%dhogs.csv", dir, phase, hogs);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		return;
+	}
+	fprintf(f, "round,latency_ns,cpu\n");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%d,%llu,%d\n", i, (unsigned long long)lat[i], cpu[i]);
+	fclose(f);
+}
+
+static struct shared *shared_new(void)
+{
+	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (sh == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	memset(sh, 0, sizeof(*sh));
+	return sh;
+}
+
+/* Default scheduler: cross-CPU futex wake-up latency. */
+static int run_default(int rounds, uint64_t *lat, int *cpu)
+{
+	struct shared *sh = shared_new();
+	pid_t child;
+	int st;
+
+	pin(0);
+	child = fork();
+	if (child == 0) {
+		allow_enclave();
+		target_loop(sh, rounds);
+		_exit(0);
+	}
+	for (int r = 1; r <= rounds; r++) {
+		uint64_t t0;
+
+		while (atomic_load(&sh->asleep) < (uint32_t)r)
+			;
+		usleep(200);		/* let it really block in FUTEX_WAIT */
+		t0 = now_ns();
+		atomic_store(&sh->word, r);
+		futex_wake(&sh->word);
+		while (atomic_load(&sh->done) < (uint32_t)r)
+			;
+		lat[r - 1] = sh->t1[r - 1] - t0;
+		cpu[r - 1] = sh->cpu[r - 1];
+	}
+	waitpid(child, &st, 0);
+	munmap(sh, sizeof(*sh));
+	return 0;
+}
+
+/* cos: the lord wakes the target, waits for RUNNABLE, stamps and shoots. */
+static int run_cos(int rounds, unsigned stall_ms, uint64_t *lat, int *cpu)
+{
+	struct shared *sh = shared_new();
+	struct cos_lord_opts o = { .size = sizeof(o) };
+	struct cos_lord *lord;
+	cpu_set_t set;
+	uint32_t slot = 0, gen = 0;
+	bool blocked = false;
+	pid_t child;
+	int err, st, next_cpu = 1, failed = 0;
+
+	CPU_ZERO(&set);
+	for (int c = 1; c <= NCPU_ENCLAVE; c++)
+		CPU_SET(c, &set);
+	o.lord_cpu = 0;
+	o.enclave = &set;
+	o.enclave_size = sizeof(set);
+	o.stall_ms = stall_ms;
+	err = cos_lord_register(&lord, &o);
+	if (err) {
+		fprintf(stderr, "cos-bench-delegation: cannot register a lord: %s\n", cos_strerror(err));
+		return err;
+	}
+	/* The target lives in another process: a lord must not schedule its own threads. */
+	child = fork();
+	if (child == 0) {
+		struct sched_param sp = { 0 };
+
+		allow_enclave();
+		atomic_store(&sh->setattr_err,
+			     sched_setscheduler(0, COS_SCHED_EXT, &sp) ? errno : 0);
+		atomic_store(&sh->ready, 1);
+		target_loop(sh, rounds);
+		_exit(0);
+	}
+	while (!atomic_load(&sh->ready))
+		usleep(100);
+	if (atomic_load(&sh->setattr_err)) {
+		fprintf(stderr, "cos-bench-delegation: SCHED_EXT: %s\n",
+			strerror(atomic_load(&sh->setattr_err)));
+		kill(child, SIGKILL);
+		waitpid(child, &st, 0);
+		cos_lord_destroy(lord);
+		return -EINVAL;
+	}
+	for (int r = 1; r <= rounds && !failed; r++) {
+		bool runnable = false, woken = false;
+		uint64_t t0 = 0, deadline = now_ns() + 5000000000ull;
+
+		/* wake the target once it sleeps (its BLOCKED message); shoot it once RUNNABLE */
+		while (atomic_load(&sh->done) < (uint32_t)r) {
+			const struct cos_msg *m;
+
+			if (now_ns() > deadline) {
+				fprintf(stderr, "cos-bench-delegation: round %d: the target never ran\n", r);
+				failed = 1;
+				break;
+			}
+			while ((m = cos_lord_peek(lord))) {
+				if (m->pid == (uint32_t)child) {
+					slot = m->slot;
+					gen = m->gen;
+					if (m->type == COS_MSG_TASK_BLOCKED)
+						blocked = true;
+					else if (m->type == COS_MSG_TASK_RUNNABLE ||
+						 m->type == COS_MSG_TASK_PREEMPTED ||
+						 m->type == COS_MSG_TASK_YIELD ||
+						 m->type == COS_MSG_SHOOT_FAILED ||
+						 m->type == COS_MSG_SHOOT_STALE)
+						runnable = true, blocked = false;
+				}
+				cos_lord_consume(lord);
+			}
+			cos_lord_publish(lord);
+			if (!woken && blocked && atomic_load(&sh->asleep) >= (uint32_t)r) {
+				woken = true;
+				blocked = false;
+				atomic_store(&sh->word, r);
+				futex_wake(&sh->word);
+			}
+			if (runnable) {
+				runnable = false;
+				t0 = now_ns();
+				cos_lord_prepare(lord, next_cpu, slot, gen, 0);
+				if (cos_lord_shoot(lord, 0) != 1)
+					runnable = true;	/* behind on a message: drain, retry */
+				else
+					next_cpu = next_cpu % NCPU_ENCLAVE + 1;
+			}
+		}
+		if (!failed) {
+			lat[r - 1] = sh->t1[r - 1] - t0;
+			cpu[r - 1] = sh->cpu[r - 1];
+		}
+	}
+	if (failed)
+		kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	cos_lord_destroy(lord);
+	munmap(sh, sizeof(*sh));
+	return failed ? -ETIMEDOUT : 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cos-bench-delegation [--shoots N] [--hogs LIST] [--stall-ms MS] [--csv DIR]\n"
+		"Delegation latency (lord's SHOOT -> task running) vs the default scheduler's\n"
+		"cross-CPU futex wake-up latency, side by side in this boot.  Needs root, cos.ko,\n"
+		"sched_ext, 4+ CPUs (lord/waker on CPU 0, targets on CPUs 1-3) and no sched_ext\n"
+		"scheduler attached.\n"
+		"  --shoots N     rounds per configuration (default 2000)\n"
+		"  --hogs LIST    comma-separated hog counts, each 0..3 (default 0,3)\n"
+		"  --stall-ms MS  the lord's stall timeout (default 1000: emulated CPUs pause)\n"
+		"  --csv DIR      write every sample to DIR/delegation-<phase>-<hogs>hogs.csv\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "shoots", required_argument, NULL, 'n' },
+		{ "hogs", required_argument, NULL, 'H' },
+		{ "stall-ms", required_argument, NULL, 's' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int rounds = 2000, hogs[8], nhogs = 0, c;
+	unsigned stall_ms = 1000;
+	const char *csv = NULL, *hog_list = "0,3";
+	static uint64_t lat[MAX_SHOOTS];
+	static int cpus[MAX_SHOOTS];
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': rounds = atoi(optarg); break;
+		case 'H': hog_list = optarg; break;
+		case 's': stall_ms = atoi(optarg); break;
+		case 'c': csv = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	for (const char *p = hog_list; *p && nhogs < 8; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
+		hogs[nhogs] = atoi(p);
+		if (hogs[nhogs] < 0 || hogs[nhogs] > NCPU_ENCLAVE) {
+			usage(stderr);
+			return 2;
+		}
+		nhogs++;
+	}
+	if (rounds < 10 || rounds > MAX_SHOOTS || sysconf(_SC_NPROCESSORS_ONLN) < 4) {
+		usage(stderr);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("%-8s %5s %7s %10s %10s %10s\n", "phase", "hogs", "rounds", "p50_us", "p99_us", "max_us");
+	for (int h = 0; h < nhogs; h++) {
+		struct stats d, s;
+		pid_t hog_pids[NCPU_ENCLAVE];
+		struct cos_shim *shim;
+		int err;
+
+		for (int i = 0; i < hogs[h]; i++)
+			hog_pids[i] = spawn_hog(1 + i);
+		run_default(rounds, lat, cpus);
+		write_csv(csv, "default", hogs[h], lat, cpus, rounds);
+		d = summarize(lat, rounds);
+		printf("%-8s %5d %7d %10.1f %10.1f %10.1f\n", "default", hogs[h], rounds, d.p50, d.p99, d.max);
+
+		err = cos_shim_attach(&shim, NULL);
+		if (err) {
+			fprintf(stderr, "cos-bench-delegation: cannot attach the shim: %s\n", cos_strerror(err));
+			return 1;
+		}
+		err = run_cos(rounds, stall_ms, lat, cpus);
+		cos_shim_detach(shim);
+		for (int i = 0; i < hogs[h]; i++) {
+			kill(hog_pids[i], SIGKILL);
+			waitpid(hog_pids[i], NULL, 0);
+		}
+		if (err)
+			return 1;
+		write_csv(csv, "cos", hogs[h], lat, cpus, rounds);
+		s = summarize(lat, rounds);
+		printf("%-8s %5d %7d %10.1f %10.1f %10.1f\n", "cos", hogs[h], rounds, s.p50, s.p99, s.max);
+		printf("ratio    %5d %7s %10.2f %10.2f %10.2f   (cos / default)\n", hogs[h], "",
+		       s.p50 / d.p50, s.p99 / d.p99, s.max / d.max);
+	}
+	return 0;
+}
