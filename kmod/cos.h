@@ -127,6 +127,9 @@ void cos_pending_clear_locked(struct cos_task *t);
 bool cos_pending_has_locked(const struct cos_task *t);
 struct cos_task *cos_pending_take_locked(s32 cpu);
 struct cos_task *cos_pending_peek_locked(s32 cpu);
+void cos_taken_clear_locked(s32 cpu);
+void cos_taken_forget_locked(const struct cos_task *t);
+bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t);
 
 /* cos_main.c */
 long cos_user_size(const void __user *uarg, size_t min_size);

@@ -83,6 +83,7 @@ static void cos_fallback_clear_locked(struct cos_task *t)
 static void cos_task_free_locked(struct cos_task *t)
 {
 	cos_pending_clear_locked(t);
+	cos_taken_forget_locked(t);
 	cos_fallback_clear_locked(t);
 	t->state = COS_TASK_FREE;
 	cos_post(cos_enclave, COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
@@ -353,6 +354,7 @@ __bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p__ign, s32 slot, s3
 	t = cos_task_lock(p, slot, &irqflags);
 	if (!t)
 		return;
+	cos_taken_clear_locked(cpu);
 	if (t->state == COS_TASK_QUEUED) {
 		t->state = COS_TASK_WAITING;
 		t->waiting_since = ktime_get_ns();
@@ -406,6 +408,7 @@ __bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
 	if (!t)
 		return;
 	shot = t->state == COS_TASK_QUEUED;
+	cos_taken_clear_locked(cpu);
 	/* Woken without ops.enqueue (exiting, migration-disabled): say it is runnable. */
 	if (t->state == COS_TASK_BLOCKED)
 		cos_post(cos_enclave, COS_MSG_TASK_RUNNABLE, cpu, t, COS_RUNNABLE_BYPASS);
@@ -437,8 +440,12 @@ __bpf_kfunc void cos_kf_stopping(struct task_struct *p__ign, s32 slot, bool runn
 		return;
 	t->runtime += p->se.sum_exec_runtime - t->run_start;
 	if (runnable && t->next_msg != COS_MSG_TASK_YIELD) {
+		/* a shoot to this CPU kicks it with the slice zeroed: look for one first */
 		t->next_msg = COS_MSG_TASK_PREEMPTED;
-		t->next_arg = !p->scx.slice ? COS_PREEMPT_BY_SLICE : COS_PREEMPT_BY_OTHER;
+		if (cos_cpu_shot_locked(task_cpu(p), t))
+			t->next_arg = COS_PREEMPT_BY_COS;
+		else
+			t->next_arg = !p->scx.slice ? COS_PREEMPT_BY_SLICE : COS_PREEMPT_BY_OTHER;
 	}
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }

@@ -24,6 +24,12 @@
 #include "cos.h"
 
 static struct cos_task **cos_pending;	/* [nr_cpu_ids], under cos_lock */
+/*
+ * [nr_cpu_ids], under cos_lock: the shot task ops.dispatch took on that CPU, until it starts
+ * running there.  sched_ext calls ops.dispatch before it puts the preempted task back
+ * (ops.stopping), so this is how stopping knows that a shoot preempted it.
+ */
+static struct cos_task **cos_taken;
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
 
 static void cos_kick_fn(void *info)
@@ -41,8 +47,12 @@ int cos_shoot_init(void)
 	int cpu;
 
 	cos_pending = kcalloc(nr_cpu_ids, sizeof(*cos_pending), GFP_KERNEL);
-	if (!cos_pending)
+	cos_taken = kcalloc(nr_cpu_ids, sizeof(*cos_taken), GFP_KERNEL);
+	if (!cos_pending || !cos_taken) {
+		kfree(cos_pending);
+		kfree(cos_taken);
 		return -ENOMEM;
+	}
 	for_each_possible_cpu(cpu)
 		INIT_CSD(per_cpu_ptr(&cos_kick_csd, cpu), cos_kick_fn, NULL);
 	return 0;
@@ -51,6 +61,7 @@ int cos_shoot_init(void)
 void cos_shoot_exit(void)
 {
 	kfree(cos_pending);
+	kfree(cos_taken);
 }
 
 /*
@@ -111,7 +122,30 @@ struct cos_task *cos_pending_take_locked(s32 cpu)
 		return NULL;
 	t = cos_pending[cpu];
 	cos_pending[cpu] = NULL;
+	cos_taken[cpu] = t;
 	return t;
+}
+
+/* @t (a COS task) starts running on @cpu, or could not: the CPU's taken shoot is over. */
+void cos_taken_clear_locked(s32 cpu)
+{
+	if (cpu >= 0 && cpu < nr_cpu_ids)
+		cos_taken[cpu] = NULL;
+}
+
+/* @t's slot is freed: it may not stay behind as its CPU's taken shoot.  Caller holds cos_lock. */
+void cos_taken_forget_locked(const struct cos_task *t)
+{
+	if (t->cpu >= 0 && t->cpu < nr_cpu_ids && cos_taken[t->cpu] == t)
+		cos_taken[t->cpu] = NULL;
+}
+
+/* Is a shot task other than @t about to run on @cpu?  Caller holds cos_lock. */
+bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t)
+{
+	if (cpu < 0 || cpu >= nr_cpu_ids)
+		return false;
+	return cos_pending[cpu] || (cos_taken[cpu] && cos_taken[cpu] != t);
 }
 
 /* Validate one request (a private copy of the slot) against the task table.  Under cos_lock. */

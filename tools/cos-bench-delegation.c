@@ -203,7 +203,7 @@ static int run_cos(int rounds, unsigned stall_ms, uint64_t *lat, int *cpu)
 	struct cos_lord *lord;
 	cpu_set_t set;
 	uint32_t slot = 0, gen = 0;
-	bool blocked = false;
+	bool blocked = false, known = false;
 	pid_t child;
 	int err, st, next_cpu = 1, failed = 0;
 
@@ -256,6 +256,7 @@ static int run_cos(int rounds, unsigned stall_ms, uint64_t *lat, int *cpu)
 			}
 			while ((m = cos_lord_peek(lord))) {
 				if (m->pid == (uint32_t)child) {
+					known = true;
 					slot = m->slot;
 					gen = m->gen;
 					if (m->type == COS_MSG_TASK_BLOCKED)
@@ -270,6 +271,14 @@ static int run_cos(int rounds, unsigned stall_ms, uint64_t *lat, int *cpu)
 				cos_lord_consume(lord);
 			}
 			cos_lord_publish(lord);
+			/*
+			 * A task that became SCHED_EXT while running comes under the lord at its
+			 * next wake-up: before that there is no BLOCKED message to wait for.
+			 */
+			if (!woken && !known && atomic_load(&sh->asleep) >= (uint32_t)r) {
+				usleep(1000);
+				blocked = true;
+			}
 			if (!woken && blocked && atomic_load(&sh->asleep) >= (uint32_t)r) {
 				woken = true;
 				blocked = false;

@@ -121,11 +121,17 @@ TEST_CASE("a lord killed with SIGKILL: its runnable tasks run at once under the 
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
+	/*
+	 * The waiters first: a thread preempted between becoming a COS task and counting itself
+	 * ready would otherwise wait for a lord that never shoots (10 s, until the stall rules).
+	 * Sleeping every 5 ms, each comes under the lord at its next wake-up once it registers.
+	 */
 	uint64_t t0 = now_ns();
-	auto *lord = new IdleLord({1, 2, 3}, 10000, 10000);	/* no stall rule fires: only death helps */
-	std::cerr << "lord up after " << (now_ns() - t0) / 1000 << "us\n";
 	Waiters<16> w;
 	std::cerr << "waiters up after " << (now_ns() - t0) / 1000 << "us\n";
+	auto *lord = new IdleLord({1, 2, 3}, 10000, 10000);	/* no stall rule fires: only death helps */
+	std::cerr << "lord up after " << (now_ns() - t0) / 1000 << "us\n";
+	std::this_thread::sleep_for(std::chrono::milliseconds(50));	/* every waiter woke since */
 	w.st->go = 1;					/* each wakes and waits for the lord */
 	std::this_thread::sleep_for(std::chrono::milliseconds(200));
 	for (int i = 0; i < 16; i++)

@@ -250,3 +250,81 @@ TEST_CASE("lord registration refuses bad requests", "[lord][errors]")
 	CHECK(l == nullptr);
 	CHECK(sched_ext_state() == "enabled");
 }
+
+TEST_CASE("a COS task preempted by a shoot to its CPU is told so (PREEMPTED, BY_COS)", "[lord][preempt]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(2, &set);
+	cos_lord_opts o = {};
+	o.size = sizeof(o);
+	o.lord_cpu = 0;
+	o.enclave = &set;
+	o.enclave_size = sizeof(set);
+	o.stall_ms = 5000;
+	cos_lord *lord = nullptr;
+	REQUIRE(cos_lord_register(&lord, &o) == 0);
+
+	struct Board {
+		std::atomic<int> stop;
+		pid_t spinner, waker;
+	};
+	Shared<Board> b;
+	pid_t child = fork();
+	if (child == 0) {
+		unpin_self();
+		std::thread spinner([&] {
+			b->spinner = gettid();
+			become_cos_task();
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));	/* under the lord */
+			while (!b->stop)
+				;
+		});
+		std::thread waker([&] {
+			b->waker = gettid();
+			become_cos_task();
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		});
+		spinner.join();
+		waker.join();
+		_exit(0);
+	}
+	/* Shoot whatever is runnable to CPU 2 (no slice): the waker lands on the busy spinner. */
+	uint32_t preempted_arg = 0;
+	int dead = 0;
+	uint64_t deadline = now_ns() + 20000000000ull;
+	while (dead < 2 && now_ns() < deadline) {
+		const cos_msg *m;
+		while ((m = cos_lord_peek(lord))) {
+			cos_msg msg = *m;
+			cos_lord_consume(lord);
+			if (msg.type == COS_MSG_TASK_DEAD)
+				dead++;
+			if (msg.type == COS_MSG_TASK_PREEMPTED && msg.pid == (uint32_t)b->spinner) {
+				preempted_arg = msg.arg;
+				b->stop = 1;
+			}
+			if (msg.type == COS_MSG_TASK_RUNNABLE || msg.type == COS_MSG_TASK_PREEMPTED ||
+			    msg.type == COS_MSG_SHOOT_FAILED) {
+				cos_lord_publish(lord);
+				cos_lord_prepare(lord, 2, msg.slot, msg.gen, 0);
+				for (int i = 0; i < 1000 && cos_lord_shoot(lord, 0) == 0 &&
+						cos_lord_shoot_status(lord, 2) == COS_SHOOT_BUSY; i++) {
+					std::this_thread::sleep_for(std::chrono::milliseconds(1));
+					cos_lord_prepare(lord, 2, msg.slot, msg.gen, 0);
+				}
+			}
+		}
+		cos_lord_publish(lord);
+		cos_lord_wait(lord, 1000000);
+	}
+	b->stop = 1;
+	cos_lord_destroy(lord);
+	int st = 0;
+	waitpid(child, &st, 0);
+	CHECK(dead == 2);
+	CHECK(preempted_arg == COS_PREEMPT_BY_COS);
+	CHECK(sched_ext_state() == "enabled");
+}

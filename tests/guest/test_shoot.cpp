@@ -94,8 +94,12 @@ struct Fixture {
 					CPU_SET(1, &s);
 					sched_setaffinity(0, sizeof(s), &s);
 				}
-				become_cos_task();
+				/*
+				 * Count before becoming a COS task: one preempted right after would wait
+				 * for a lord that shoots only by hand, and the fixture for it in vain.
+				 */
 				board->ready++;
+				become_cos_task();
 				if (i == 3) {	/* block until the test writes, wait for the lord, exit */
 					char c;
 					(void)!read(wake3[0], &c, 1);
@@ -130,7 +134,7 @@ struct Fixture {
 	/* Wait until task i waits for a shoot; returns its (slot, gen). */
 	std::pair<uint32_t, uint32_t> waiting(int i)
 	{
-		for (int tries = 0; tries < 2000; tries++) {
+		for (int tries = 0; tries < 5000; tries++) {
 			drain();
 			auto it = task.find(board->tids[i]);
 			if (it != task.end()) {
@@ -142,7 +146,14 @@ struct Fixture {
 			}
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
 		}
-		FAIL("task " << i << " never waited for the lord");
+		auto it = task.find(board->tids[i]);
+		cos_task_status st = {};
+		if (it != task.end())
+			cos_lord_task_status(lord, it->second.first, &st);
+		FAIL("task " << i << " (tid " << board->tids[i] << ") never waited for the lord: known "
+			     << (it != task.end()) << " state " << st.state << " cpu " << st.cpu
+			     << " last_seq " << st.last_seq << " consumed " << cos_lord_consumed(lord)
+			     << " active " << cos_lord_ctl(lord)->lord_active);
 		return {0, 0};
 	}
 
