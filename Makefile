@@ -66,16 +66,17 @@ CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wno-unused-parameter
 COS_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos
 TEST_CXXFLAGS := -std=c++17 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -Itests/guest
-LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/status.c libcos/shim.c libcos/lord.c
+LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/status.c libcos/shim.c libcos/lord.c libcos/sched.c libcos/sched_lord.c
 LIBCOS_HDRS := libcos/cos.h libcos/internal.h uapi/linux/cos.h
-BPF_LIBS := -lbpf -lelf -lz
+BPF_LIBS := -lbpf -lelf -lz -lcap
 CATCH2 := -lCatch2Main -lCatch2
+POLICIES := $(patsubst policies/%.c,$(O)/bin/%,$(wildcard policies/*.c))
 GUEST_TESTS := $(patsubst tests/guest/%.cpp,$(O)/tests/%,$(wildcard tests/guest/test_*.cpp))
 UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-unit
 inner-kver: $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/lib/libcos.a $(O)/lib/libcos.so \
-	$(O)/bin/cosctl $(O)/bin/cos-bench-delegation $(GUEST_TESTS)
+	$(O)/bin/cosctl $(O)/bin/cos-bench-delegation $(POLICIES) $(GUEST_TESTS)
 inner-unit: $(U)/cos-unit
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).
@@ -125,6 +126,11 @@ $(O)/bin/cos-bench-delegation: tools/cos-bench-delegation.c $(O)/lib/libcos.a li
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lpthread
 
+# policies: one program per policies/*.c
+$(O)/bin/cos-%: policies/cos-%.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
+
 # In-guest tests: one Catch2 binary per tests/guest/test_*.cpp.
 $(O)/tests/%: tests/guest/%.cpp $(wildcard tests/guest/*.h) $(O)/lib/libcos.a libcos/cos.h
 	@mkdir -p $(@D)
@@ -135,7 +141,7 @@ $(U)/%.o: libcos/%.c $(LIBCOS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -c $< -o $@
 
-$(U)/cos-unit: $(UNIT_SRCS) $(U)/status.o $(U)/error.o
-	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -Itests/unit $^ -o $@ $(CATCH2)
+$(U)/cos-unit: $(UNIT_SRCS) $(U)/status.o $(U)/error.o $(U)/sched.o
+	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -Itests/unit $^ -o $@ $(CATCH2) -lcap
 
 endif

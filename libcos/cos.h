@@ -230,6 +230,156 @@ const char *cos_msg_type_name(unsigned int type);
 /** cos_shoot_status_name() - "OK", "BAD_GEN", ... for enum cos_shoot_status */
 const char *cos_shoot_status_name(unsigned int status);
 
+/*
+ * ---------------------------------------------------------------- policies
+ *
+ * The policy framework: a policy is a struct of callbacks; cos_sched_run() runs the lord's loop
+ * for it (consume every message, call the policy, commit its placements, handle per-CPU
+ * failures, resync after an overflow or a stall, spin a little and then block when idle, stop
+ * on a signal).  Everything happens on the lord thread: no callback needs a lock.
+ *
+ * Rule: a lord must not schedule threads of its own process (a thread waiting for the lord may
+ * hold the process's mmap_lock, and the lord blocks on it at its next page fault).  Run the
+ * workload in other processes (cosctl run, fork + exec).
+ */
+
+struct cos_sched;
+struct cos_taskq;
+
+/*
+ * struct cos_task - one COS task as the framework tracks it (owned by the framework; valid from
+ * task_new until task_dead returns).  Identity is (slot, gen): pids are reused, slots too.
+ */
+struct cos_task {
+	unsigned int slot, gen;
+	int pid;
+	int cpu;			/* CPU it runs, is placed on, or last ran on */
+	unsigned int state;		/* COS_TASK_BLOCKED, _WAITING (runnable: the policy's), _QUEUED
+					 * (placed by the policy), _RUNNING */
+	unsigned long long runnable_at;	/* CLOCK_MONOTONIC ns it last became runnable */
+	unsigned long long placed_at;	/* when the policy last placed it */
+	void *data;			/* the policy's per-task area (task_data_size bytes, zeroed) */
+	/* queue links, for the cos_taskq helpers below only */
+	struct cos_task *q_next, *q_prev;
+	struct cos_taskq *q;
+};
+
+/* struct cos_taskq - an intrusive FIFO of tasks (a task is in at most one queue) */
+struct cos_taskq {
+	struct cos_task *head, *tail;
+	unsigned int len;
+};
+
+void cos_taskq_push(struct cos_taskq *q, struct cos_task *t);		/* at the tail */
+void cos_taskq_push_head(struct cos_taskq *q, struct cos_task *t);
+struct cos_task *cos_taskq_pop(struct cos_taskq *q);			/* NULL if empty */
+void cos_taskq_remove(struct cos_task *t);	/* from whatever queue holds it; no-op if none */
+
+/*
+ * struct cos_policy - what a policy implements.  Every callback is optional except schedule.
+ * A task handed to task_runnable/task_preempted/task_yield waits for the policy to place it;
+ * after task_blocked/task_dead it must not be placed (remove it from your queues).
+ */
+struct cos_policy {
+	size_t size;			/* sizeof(struct cos_policy) */
+	const char *name;
+	size_t task_data_size;		/* bytes of cos_task.data per task */
+	void (*task_new)(struct cos_sched *s, struct cos_task *t);
+	void (*task_runnable)(struct cos_sched *s, struct cos_task *t);
+	void (*task_blocked)(struct cos_sched *s, struct cos_task *t);
+	void (*task_preempted)(struct cos_sched *s, struct cos_task *t, unsigned int why);
+	void (*task_yield)(struct cos_sched *s, struct cos_task *t);
+	void (*task_dead)(struct cos_sched *s, struct cos_task *t);
+	void (*task_affinity)(struct cos_sched *s, struct cos_task *t);	/* still runnable or not */
+	void (*tick)(struct cos_sched *s, unsigned long long now_ns);
+	/* place waiting tasks with cos_sched_place(); called after every batch of messages */
+	void (*schedule)(struct cos_sched *s);
+	void *ctx;			/* for the policy: cos_sched_policy_ctx() */
+};
+
+/* struct cos_sched_opts - options of cos_sched_create(); zero-initialise, set @size */
+struct cos_sched_opts {
+	size_t size;			/* sizeof(struct cos_sched_opts) */
+	struct cos_lord_opts lord;	/* enclave, lord CPU, stall_ms, ... (lord.size set for you) */
+	unsigned long long tick_ns;	/* period of policy->tick; 0 = no tick */
+	unsigned long long spin_ns;	/* busy-poll this long after the last event before blocking
+					 * in COS_IOC_WAIT; 0 = default (50 us) */
+	unsigned int flags;		/* COS_SCHED_F_* */
+};
+#define COS_SCHED_F_SIGNALS	(1U << 0)	/* SIGINT/SIGTERM stop cos_sched_run(), SIGUSR1
+						 * sets cos_sched_stats_requested() */
+#define COS_SCHED_F_DROP_CAPS	(1U << 1)	/* drop every capability once registered */
+#define COS_SCHED_F_NO_MLOCK	(1U << 2)	/* do not mlockall() the process */
+
+/* struct cos_sched_stats - the framework's counters (cos_sched_get_stats) */
+struct cos_sched_stats {
+	unsigned long long messages, placed, shoot_calls, failed, resyncs, stalls, waits;
+	unsigned long long tasks;	/* live tasks now */
+};
+
+/**
+ * cos_sched_create() - become the lord of an enclave for @policy
+ * @sp: set on success
+ * @policy: callbacks (must outlive the scheduler)
+ * @opts: required (@opts->lord.enclave at least)
+ *
+ * Checks CAP_SYS_NICE up front (libcap) and says if it is missing, mlockall()s the process
+ * (unless COS_SCHED_F_NO_MLOCK), registers (the calling thread becomes the lord, pinned to
+ * opts->lord.lord_cpu) and learns the tasks already in the status table.
+ * Context: the thread that will call cos_sched_run().
+ * Return: 0 or a negative errno (see cos_lord_register(); -EPERM names the capability).
+ */
+int cos_sched_create(struct cos_sched **sp, const struct cos_policy *policy,
+		     const struct cos_sched_opts *opts);
+
+/**
+ * cos_sched_run() - the lord's loop, until cos_sched_stop() (or a signal, with
+ * COS_SCHED_F_SIGNALS)
+ * Return: 0 when stopped, or a negative errno if the kernel refused the lord (e.g. -EPERM).
+ */
+int cos_sched_run(struct cos_sched *s);
+
+/** cos_sched_stop() - make cos_sched_run() return soon.  Async-signal-safe, any thread. */
+void cos_sched_stop(struct cos_sched *s);
+
+/** cos_sched_destroy() - give the enclave back (tasks go to the fair policy) and free @s */
+void cos_sched_destroy(struct cos_sched *s);
+
+/**
+ * cos_sched_place() - run @t on @cpu once the current schedule step ends
+ * @slice_ns: 0 = until it blocks or yields (or, on the lord's own CPU, stall_ms / 2)
+ *
+ * Only from policy->schedule or a callback.  @cpu may be busy: its task is then preempted (it
+ * comes back through task_preempted).  @t leaves any queue it is in.
+ * Return: 0; -EBUSY if @cpu already has a placement in this step or @t is not waiting;
+ * -EINVAL if @cpu is outside the enclave and not the lord's CPU; -EPERM if @t may not run there.
+ */
+int cos_sched_place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long long slice_ns);
+
+/** cos_sched_cpu_task() - the task running or placed on @cpu, NULL if it is idle */
+struct cos_task *cos_sched_cpu_task(const struct cos_sched *s, int cpu);
+
+/** cos_sched_cpus() - the enclave's CPUs: fills @cpus (up to @max), returns how many */
+int cos_sched_cpus(const struct cos_sched *s, int *cpus, int max);
+
+/** cos_sched_task_may_run() - whether @t's affinity allows @cpu (as of its last message) */
+bool cos_sched_task_may_run(const struct cos_sched *s, const struct cos_task *t, int cpu);
+
+/** cos_sched_policy_ctx() - the policy's @ctx */
+void *cos_sched_policy_ctx(const struct cos_sched *s);
+
+/** cos_sched_lord() - the underlying lord (for cos_lord_ctl() counters and the like) */
+struct cos_lord *cos_sched_lord(const struct cos_sched *s);
+
+/** cos_sched_get_stats() - the framework's counters so far */
+void cos_sched_get_stats(const struct cos_sched *s, struct cos_sched_stats *st);
+
+/** cos_sched_stats_requested() - true once after each SIGUSR1 (COS_SCHED_F_SIGNALS) */
+bool cos_sched_stats_requested(struct cos_sched *s);
+
+/** cos_now_ns() - CLOCK_MONOTONIC in ns (the clock of message timestamps) */
+unsigned long long cos_now_ns(void);
+
 #ifdef __cplusplus
 }
 #endif

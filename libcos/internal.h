@@ -18,4 +18,29 @@ int cos_read_line(const char *path, char *buf, size_t len);
 /* cos_sys_status() with every path below @root (for tests: a fake sysfs/dev tree). */
 int cos_sys_status_at(const char *root, struct cos_sys_status *st);
 
+/*
+ * How the policy framework (sched.c) reaches the kernel: the real backend wraps cos_lord_*;
+ * the unit tests replay a recorded trace through a fake one.
+ */
+#include <sched.h>
+struct cos_backend {
+	const struct cos_msg *(*peek)(void *b);
+	void (*consume)(void *b);
+	void (*publish)(void *b);
+	int (*task_status)(void *b, unsigned int slot, struct cos_task_status *out);
+	int (*prepare)(void *b, int cpu, unsigned int slot, unsigned int gen,
+		       unsigned long long slice_ns);
+	int (*shoot)(void *b);			/* placed count or -errno */
+	unsigned int (*shoot_status)(void *b, int cpu);
+	int (*wait)(void *b, unsigned long long timeout_ns);
+	int (*affinity)(void *b, int pid, cpu_set_t *set);
+};
+
+int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *policy,
+			     const struct cos_backend *be, void *b, const struct cos_sched_opts *opts,
+			     unsigned int max_tasks, unsigned int nr_cpus);
+int cos_sched_step(struct cos_sched *s);
+void cos_sched_free(struct cos_sched *s);
+void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord);
+
 #endif /* COS_INTERNAL_H */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cosctl.c — the cos command line: status of the module and the shim, attach/detach the shim.
+ * cosctl.c — the cos command line: status of the module and the shim, attach/detach the shim,
+ * run a command as COS tasks.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,8 @@ static const char usage[] =
 	"  status            module loaded? ABI, sched_ext state and scheduler, shim attached?\n"
 	"  shim attach       attach the cos BPF shim and pin it so it stays after cosctl exits\n"
 	"  shim detach       detach a pinned shim\n"
+	"  run -- CMD [ARG]  run CMD as a COS task (policy SCHED_EXT, inherited by its threads and\n"
+	"                    children): a lord, e.g. cos-fifo, schedules it on its enclave\n"
 	"  help              this text\n"
 	"\n"
 	"options:\n"
@@ -145,6 +149,31 @@ static int cmd_shim(int argc, char **argv)
 	return 1;
 }
 
+/* Become a COS task and exec the command: the policy survives exec and is inherited. */
+static int cmd_run(int argc, char **argv)
+{
+	struct sched_param sp = { 0 };
+
+	if (argc > 0 && !strcmp(argv[0], "--")) {
+		argc--;
+		argv++;
+	}
+	if (argc == 0) {
+		fputs("usage: cosctl run -- CMD [ARG...]\n", stderr);
+		return 2;
+	}
+	if (sched_setscheduler(0, COS_SCHED_EXT, &sp)) {
+		int err = errno;
+
+		fprintf(stderr, "cosctl run: cannot switch to SCHED_EXT: %s%s\n", strerror(err),
+			err == EINVAL ? " (does this kernel have sched_ext?)" : "");
+		return 1;
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "cosctl run: %s: %s\n", argv[0], strerror(errno));
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -177,6 +206,8 @@ int main(int argc, char **argv)
 		return cmd_status(json);
 	if (!strcmp(argv[0], "shim"))
 		return cmd_shim(argc - 1, argv + 1);
+	if (!strcmp(argv[0], "run"))
+		return cmd_run(argc - 1, argv + 1);
 	fprintf(stderr, "cosctl: unknown command '%s'\n\n%s", argv[0], usage);
 	return 2;
 }

@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * sched.c — the policy framework: cos_sched_run() turns the lord's messages into policy
+ * callbacks, commits the policy's placements and keeps the per-task and per-CPU books.
+ *
+ * Books.  tasks[slot] mirrors the kernel's task table as far as the messages told (identity =
+ * slot + generation); cpu_task[cpu] is the task running or placed on a CPU.  A CPU becomes free
+ * on the next message about its task that says it left (blocked, preempted, yielded, dead, shot
+ * failed or stale).  A message with a newer generation than the slot's means the framework
+ * missed the slot's reuse (only after an overflow): the old task is reported dead, the new one
+ * new.  One with an older generation is ignored.
+ *
+ * Resync (OVERFLOW or LORD_STALL): every known task is reported dead to the policy, the books
+ * are cleared, and the status table is read back: each live task is reported new, and runnable
+ * if it waits for the lord.  Policies need no resync code of their own.
+ *
+ * The kernel side is reached through struct cos_backend (internal.h): the real one
+ * (sched_lord.c) wraps cos_lord_*; the unit tests drive the framework from a recorded trace
+ * through a fake one.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+struct cos_sched {
+	const struct cos_policy *policy;
+	const struct cos_backend *be;
+	void *b;
+	struct cos_lord *lord;		/* NULL with a fake backend */
+	unsigned int max_tasks, nr_cpus;
+	int lord_cpu;
+	cpu_set_t enclave;
+	struct cos_task *tasks;		/* [max_tasks]; state COS_TASK_FREE = unknown */
+	cpu_set_t *allowed;		/* [max_tasks] */
+	char *data;			/* [max_tasks * task_data_size] */
+	struct cos_task **cpu_task;	/* [nr_cpus] */
+	struct cos_task **placing;	/* [nr_cpus]: placements of the current step */
+	int nr_placing;
+	unsigned long long tick_ns, spin_ns, last_tick;
+	unsigned int flags;
+	volatile sig_atomic_t stop;
+	volatile sig_atomic_t stats_req;
+	struct cos_sched_stats st;
+};
+
+/* ---------------------------------------------------------------- task queues */
+
+COS_EXPORT void cos_taskq_push(struct cos_taskq *q, struct cos_task *t)
+{
+	cos_taskq_remove(t);
+	t->q = q;
+	t->q_next = NULL;
+	t->q_prev = q->tail;
+	if (q->tail)
+		q->tail->q_next = t;
+	else
+		q->head = t;
+	q->tail = t;
+	q->len++;
+}
+
+COS_EXPORT void cos_taskq_push_head(struct cos_taskq *q, struct cos_task *t)
+{
+	cos_taskq_remove(t);
+	t->q = q;
+	t->q_prev = NULL;
+	t->q_next = q->head;
+	if (q->head)
+		q->head->q_prev = t;
+	else
+		q->tail = t;
+	q->head = t;
+	q->len++;
+}
+
+COS_EXPORT void cos_taskq_remove(struct cos_task *t)
+{
+	struct cos_taskq *q = t->q;
+
+	if (!q)
+		return;
+	if (t->q_prev)
+		t->q_prev->q_next = t->q_next;
+	else
+		q->head = t->q_next;
+	if (t->q_next)
+		t->q_next->q_prev = t->q_prev;
+	else
+		q->tail = t->q_prev;
+	q->len--;
+	t->q = NULL;
+	t->q_next = t->q_prev = NULL;
+}
+
+COS_EXPORT struct cos_task *cos_taskq_pop(struct cos_taskq *q)
+{
+	struct cos_task *t = q->head;
+
+	if (t)
+		cos_taskq_remove(t);
+	return t;
+}
+
+/* ---------------------------------------------------------------- books */
+
+COS_EXPORT unsigned long long cos_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void release_cpu(struct cos_sched *s, struct cos_task *t)
+{
+	if (t->cpu >= 0 && (unsigned int)t->cpu < s->nr_cpus && s->cpu_task[t->cpu] == t)
+		s->cpu_task[t->cpu] = NULL;
+}
+
+static void refresh_affinity(struct cos_sched *s, struct cos_task *t)
+{
+	cpu_set_t *set = &s->allowed[t->slot];
+
+	if (s->be->affinity(s->b, t->pid, set))
+		CPU_ZERO(set);	/* gone: it dies soon, and may run nowhere meanwhile */
+}
+
+static struct cos_task *task_new(struct cos_sched *s, unsigned int slot, unsigned int gen,
+				 int pid, int cpu)
+{
+	struct cos_task *t = &s->tasks[slot];
+
+	memset(t, 0, sizeof(*t));
+	t->slot = slot;
+	t->gen = gen;
+	t->pid = pid;
+	t->cpu = cpu;
+	t->state = COS_TASK_BLOCKED;
+	if (s->policy->task_data_size) {
+		t->data = s->data + (size_t)slot * s->policy->task_data_size;
+		memset(t->data, 0, s->policy->task_data_size);
+	}
+	refresh_affinity(s, t);
+	s->st.tasks++;
+	if (s->policy->task_new)
+		s->policy->task_new(s, t);
+	return t;
+}
+
+static void task_dead(struct cos_sched *s, struct cos_task *t)
+{
+	release_cpu(s, t);
+	cos_taskq_remove(t);
+	t->state = COS_TASK_BLOCKED;	/* not waiting: it cannot be placed from the callback */
+	if (s->policy->task_dead)
+		s->policy->task_dead(s, t);
+	cos_taskq_remove(t);
+	t->state = COS_TASK_FREE;
+	s->st.tasks--;
+}
+
+static void make_runnable(struct cos_sched *s, struct cos_task *t, unsigned int type,
+			  unsigned long long arg, unsigned long long ts)
+{
+	release_cpu(s, t);
+	t->state = COS_TASK_WAITING;
+	t->runnable_at = ts;
+	if (type == COS_MSG_TASK_PREEMPTED && s->policy->task_preempted)
+		s->policy->task_preempted(s, t, (unsigned int)arg);
+	else if (type == COS_MSG_TASK_YIELD && s->policy->task_yield)
+		s->policy->task_yield(s, t);
+	else if (s->policy->task_runnable)
+		s->policy->task_runnable(s, t);
+}
+
+/* Forget everything and learn it again from the status table. */
+static void resync(struct cos_sched *s)
+{
+	unsigned int i;
+
+	s->st.resyncs++;
+	for (i = 0; i < s->max_tasks; i++)
+		if (s->tasks[i].state != COS_TASK_FREE)
+			task_dead(s, &s->tasks[i]);
+	memset(s->cpu_task, 0, s->nr_cpus * sizeof(*s->cpu_task));
+	for (i = 0; i < s->max_tasks; i++) {
+		struct cos_task_status ts;
+		struct cos_task *t;
+
+		if (s->be->task_status(s->b, i, &ts) || ts.state == COS_TASK_FREE)
+			continue;
+		t = task_new(s, i, ts.gen, ts.pid, ts.cpu);
+		if (ts.state == COS_TASK_WAITING) {
+			make_runnable(s, t, COS_MSG_TASK_RUNNABLE, 0, cos_now_ns());
+		} else if ((ts.state == COS_TASK_QUEUED || ts.state == COS_TASK_RUNNING) &&
+			   ts.cpu < s->nr_cpus) {
+			t->state = ts.state;
+			s->cpu_task[ts.cpu] = t;
+		}
+	}
+}
+
+/* The task a message is about, creating or replacing the slot's entry as its gen says. */
+static struct cos_task *msg_task(struct cos_sched *s, const struct cos_msg *m)
+{
+	struct cos_task *t;
+
+	if (m->slot >= s->max_tasks)
+		return NULL;
+	t = &s->tasks[m->slot];
+	if (t->state != COS_TASK_FREE && t->gen == m->gen)
+		return t;
+	/*
+	 * An older generation: a message the status table had already overtaken when a resync
+	 * read it (they stay in the ring after OVERFLOW).  Ignore it.
+	 */
+	if (t->state != COS_TASK_FREE && (int)(m->gen - t->gen) < 0)
+		return NULL;
+	if (t->state != COS_TASK_FREE)
+		task_dead(s, t);		/* its DEAD was lost in an overflow */
+	if (m->type == COS_MSG_TASK_DEAD)
+		return NULL;
+	return task_new(s, m->slot, m->gen, m->pid, m->cpu);
+}
+
+static void handle(struct cos_sched *s, const struct cos_msg *m)
+{
+	struct cos_task *t;
+
+	s->st.messages++;
+	switch (m->type) {
+	case COS_MSG_LORD_STALL:
+		s->st.stalls++;
+		resync(s);
+		return;
+	case COS_MSG_OVERFLOW:
+		resync(s);
+		return;
+	}
+	t = msg_task(s, m);
+	if (!t)
+		return;
+	switch (m->type) {
+	case COS_MSG_TASK_NEW:
+		break;			/* msg_task() reported it; RUNNABLE follows if it waits */
+	case COS_MSG_TASK_RUNNABLE:
+	case COS_MSG_TASK_PREEMPTED:
+	case COS_MSG_TASK_YIELD:
+	case COS_MSG_SHOOT_FAILED:
+	case COS_MSG_SHOOT_STALE:
+		release_cpu(s, t);
+		t->cpu = m->cpu;
+		make_runnable(s, t, m->type, m->arg, m->ts);
+		break;
+	case COS_MSG_TASK_BLOCKED:
+		release_cpu(s, t);
+		cos_taskq_remove(t);
+		t->state = COS_TASK_BLOCKED;
+		t->cpu = m->cpu;
+		if (s->policy->task_blocked)
+			s->policy->task_blocked(s, t);
+		break;
+	case COS_MSG_TASK_DEAD:
+		task_dead(s, t);
+		break;
+	case COS_MSG_TASK_AFFINITY:
+		refresh_affinity(s, t);
+		if (s->policy->task_affinity)
+			s->policy->task_affinity(s, t);
+		break;
+	case COS_MSG_TASK_RUNNING:
+		if (t->state == COS_TASK_QUEUED)
+			t->state = COS_TASK_RUNNING;
+		break;
+	}
+}
+
+/* ---------------------------------------------------------------- placing */
+
+COS_EXPORT int cos_sched_place(struct cos_sched *s, struct cos_task *t, int cpu,
+			       unsigned long long slice_ns)
+{
+	if (cpu < 0 || (unsigned int)cpu >= s->nr_cpus ||
+	    (!CPU_ISSET(cpu, &s->enclave) && cpu != s->lord_cpu))
+		return -EINVAL;
+	if (s->placing[cpu] || t->state != COS_TASK_WAITING)
+		return -EBUSY;
+	if (!CPU_ISSET(cpu, &s->allowed[t->slot]))
+		return -EPERM;
+	if (s->be->prepare(s->b, cpu, t->slot, t->gen, slice_ns))
+		return -EINVAL;
+	cos_taskq_remove(t);
+	t->state = COS_TASK_QUEUED;	/* until the shoot says otherwise */
+	s->placing[cpu] = t;
+	s->nr_placing++;
+	return 0;
+}
+
+/* Commit this step's placements; failed ones go back to the policy (or wait for a message). */
+static void commit(struct cos_sched *s)
+{
+	unsigned long long now;
+	unsigned int cpu;
+	int ret;
+
+	if (!s->nr_placing)
+		return;
+	ret = s->be->shoot(s->b);
+	s->st.shoot_calls++;
+	now = cos_now_ns();
+	for (cpu = 0; cpu < s->nr_cpus && s->nr_placing; cpu++) {
+		struct cos_task *t = s->placing[cpu];
+		unsigned int status;
+
+		if (!t)
+			continue;
+		s->placing[cpu] = NULL;
+		s->nr_placing--;
+		status = ret < 0 ? COS_SHOOT_NO_LORD : s->be->shoot_status(s->b, cpu);
+		if (status == COS_SHOOT_OK) {
+			s->st.placed++;
+			if (s->cpu_task[cpu] && s->cpu_task[cpu] != t)
+				s->cpu_task[cpu]->state = COS_TASK_RUNNING;	/* preempted: a message follows */
+			s->cpu_task[cpu] = t;
+			t->cpu = cpu;
+			t->placed_at = now;
+			continue;
+		}
+		s->st.failed++;
+		switch (status) {
+		case COS_SHOOT_AFFINITY:
+			refresh_affinity(s, t);
+			/* fall through */
+		case COS_SHOOT_BUSY:
+		case COS_SHOOT_STALE_SEQ:
+		case COS_SHOOT_NO_LORD:
+		case COS_SHOOT_EMPTY:
+			/* still waiting: back to the policy */
+			t->state = COS_TASK_WAITING;
+			if (s->policy->task_runnable)
+				s->policy->task_runnable(s, t);
+			break;
+		default:
+			/*
+			 * BEHIND / NOT_WAITING: a message about it is on its way and tells what it
+			 * does; BAD_GEN / BAD_SLOT: it died (TASK_DEAD follows).
+			 */
+			t->state = COS_TASK_BLOCKED;
+			break;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+/* One iteration: messages, tick, schedule, commit.  Returns the number of messages handled. */
+int cos_sched_step(struct cos_sched *s)
+{
+	const struct cos_msg *m;
+	int n = 0;
+
+	while ((m = s->be->peek(s->b))) {
+		struct cos_msg copy = *m;
+
+		s->be->consume(s->b);
+		handle(s, &copy);
+		n++;
+	}
+	s->be->publish(s->b);
+	if (s->tick_ns && s->policy->tick) {
+		unsigned long long now = cos_now_ns();
+
+		if (now - s->last_tick >= s->tick_ns) {
+			s->last_tick = now;
+			s->policy->tick(s, now);
+		}
+	}
+	s->policy->schedule(s);
+	commit(s);
+	return n;
+}
+
+static struct cos_sched *signal_target;
+
+static void on_signal(int sig)
+{
+	if (!signal_target)
+		return;
+	if (sig == SIGUSR1)
+		signal_target->stats_req = 1;
+	else
+		signal_target->stop = 1;
+}
+
+COS_EXPORT int cos_sched_run(struct cos_sched *s)
+{
+	unsigned long long idle_since = cos_now_ns();
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term, old_usr1;
+
+	if (s->flags & COS_SCHED_F_SIGNALS) {
+		signal_target = s;
+		sigemptyset(&sa.sa_mask);	/* no SA_RESTART: COS_IOC_WAIT returns EINTR */
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+		sigaction(SIGUSR1, &sa, &old_usr1);
+	}
+	while (!s->stop) {
+		unsigned long long placed_before = s->st.placed;
+
+		if (cos_sched_step(s) || s->st.placed != placed_before) {
+			idle_since = cos_now_ns();
+			continue;
+		}
+		if (cos_now_ns() - idle_since < s->spin_ns)
+			continue;
+		/* idle: block until a message comes (or the next tick) */
+		s->st.waits++;
+		s->be->wait(s->b, s->tick_ns ? s->tick_ns : 100000000ull);
+	}
+	if (s->flags & COS_SCHED_F_SIGNALS) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGUSR1, &old_usr1, NULL);
+		signal_target = NULL;
+	}
+	return 0;
+}
+
+COS_EXPORT void cos_sched_stop(struct cos_sched *s)
+{
+	s->stop = 1;
+}
+
+COS_EXPORT bool cos_sched_stats_requested(struct cos_sched *s)
+{
+	if (!s->stats_req)
+		return false;
+	s->stats_req = 0;
+	return true;
+}
+
+COS_EXPORT struct cos_task *cos_sched_cpu_task(const struct cos_sched *s, int cpu)
+{
+	return cpu >= 0 && (unsigned int)cpu < s->nr_cpus ? s->cpu_task[cpu] : NULL;
+}
+
+COS_EXPORT int cos_sched_cpus(const struct cos_sched *s, int *cpus, int max)
+{
+	int n = 0;
+
+	for (unsigned int c = 0; c < s->nr_cpus && n < max; c++)
+		if (CPU_ISSET(c, &s->enclave))
+			cpus[n++] = c;
+	return n;
+}
+
+COS_EXPORT bool cos_sched_task_may_run(const struct cos_sched *s, const struct cos_task *t, int cpu)
+{
+	return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &s->allowed[t->slot]);
+}
+
+COS_EXPORT void *cos_sched_policy_ctx(const struct cos_sched *s)
+{
+	return s->policy->ctx;
+}
+
+COS_EXPORT struct cos_lord *cos_sched_lord(const struct cos_sched *s)
+{
+	return s->lord;
+}
+
+COS_EXPORT void cos_sched_get_stats(const struct cos_sched *s, struct cos_sched_stats *st)
+{
+	*st = s->st;
+}
+
+/* ---------------------------------------------------------------- creation */
+
+int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *policy,
+			     const struct cos_backend *be, void *b, const struct cos_sched_opts *opts,
+			     unsigned int max_tasks, unsigned int nr_cpus)
+{
+	struct cos_sched *s;
+
+	*sp = NULL;
+	if (!policy || policy->size < offsetof(struct cos_policy, schedule) + sizeof(void *) ||
+	    !policy->schedule)
+		return cos_fail(-EINVAL, "a policy needs at least a schedule callback");
+	if (nr_cpus > CPU_SETSIZE)
+		nr_cpus = CPU_SETSIZE;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return cos_fail(-ENOMEM, "out of memory");
+	s->policy = policy;
+	s->be = be;
+	s->b = b;
+	s->max_tasks = max_tasks;
+	s->nr_cpus = nr_cpus;
+	s->lord_cpu = opts->lord.lord_cpu;
+	CPU_ZERO(&s->enclave);
+	memcpy(&s->enclave, opts->lord.enclave,
+	       opts->lord.enclave_size < sizeof(s->enclave) ? opts->lord.enclave_size : sizeof(s->enclave));
+	s->tick_ns = opts->tick_ns;
+	s->spin_ns = opts->spin_ns ? opts->spin_ns : 50000;
+	s->flags = opts->flags;
+	s->tasks = calloc(max_tasks, sizeof(*s->tasks));
+	s->allowed = calloc(max_tasks, sizeof(*s->allowed));
+	s->data = policy->task_data_size ? calloc(max_tasks, policy->task_data_size) : NULL;
+	s->cpu_task = calloc(nr_cpus, sizeof(*s->cpu_task));
+	s->placing = calloc(nr_cpus, sizeof(*s->placing));
+	if (!s->tasks || !s->allowed || (policy->task_data_size && !s->data) || !s->cpu_task ||
+	    !s->placing) {
+		cos_sched_free(s);
+		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
+	}
+	resync(s);		/* tasks that exist already */
+	s->st.resyncs = 0;
+	*sp = s;
+	return 0;
+}
+
+void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord)
+{
+	s->lord = lord;
+}
+
+void cos_sched_free(struct cos_sched *s)
+{
+	if (!s)
+		return;
+	free(s->tasks);
+	free(s->allowed);
+	free(s->data);
+	free(s->cpu_task);
+	free(s->placing);
+	free(s);
+}

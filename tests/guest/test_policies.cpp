@@ -1,0 +1,209 @@
+// test_policies.cpp — the policy programs as users run them: cos-fifo takes CPUs 1-3, workloads
+// started with `cosctl run` (or made COS tasks by hand) run to completion on those CPUs only, a
+// SIGKILL of the lord loses nothing, Ctrl-C gives the CPUs back.
+#include <catch2/catch_test_macros.hpp>
+
+#include <csignal>
+#include <iostream>
+#include <sstream>
+#include <sched.h>
+#include <sys/wait.h>
+
+#include "guest.h"
+
+using namespace guest;
+
+namespace {
+
+/* A policy program running in its own process; its stderr is collected through a pipe. */
+struct PolicyProc {
+	pid_t pid = -1;
+	int err_fd = -1;
+	std::string err;
+
+	explicit PolicyProc(const std::vector<std::string> &argv)
+	{
+		int p[2];
+		REQUIRE(pipe(p) == 0);
+		pid = fork();
+		if (pid == 0) {
+			dup2(p[1], 2);
+			close(p[0]);
+			std::vector<char *> a;
+			for (auto &s : argv)
+				a.push_back(const_cast<char *>(s.c_str()));
+			a.push_back(nullptr);
+			execv(a[0], a.data());
+			_exit(127);
+		}
+		close(p[1]);
+		err_fd = p[0];
+	}
+	/* Read its stderr until @what appears (or it exits, or @ms pass). */
+	bool wait_for(const std::string &what, int ms = 20000)
+	{
+		uint64_t until = now_ns() + ms * 1000000ull;
+		while (err.find(what) == std::string::npos && now_ns() < until) {
+			fd_set set;
+			FD_ZERO(&set);
+			FD_SET(err_fd, &set);
+			timeval tv = {0, 100000};
+			if (select(err_fd + 1, &set, nullptr, nullptr, &tv) > 0) {
+				char buf[4096];
+				ssize_t n = read(err_fd, buf, sizeof(buf));
+				if (n <= 0)
+					break;
+				err.append(buf, n);
+			}
+		}
+		return err.find(what) != std::string::npos;
+	}
+	int stop(int sig)
+	{
+		kill(pid, sig);
+		int st = 0;
+		waitpid(pid, &st, 0);
+		wait_for("\x01", 200);	/* collect the rest of its output */
+		pid = -1;
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	~PolicyProc()
+	{
+		if (pid > 0)
+			stop(SIGKILL);
+		close(err_fd);
+	}
+};
+
+/* The mixed workload: spin/sleep threads, one that moves itself to CPU 2, forks that exit. */
+constexpr int THREADS = 8, ROUNDS = 60;
+struct Work {
+	std::atomic<int> done;
+	int bad_cpu;			/* a slice seen outside CPUs 1-3 */
+	int moved_cpu;			/* where the mover ran after moving to {2} */
+	int forks_ok;
+};
+
+int run_workload(Work *w)
+{
+	std::vector<std::thread> ts;
+	for (int i = 0; i < THREADS; i++)
+		ts.emplace_back([w, i] {
+			for (int r = 0; r < ROUNDS; r++) {
+				auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
+				while (std::chrono::steady_clock::now() < until)
+					;
+				int c = sched_getcpu();
+				if (c < 1 || c > 3)
+					w->bad_cpu = c;
+				if (i == 0 && r == ROUNDS / 2) {
+					cpu_set_t s;
+					CPU_ZERO(&s);
+					CPU_SET(2, &s);
+					sched_setaffinity(0, sizeof(s), &s);
+					std::this_thread::sleep_for(std::chrono::milliseconds(1));
+					w->moved_cpu = sched_getcpu();
+				}
+				if (i == 1 && r % 20 == 0) {
+					pid_t p = fork();
+					if (p == 0)
+						_exit(sched_getscheduler(0) == SCHED_EXT_POLICY ? 0 : 1);
+					int st = -1;
+					waitpid(p, &st, 0);
+					if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+						w->forks_ok++;
+				}
+				std::this_thread::sleep_for(std::chrono::microseconds(500));
+			}
+			w->done++;
+		});
+	for (auto &t : ts)
+		t.join();
+	return 0;
+}
+
+} // namespace
+
+TEST_CASE("cosctl run: the command and its children are COS tasks", "[policies][cosctl]")
+{
+	std::string out;
+	int rc = sh(build_path("bin/cosctl") + " run -- sh -c 'grep ^policy /proc/$$/sched; "
+				"grep ^policy /proc/self/sched'", &out);
+	CHECK(rc == 0);
+	CAPTURE(out);
+	/* both the shell and its child (grep) show policy 7 (SCHED_EXT) */
+	std::istringstream lines(out);
+	std::string line;
+	int cos_lines = 0, lines_seen = 0;
+	while (std::getline(lines, line)) {
+		lines_seen++;
+		if (line.rfind("policy", 0) == 0 && line.size() > 2 &&
+		    line.substr(line.find_last_not_of(' ') - 1) == " 7")
+			cos_lines++;
+	}
+	CHECK(lines_seen == 2);
+	CHECK(cos_lines == 2);
+	CHECK(sh(build_path("bin/cosctl") + " run 2>/dev/null") == 2);	/* no command */
+	CHECK(sh(build_path("bin/cosctl") + " run -- /nonexistent 2>/dev/null") == 127);
+}
+
+TEST_CASE("cos-fifo runs a mixed workload on its CPUs only, then gives them back on Ctrl-C", "[policies][fifo]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	for (const char *mode : {"global", "per-cpu"}) {
+		CAPTURE(mode);
+		std::vector<std::string> argv = {build_path("bin/cos-fifo"), "--cpus", "1-3",
+						 "--lord-cpu", "0", "--stall-ms", "1000"};
+		if (std::string(mode) == "per-cpu")
+			argv.push_back("--per-cpu");
+		PolicyProc lord(argv);
+		REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+		Work *w = shared_new<Work>();
+		int rc = in_child([&] {
+			unpin_self();
+			if (become_cos_task())
+				return 10;
+			return run_workload(w);
+		});
+		CHECK(rc == 0);
+		CHECK(w->done == THREADS);
+		CHECK(w->bad_cpu == 0);
+		CHECK(w->moved_cpu == 2);
+		CHECK(w->forks_ok == 3);
+		shared_delete(w);
+		CHECK(lord.stop(SIGINT) == 0);
+		CAPTURE(lord.err);
+		CHECK(lord.err.find("placed ") != std::string::npos);
+		CHECK(lord.err.find("placed 0 ") == std::string::npos);	/* it did place tasks */
+		CHECK(lord.err.find("stalls 0") != std::string::npos);
+		CHECK(sched_ext_state() == "enabled");
+		/* the CPUs are back: another lord can register for them */
+		PolicyProc again({build_path("bin/cos-fifo"), "--cpus", "1-3"});
+		CHECK(again.wait_for("cos-fifo: lord on CPU 0"));
+		CHECK(again.stop(SIGTERM) == 0);
+	}
+}
+
+TEST_CASE("cos-fifo killed with SIGKILL mid-run: the workload still finishes", "[policies][kill]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3", "--stall-ms", "1000"});
+	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+	Work *w = shared_new<Work>();
+	pid_t child = fork();
+	if (child == 0) {
+		unpin_self();
+		_exit(become_cos_task() ? 10 : run_workload(w));
+	}
+	std::this_thread::sleep_for(std::chrono::milliseconds(150));
+	CHECK(lord.stop(SIGKILL) == 128 + SIGKILL);
+	int st = -1;
+	waitpid(child, &st, 0);
+	CHECK(WIFEXITED(st));
+	CHECK(WEXITSTATUS(st) == 0);
+	CHECK(w->done == THREADS);
+	shared_delete(w);
+	CHECK(sched_ext_state() == "enabled");
+}

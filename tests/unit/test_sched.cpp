@@ -1,0 +1,284 @@
+// test_sched.cpp — the policy framework (libcos/sched.c) driven by a recorded event trace through
+// a fake backend, not the kernel: CPU books, failed-slot requeue, generation checks, resync.
+#include <catch2/catch_test_macros.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "internal.h"
+}
+
+namespace {
+
+/* The kernel as the framework sees it: a ring, a status table, shoot outcomes. */
+struct FakeKernel {
+	std::deque<cos_msg> ring;
+	cos_msg cur{};
+	uint64_t seq = 0;
+	std::map<unsigned, cos_task_status> status;
+	std::map<int, std::pair<unsigned, unsigned>> prepared;	/* cpu -> slot, gen */
+	std::map<int, unsigned> outcome;			/* cpu -> status of the next shoot */
+	std::vector<std::pair<int, unsigned>> shots;		/* (cpu, slot) committed OK */
+	std::map<int, unsigned> last_status;
+
+	void post(unsigned type, unsigned slot, unsigned gen, int pid, int cpu, uint64_t arg = 0)
+	{
+		cos_msg m{};
+		m.seq = ++seq;
+		m.type = type;
+		m.slot = slot;
+		m.gen = gen;
+		m.pid = pid;
+		m.cpu = cpu;
+		m.arg = arg;
+		ring.push_back(m);
+	}
+};
+
+const cos_msg *fk_peek(void *b)
+{
+	auto *k = static_cast<FakeKernel *>(b);
+	if (k->ring.empty())
+		return nullptr;
+	k->cur = k->ring.front();
+	return &k->cur;
+}
+void fk_consume(void *b) { static_cast<FakeKernel *>(b)->ring.pop_front(); }
+void fk_publish(void *) {}
+int fk_task_status(void *b, unsigned slot, cos_task_status *out)
+{
+	auto *k = static_cast<FakeKernel *>(b);
+	auto it = k->status.find(slot);
+	*out = it == k->status.end() ? cos_task_status{} : it->second;
+	return 0;
+}
+int fk_prepare(void *b, int cpu, unsigned slot, unsigned gen, unsigned long long)
+{
+	static_cast<FakeKernel *>(b)->prepared[cpu] = {slot, gen};
+	return 0;
+}
+int fk_shoot(void *b)
+{
+	auto *k = static_cast<FakeKernel *>(b);
+	int placed = 0;
+	for (auto &[cpu, sg] : k->prepared) {
+		unsigned st = k->outcome.count(cpu) ? k->outcome[cpu] : (unsigned)COS_SHOOT_OK;
+		k->outcome.erase(cpu);
+		k->last_status[cpu] = st;
+		if (st == COS_SHOOT_OK) {
+			placed++;
+			k->shots.push_back({cpu, sg.first});
+		}
+	}
+	k->prepared.clear();
+	return placed;
+}
+unsigned fk_shoot_status(void *b, int cpu) { return static_cast<FakeKernel *>(b)->last_status[cpu]; }
+int fk_wait(void *, unsigned long long) { return 0; }
+int fk_affinity(void *, int, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	for (int c = 0; c < 4; c++)
+		CPU_SET(c, set);
+	return 0;
+}
+
+const cos_backend fake = {fk_peek,  fk_consume,	   fk_publish, fk_task_status, fk_prepare,
+			  fk_shoot, fk_shoot_status, fk_wait,	 fk_affinity};
+
+/* A FIFO policy that records every callback. */
+struct Rec {
+	cos_taskq q{};
+	std::vector<std::string> log;
+};
+
+Rec *rec(cos_sched *s) { return static_cast<Rec *>(cos_sched_policy_ctx(s)); }
+std::string tag(const char *what, cos_task *t) { return std::string(what) + ":" + std::to_string(t->pid); }
+
+void p_new(cos_sched *s, cos_task *t) { rec(s)->log.push_back(tag("new", t)); }
+void p_runnable(cos_sched *s, cos_task *t)
+{
+	rec(s)->log.push_back(tag("runnable", t));
+	cos_taskq_push(&rec(s)->q, t);
+}
+void p_preempted(cos_sched *s, cos_task *t, unsigned why)
+{
+	rec(s)->log.push_back(tag("preempted", t) + "/" + std::to_string(why));
+	cos_taskq_push(&rec(s)->q, t);
+}
+void p_blocked(cos_sched *s, cos_task *t) { rec(s)->log.push_back(tag("blocked", t)); }
+void p_dead(cos_sched *s, cos_task *t) { rec(s)->log.push_back(tag("dead", t)); }
+void p_schedule(cos_sched *s)
+{
+	int cpus[8];
+	int n = cos_sched_cpus(s, cpus, 8);
+	for (int i = 0; i < n; i++) {
+		if (cos_sched_cpu_task(s, cpus[i]) || !rec(s)->q.head)
+			continue;
+		REQUIRE(cos_sched_place(s, rec(s)->q.head, cpus[i], 0) == 0);
+	}
+}
+
+struct Fixture {
+	FakeKernel k;
+	Rec r;
+	cos_policy policy{};
+	cos_sched *s = nullptr;
+	cpu_set_t enclave;
+
+	Fixture()
+	{
+		policy.size = sizeof(policy);
+		policy.task_data_size = 16;
+		policy.task_new = p_new;
+		policy.task_runnable = p_runnable;
+		policy.task_preempted = p_preempted;
+		policy.task_blocked = p_blocked;
+		policy.task_dead = p_dead;
+		policy.schedule = p_schedule;
+		policy.ctx = &r;
+		CPU_ZERO(&enclave);
+		CPU_SET(1, &enclave);
+		CPU_SET(2, &enclave);
+	}
+	void create()
+	{
+		cos_sched_opts o{};
+		o.size = sizeof(o);
+		o.lord.lord_cpu = 0;
+		o.lord.enclave = &enclave;
+		o.lord.enclave_size = sizeof(enclave);
+		REQUIRE(cos_sched_create_backend(&s, &policy, &fake, &k, &o, 64, 4) == 0);
+	}
+	~Fixture() { cos_sched_free(s); }
+	void step() { cos_sched_step(s); }
+};
+
+} // namespace
+
+TEST_CASE("tasks are placed on idle enclave CPUs in FIFO order; a blocked task frees its CPU", "[sched]")
+{
+	Fixture f;
+	f.create();
+	for (unsigned i = 0; i < 3; i++) {
+		f.k.post(COS_MSG_TASK_NEW, i, 1, 100 + i, 3);
+		f.k.post(COS_MSG_TASK_RUNNABLE, i, 1, 100 + i, 3);
+	}
+	f.step();
+	REQUIRE(f.k.shots.size() == 2);
+	CHECK(f.k.shots[0] == std::make_pair(1, 0u));	/* task 0 on CPU 1 */
+	CHECK(f.k.shots[1] == std::make_pair(2, 1u));	/* task 1 on CPU 2 */
+	CHECK(cos_sched_cpu_task(f.s, 1)->pid == 100);
+	CHECK(f.r.q.len == 1);				/* task 2 waits */
+	f.k.post(COS_MSG_TASK_BLOCKED, 0, 1, 100, 1);
+	f.step();
+	REQUIRE(f.k.shots.size() == 3);
+	CHECK(f.k.shots[2] == std::make_pair(1, 2u));	/* CPU 1 went to task 2 */
+	cos_sched_stats st;
+	cos_sched_get_stats(f.s, &st);
+	CHECK(st.placed == 3);
+	CHECK(st.tasks == 3);
+}
+
+TEST_CASE("a failed slot goes back to the policy, or waits for the task's message", "[sched]")
+{
+	Fixture f;
+	f.create();
+	f.k.post(COS_MSG_TASK_NEW, 5, 1, 105, 1);
+	f.k.post(COS_MSG_TASK_RUNNABLE, 5, 1, 105, 1);
+	f.k.outcome[1] = COS_SHOOT_BUSY;
+	f.step();
+	CHECK(f.k.shots.empty());
+	CHECK(f.r.log.back() == "runnable:105");	/* requeued by the framework */
+	CHECK(f.r.q.len == 1);
+	f.step();					/* and placed at the next step */
+	REQUIRE(f.k.shots.size() == 1);
+
+	/* BEHIND: nothing is requeued until the task's next message */
+	f.k.post(COS_MSG_TASK_PREEMPTED, 5, 1, 105, 1, COS_PREEMPT_BY_SLICE);
+	f.k.outcome[1] = COS_SHOOT_BEHIND;
+	f.step();
+	CHECK(f.r.log.back() == "preempted:105/3");
+	CHECK(f.r.q.len == 0);
+	CHECK(cos_sched_cpu_task(f.s, 1) == nullptr);
+	f.step();
+	CHECK(f.k.shots.size() == 1);			/* no retry without a message */
+	f.k.post(COS_MSG_TASK_RUNNABLE, 5, 1, 105, 1);
+	f.step();
+	CHECK(f.k.shots.size() == 2);
+}
+
+TEST_CASE("a message with another generation means the slot was reused", "[sched]")
+{
+	Fixture f;
+	f.create();
+	f.k.post(COS_MSG_TASK_NEW, 7, 1, 107, 1);
+	f.step();
+	/* the old task's DEAD and the new one's NEW were lost: a RUNNABLE of gen 2 arrives */
+	f.k.post(COS_MSG_TASK_RUNNABLE, 7, 2, 207, 2);
+	f.step();
+	REQUIRE(f.r.log.size() >= 4);
+	CHECK(f.r.log[0] == "new:107");
+	CHECK(f.r.log[1] == "dead:107");
+	CHECK(f.r.log[2] == "new:207");
+	CHECK(f.r.log[3] == "runnable:207");
+	REQUIRE(f.k.shots.size() == 1);
+	/* a message of the dead generation is ignored */
+	f.k.post(COS_MSG_TASK_DEAD, 7, 1, 107, 1);
+	f.step();
+	CHECK(f.r.log.back() != "dead:207");
+}
+
+TEST_CASE("overflow: every task is forgotten and learnt again from the status table", "[sched]")
+{
+	Fixture f;
+	f.create();
+	f.k.post(COS_MSG_TASK_NEW, 1, 1, 101, 1);
+	f.k.post(COS_MSG_TASK_RUNNABLE, 1, 1, 101, 1);
+	f.k.post(COS_MSG_TASK_NEW, 2, 1, 102, 1);
+	f.step();
+	REQUIRE(f.k.shots.size() == 1);			/* 101 on CPU 1 */
+	/* the kernel's truth after messages were dropped: 101 runs on 2, 102 waits, 103 is new */
+	f.k.status[1] = {0, 1, COS_TASK_RUNNING, 2, 101, 0, 0, 0, 0};
+	f.k.status[2] = {0, 1, COS_TASK_WAITING, 1, 102, 0, 0, 0, 0};
+	f.k.status[3] = {0, 1, COS_TASK_BLOCKED, 1, 103, 0, 0, 0, 0};
+	f.k.post(COS_MSG_OVERFLOW, 0, 0, 0, 0, 10);
+	f.step();
+	CHECK(std::count(f.r.log.begin(), f.r.log.end(), "dead:101") == 1);
+	CHECK(std::count(f.r.log.begin(), f.r.log.end(), "dead:102") == 1);
+	CHECK(std::count(f.r.log.begin(), f.r.log.end(), "new:103") == 1);
+	REQUIRE(cos_sched_cpu_task(f.s, 2) != nullptr);
+	CHECK(cos_sched_cpu_task(f.s, 2)->pid == 101);	/* running there: CPU 2 is busy */
+	REQUIRE(f.k.shots.size() == 2);
+	CHECK(f.k.shots[1] == std::make_pair(1, 2u));	/* 102 placed on the free CPU 1 */
+	cos_sched_stats st;
+	cos_sched_get_stats(f.s, &st);
+	CHECK(st.resyncs == 1);
+	CHECK(st.tasks == 3);
+}
+
+TEST_CASE("placement rules: enclave or lord CPU, one per CPU per step, waiting tasks only", "[sched]")
+{
+	Fixture f;
+	f.policy.schedule = [](cos_sched *) {};		/* place by hand */
+	f.create();
+	f.k.post(COS_MSG_TASK_NEW, 1, 1, 101, 1);
+	f.k.post(COS_MSG_TASK_RUNNABLE, 1, 1, 101, 1);
+	f.k.post(COS_MSG_TASK_NEW, 2, 1, 102, 1);
+	f.k.post(COS_MSG_TASK_RUNNABLE, 2, 1, 102, 1);
+	f.k.post(COS_MSG_TASK_NEW, 3, 1, 103, 1);
+	f.step();
+	cos_task *a = f.r.q.head, *b = a->q_next;
+	cos_task *blocked = cos_sched_cpu_task(f.s, 1);
+	CHECK(blocked == nullptr);
+	CHECK(cos_sched_place(f.s, a, 3, 0) == -EINVAL);	/* outside the enclave */
+	CHECK(cos_sched_place(f.s, a, 0, 0) == 0);		/* the lord's CPU: local shoot */
+	CHECK(cos_sched_place(f.s, b, 0, 0) == -EBUSY);		/* CPU 0 taken in this step */
+	CHECK(cos_sched_place(f.s, a, 1, 0) == -EBUSY);		/* a is placed already */
+	CHECK(f.r.q.len == 1);					/* a left the queue */
+}
