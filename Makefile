@@ -19,7 +19,7 @@ ifneq ($(COS_INNER),1)
 
 KVERS ?= $(if $(KVER),$(KVER),matrix)
 
-.PHONY: all build test run vm-run native clean distclean
+.PHONY: all build test run vm-run native install clean distclean
 all build:
 	tests/vm/build $(KVERS) >/dev/null
 
@@ -34,6 +34,23 @@ vm-run:
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command' [KVER=...]" >&2; exit 2; }
 	tests/vm/build $(if $(KVER),$(KVER),auto) >/dev/null
 	tests/vm/run --kver $(if $(KVER),$(KVER),auto) -- bash -c '$(CMD)'
+
+# User space (libcos, headers, pkg-config file, cosctl, policies) from a kernel's build.
+PREFIX ?= /usr/local
+install:
+	@k=$$(tests/vm/build $(if $(KVER),$(KVER),auto) | tail -n1) && b=build/$$k && \
+	v=$$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf) && \
+	set -x && \
+	install -D -m644 libcos/cos.h $(DESTDIR)$(PREFIX)/include/cos.h && \
+	install -D -m644 uapi/linux/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h && \
+	install -D -m644 $$b/lib/libcos.a $(DESTDIR)$(PREFIX)/lib/libcos.a && \
+	install -D -m755 $$b/lib/libcos.so $(DESTDIR)$(PREFIX)/lib/libcos.so.1 && \
+	ln -sf libcos.so.1 $(DESTDIR)$(PREFIX)/lib/libcos.so && \
+	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin && \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$v|" libcos/libcos.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libcos.pc && \
+	install -m755 $$b/bin/cosctl $(patsubst policies/%.c,$$b/bin/%,$(wildcard policies/*.c)) \
+		$(DESTDIR)$(PREFIX)/bin/
 
 native:
 	$(MAKE) COS_INNER=1 KVER=$$(uname -r) KDIR=/lib/modules/$$(uname -r)/build inner-kver inner-unit
@@ -76,7 +93,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-unit
 inner-kver: $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/lib/libcos.a $(O)/lib/libcos.so \
-	$(O)/bin/cosctl $(O)/bin/cos-bench-delegation $(POLICIES) $(GUEST_TESTS)
+	$(O)/bin/cosctl $(O)/bin/cos-bench-delegation $(POLICIES) $(O)/bin/readme-example $(GUEST_TESTS)
 inner-unit: $(U)/cos-unit
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).
@@ -130,6 +147,13 @@ $(O)/bin/cos-bench-delegation: tools/cos-bench-delegation.c $(O)/lib/libcos.a li
 $(O)/bin/cos-%: policies/cos-%.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
+
+# The README's "write your own policy" example, compiled as printed there.
+$(O)/bin/readme-example: README.md $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+	@mkdir -p $(GEN) $(@D)
+	awk '/^```c/ { inb = 1; buf = ""; next } /^```/ { if (inb && buf ~ /my-policy.c/) printf "%s", buf; inb = 0; next } inb { buf = buf $$0 "\n" }' README.md > $(GEN)/readme-example.c
+	@test -s $(GEN)/readme-example.c || { echo "README.md: the my-policy.c example is missing" >&2; exit 1; }
+	$(CC) $(CFLAGS) -std=c11 $(WARN) -Iuapi -Ilibcos $(GEN)/readme-example.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
 
 # In-guest tests: one Catch2 binary per tests/guest/test_*.cpp.
 $(O)/tests/%: tests/guest/%.cpp $(wildcard tests/guest/*.h) $(O)/lib/libcos.a libcos/cos.h

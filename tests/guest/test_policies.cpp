@@ -207,3 +207,22 @@ TEST_CASE("cos-fifo killed with SIGKILL mid-run: the workload still finishes", "
 	shared_delete(w);
 	CHECK(sched_ext_state() == "enabled");
 }
+
+TEST_CASE("the README's example policy schedules a workload", "[policies][readme]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	PolicyProc lord({build_path("bin/readme-example")});
+	REQUIRE(lord.wait_for("my-policy: running"));
+	Work *w = shared_new<Work>();
+	int rc = in_child([&] {
+		unpin_self();
+		return become_cos_task() ? 10 : run_workload(w);
+	});
+	CHECK(rc == 0);
+	CHECK(w->done == THREADS);
+	CHECK(w->bad_cpu == 0);
+	shared_delete(w);
+	CHECK(lord.stop(SIGINT) == 0);
+	CHECK(sched_ext_state() == "enabled");
+}
