@@ -87,6 +87,12 @@ struct cos_enclave {
 
 extern struct cos_enclave *cos_enclave;	/* under cos_lock; NULL without a lord */
 extern u32 cos_fallback_pending;		/* under cos_lock: tasks with ->fallback set */
+/* Counters for COS_IOC_GET_INFO, under cos_lock (read without it: a snapshot may tear). */
+struct cos_counters {
+	u64 messages, placed, refused, fallbacks;
+	u32 tasks;
+};
+extern struct cos_counters cos_counters;
 /* Copies for lock-free reads in the shim's hot paths (written under cos_lock, READ_ONCE). */
 extern pid_t cos_lord_pid;
 extern s32 cos_lord_cpu;

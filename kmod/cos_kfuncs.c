@@ -38,6 +38,7 @@
 bool cos_shim_attached;
 u32 cos_shim_caps;
 u32 cos_fallback_pending;
+struct cos_counters cos_counters;
 pid_t cos_lord_pid;
 s32 cos_lord_cpu = -1;
 bool cos_lord_active;
@@ -86,6 +87,7 @@ static void cos_task_free_locked(struct cos_task *t)
 	cos_taken_forget_locked(t);
 	cos_fallback_clear_locked(t);
 	t->state = COS_TASK_FREE;
+	cos_counters.tasks--;
 	cos_post(cos_enclave, COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
 	t->p = NULL;
 	cos_status_sync(t);
@@ -156,6 +158,7 @@ __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p__ign, bool runnable)
 		return -ENOSPC;
 	}
 	cos_free_hint = slot + 1;
+	cos_counters.tasks++;
 	t->p = p;
 	t->gen++;
 	t->state = COS_TASK_BLOCKED;

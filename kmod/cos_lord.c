@@ -71,6 +71,7 @@ void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 {
 	u32 i;
 
+	cos_counters.fallbacks++;
 	for (i = 0; i < cos_max_tasks; i++) {
 		struct cos_task *t = &cos_tasks[i];
 

@@ -65,10 +65,12 @@ int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize)
 }
 
 /**
- * cos_ioc_get_info() - COS_IOC_GET_INFO: report ABI version, features and CPU id range.
+ * cos_ioc_get_info() - COS_IOC_GET_INFO: report ABI version, features, CPU id range, the lord
+ * and the module's counters.
  * @uarg: user pointer to struct cos_info
  *
- * Context: process context, may fault; takes no locks.
+ * Context: process context, may fault; takes cos_lock (IRQs off) for the snapshot of the lord
+ * and the counters, copies out after dropping it.
  * Return: 0, -EINVAL for an unknown size, -EFAULT for a bad pointer.
  */
 static long cos_ioc_get_info(void __user *uarg)
@@ -83,9 +85,24 @@ static long cos_ioc_get_info(void __user *uarg)
 		.max_tasks = cos_max_tasks,
 	};
 	long usize = cos_user_size(uarg, COS_INFO_SIZE_VER0);
+	unsigned long irqflags;
 
 	if (usize < 0)
 		return usize;
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	if (cos_enclave && cos_enclave->registered) {
+		info.lord_pid = cos_enclave->lord->pid;
+		info.lord_cpu = cos_enclave->lord_cpu;
+		info.enclave_cpus = cpumask_weight(cos_enclave->cpus);
+	} else {
+		info.lord_cpu = -1;
+	}
+	info.tasks = cos_counters.tasks;
+	info.messages = cos_counters.messages;
+	info.placed = cos_counters.placed;
+	info.refused = cos_counters.refused;
+	info.fallbacks = cos_counters.fallbacks;
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 	return cos_copy_out(uarg, usize, &info, sizeof(info));
 }
 
@@ -148,7 +165,7 @@ static int __init cos_init(void)
 	int ret;
 
 	/* The ABI's sizes, as the header documents them. */
-	BUILD_BUG_ON(sizeof(struct cos_info) != COS_INFO_SIZE_VER1);
+	BUILD_BUG_ON(sizeof(struct cos_info) != COS_INFO_SIZE_VER2);
 	BUILD_BUG_ON(sizeof(struct cos_msg) != 64);
 	BUILD_BUG_ON(sizeof(struct cos_task_status) != 48);
 	BUILD_BUG_ON(sizeof(struct cos_shoot_slot) != 128);

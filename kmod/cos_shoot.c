@@ -272,8 +272,11 @@ long cos_ioc_shoot(struct file *file, void __user *uarg)
 		if (status == COS_SHOOT_OK) {
 			placed++;
 			cpumask_set_cpu(cpu, kick);
+		} else if (status != COS_SHOOT_EMPTY) {
+			cos_counters.refused++;
 		}
 	}
+	cos_counters.placed += placed;
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 	if (cpumask_test_and_clear_cpu(e->lord_cpu, kick))
 		cos_lord_yield();

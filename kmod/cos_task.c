@@ -128,6 +128,7 @@ void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 
 		goto wake;
 	}
 	cos_ring_write(e, ++e->produced, type, cpu, t, arg);
+	cos_counters.messages++;
 	if (t) {
 		t->last_seq = e->produced;
 		cos_status_sync(t);

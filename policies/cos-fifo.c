@@ -162,6 +162,7 @@ static const char usage[] =
 	"  -p, --per-cpu        a queue per CPU (tasks return to their last CPU; idle CPUs steal)\n"
 	"  -s, --slice-us N     preempt a task after N us of CPU (default 0: run to block)\n"
 	"      --stall-ms N     the kernel's stall timeout (default: the module's, 20 ms)\n"
+	"      --starve-ms N    longest a runnable task may wait (default: the module's, 1000 ms)\n"
 	"      --stats N        print statistics every N seconds (also on SIGUSR1)\n"
 	"      --no-shim        do not attach the cos shim (it must be attached already)\n"
 	"  -h, --help           this text\n"
@@ -176,6 +177,7 @@ int main(int argc, char **argv)
 		{ "per-cpu", no_argument, NULL, 'p' },
 		{ "slice-us", required_argument, NULL, 's' },
 		{ "stall-ms", required_argument, NULL, 'S' },
+		{ "starve-ms", required_argument, NULL, 'R' },
 		{ "stats", required_argument, NULL, 'T' },
 		{ "no-shim", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -208,6 +210,7 @@ int main(int argc, char **argv)
 		case 'p': f.per_cpu = 1; break;
 		case 's': f.slice_ns = strtoull(optarg, NULL, 10) * 1000; break;
 		case 'S': so.lord.stall_ms = atoi(optarg); break;
+		case 'R': so.lord.starve_ms = atoi(optarg); break;
 		case 'T': f.stats_every_ns = strtoull(optarg, NULL, 10) * 1000000000ull; break;
 		case 'N': no_shim = 1; break;
 		case 'h': fputs(usage, stdout); return 0;

@@ -17,7 +17,7 @@ static const char usage[] =
 	"usage: cosctl [--json] COMMAND\n"
 	"\n"
 	"commands:\n"
-	"  status            module loaded? ABI, sched_ext state and scheduler, shim attached?\n"
+	"  status            module (ABI, features), sched_ext state, shim, the lord, counters\n"
 	"  shim attach       attach the cos BPF shim and pin it so it stays after cosctl exits\n"
 	"  shim detach       detach a pinned shim\n"
 	"  run -- CMD [ARG]  run CMD as a COS task (policy SCHED_EXT, inherited by its threads and\n"
@@ -88,8 +88,21 @@ static int cmd_status(int json)
 		json_str(st.state);
 		printf(",\"ops\":");
 		json_str(st.ops);
-		printf("},\"shim\":{\"attached\":%s,\"pinned\":%s}}\n",
+		printf("},\"shim\":{\"attached\":%s,\"pinned\":%s}",
 		       st.shim_attached ? "true" : "false", st.shim_pinned ? "true" : "false");
+		if (have_info) {
+			if (info.lord_pid)
+				printf(",\"lord\":{\"pid\":%d,\"cpu\":%d,\"enclave_cpus\":%u}",
+				       info.lord_pid, info.lord_cpu, info.enclave_cpus);
+			else
+				printf(",\"lord\":null");
+			printf(",\"counters\":{\"tasks\":%u,\"messages\":%llu,\"placed\":%llu,"
+			       "\"refused\":%llu,\"fallbacks\":%llu}",
+			       info.tasks, (unsigned long long)info.messages,
+			       (unsigned long long)info.placed, (unsigned long long)info.refused,
+			       (unsigned long long)info.fallbacks);
+		}
+		printf("}\n");
 		return 0;
 	}
 
@@ -110,6 +123,17 @@ static int cmd_status(int json)
 		       st.ops[0] ? ", scheduler \"" : "", st.ops, st.ops[0] ? "\"" : "");
 	printf("shim:       %s%s\n", st.shim_attached ? "attached" : "not attached",
 	       st.shim_pinned ? " (pinned at " COS_SHIM_PIN_PATH ")" : "");
+	if (!have_info)
+		return 0;
+	if (info.lord_pid)
+		printf("lord:       thread %d on CPU %d, enclave of %u CPUs\n", info.lord_pid,
+		       info.lord_cpu, info.enclave_cpus);
+	else
+		printf("lord:       none (COS tasks run under the shim's fair policy)\n");
+	printf("counters:   %u COS tasks; since load: %llu messages, %llu placed, %llu refused, "
+	       "%llu fallbacks\n", info.tasks, (unsigned long long)info.messages,
+	       (unsigned long long)info.placed, (unsigned long long)info.refused,
+	       (unsigned long long)info.fallbacks);
 	return 0;
 }
 

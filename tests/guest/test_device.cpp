@@ -58,7 +58,7 @@ TEST_CASE("GET_INFO reports the ABI version, features and CPU id range", "[devic
 TEST_CASE("GET_INFO with a newer, larger struct fills what it knows and zeroes the rest", "[device][info]")
 {
 	Dev d;
-	unsigned char buf[64];
+	unsigned char buf[128];
 	memset(buf, 0xAA, sizeof(buf));
 	*(uint32_t *)buf = sizeof(buf);
 	REQUIRE(ioc(d.fd, COS_IOC_GET_INFO, buf) == 0);

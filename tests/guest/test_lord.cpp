@@ -65,8 +65,23 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 	 * stall_ms 1000: the emulated vCPUs of a loaded 2-core host pause for tens of ms.  The
 	 * starvation rule keeps its 1 s default (this test found the stall timer's clock race).
 	 */
+	auto info_now = [] {
+		cos_info i = {};
+		int fd = cos_open();
+		REQUIRE(fd >= 0);
+		REQUIRE(cos_get_info(fd, &i) == 0);
+		close(fd);
+		return i;
+	};
+	cos_info before = info_now();
+	CHECK(before.lord_pid == 0);
+	CHECK(before.lord_cpu == -1);
 	FifoLord lord(0, {1, 2, 3}, 1000);
 	REQUIRE(lord.register_error == 0);
+	cos_info during = info_now();
+	CHECK(during.lord_pid == lord.tid);		/* GET_INFO names the lord */
+	CHECK(during.lord_cpu == 0);
+	CHECK(during.enclave_cpus == 3);
 
 	constexpr int N = 16, ROUNDS = 200;
 	struct Result {
@@ -90,6 +105,11 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 	std::this_thread::sleep_for(std::chrono::milliseconds(100));	/* DEAD messages */
 	auto &tids = res->tids;
 	lord.finish();
+	cos_info after = info_now();
+	CHECK(after.lord_pid == 0);
+	CHECK(after.placed - before.placed == lord.placed.size());	/* the module's counters */
+	CHECK(after.messages - before.messages >= lord.log.size());
+	CHECK(after.fallbacks - before.fallbacks == 1);			/* the unregister */
 	std::cerr << "lord loop: longest pause " << lord.max_gap_ns / 1000 << "us ending at mono "
 		  << lord.max_gap_end_ns / 1000 << "us on cpu " << lord.max_gap_cpu << " lord tid "
 		  << lord.tid << "\n";

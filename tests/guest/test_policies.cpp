@@ -159,6 +159,11 @@ TEST_CASE("cos-fifo runs a mixed workload on its CPUs only, then gives them back
 			argv.push_back("--per-cpu");
 		PolicyProc lord(argv);
 		REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+		std::string st;
+		CHECK(sh(build_path("bin/cosctl") + " status", &st) == 0);
+		CAPTURE(st);
+		CHECK(st.find("lord:       thread " + std::to_string(lord.pid) + " on CPU 0, enclave of 3 CPUs") !=
+		      std::string::npos);
 		Work *w = shared_new<Work>();
 		int rc = in_child([&] {
 			unpin_self();
@@ -224,5 +229,78 @@ TEST_CASE("the README's example policy schedules a workload", "[policies][readme
 	CHECK(w->bad_cpu == 0);
 	shared_delete(w);
 	CHECK(lord.stop(SIGINT) == 0);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+namespace {
+/* One long CPU-bound request, then short ones arriving while it runs, all on one CPU. */
+struct Mix {
+	uint64_t long_end;
+	uint64_t short_end[10];
+	int bad;
+};
+
+int run_mix(Mix *m)
+{
+	uint64_t t0 = now_ns();
+	std::thread lng([m, t0] {
+		while (now_ns() - t0 < 1500000000ull)	/* 1.5 s of spinning */
+			;
+		m->long_end = now_ns();
+	});
+	std::vector<std::thread> shorts;
+	for (int i = 0; i < 10; i++)
+		shorts.emplace_back([m, i] {
+			std::this_thread::sleep_for(std::chrono::milliseconds(200 + 50 * i));
+			uint64_t s = now_ns();
+			while (now_ns() - s < 2000000ull)	/* 2 ms */
+				;
+			m->short_end[i] = now_ns();
+			if (sched_getcpu() != 1)
+				m->bad = 1;
+		});
+	lng.join();
+	for (auto &t : shorts)
+		t.join();
+	return 0;
+}
+
+Mix *mix_under(const std::vector<std::string> &argv, const char *ready)
+{
+	PolicyProc lord(argv);
+	REQUIRE(lord.wait_for(ready));
+	Mix *m = shared_new<Mix>();
+	int rc = in_child([&] {
+		unpin_self();
+		return become_cos_task() ? 10 : run_mix(m);
+	});
+	CHECK(rc == 0);
+	CHECK(lord.stop(SIGINT) == 0);
+	CAPTURE(lord.err);
+	CHECK(m->bad == 0);
+	return m;
+}
+} // namespace
+
+TEST_CASE("cos-shinjuku preempts a long request for short ones; cos-fifo runs it to completion", "[policies][shinjuku]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	Mix *sj = mix_under({build_path("bin/cos-shinjuku"), "--cpus", "1", "--slice-us", "5000",
+			     "--stall-ms", "1000", "--starve-ms", "5000"}, "cos-shinjuku: lord on CPU 0");
+	Mix *ff = mix_under({build_path("bin/cos-fifo"), "--cpus", "1", "--stall-ms", "1000", "--starve-ms", "5000"},
+			    "cos-fifo: lord on CPU 0");
+	for (int i = 0; i < 10; i++) {
+		CAPTURE(i);
+		/* Shinjuku: every short request is done before the long one */
+		CHECK(sj->short_end[i] < sj->long_end);
+		/* FIFO, run to block, one CPU: they all wait for it */
+		CHECK(ff->short_end[i] > ff->long_end);
+	}
+	std::cerr << "shinjuku: last short request done " << (sj->long_end - sj->short_end[9]) / 1000
+		  << " us before the long one; fifo: first short done "
+		  << (ff->short_end[0] - ff->long_end) / 1000 << " us after it\n";
+	shared_delete(sj);
+	shared_delete(ff);
 	CHECK(sched_ext_state() == "enabled");
 }

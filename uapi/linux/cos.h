@@ -46,6 +46,16 @@
  * @features:		COS_FEAT_* bits
  * @nr_cpu_ids:		number of possible CPU ids (width of every cpumask in this ABI)
  * @kernel_version:	LINUX_VERSION_CODE the module was built against
+ * @max_tasks:		entries of the status table (module parameter max_tasks)
+ * Since VER2 — the lord, and counters since the module was loaded:
+ * @lord_pid:		thread id of the lord, 0 without one
+ * @lord_cpu:		its CPU, -1 without one
+ * @enclave_cpus:	number of CPUs in its enclave
+ * @tasks:		COS tasks known now (slots in use)
+ * @messages:		messages posted to lords
+ * @placed:		tasks placed by COS_IOC_SHOOT
+ * @refused:		shoot slots refused (any status but OK and EMPTY)
+ * @fallbacks:		times tasks went back to the fair policy (lord death, stall, unregister)
  */
 struct cos_info {
 	__u32 size;
@@ -53,11 +63,20 @@ struct cos_info {
 	__u64 features;
 	__u32 nr_cpu_ids;
 	__u32 kernel_version;
-	__u32 max_tasks;	/* entries of the status table (module parameter max_tasks) */
+	__u32 max_tasks;
 	__u32 __reserved;
+	__s32 lord_pid;
+	__s32 lord_cpu;
+	__u32 enclave_cpus;
+	__u32 tasks;
+	__u64 messages;
+	__u64 placed;
+	__u64 refused;
+	__u64 fallbacks;
 };
 #define COS_INFO_SIZE_VER0	24
 #define COS_INFO_SIZE_VER1	32
+#define COS_INFO_SIZE_VER2	80
 
 /*
  * ---------------------------------------------------------------- the lord
