@@ -437,18 +437,26 @@ __bpf_kfunc void cos_kf_stopping(struct task_struct *p__ign, s32 slot, bool runn
 	struct task_struct *p = p__ign;
 	unsigned long irqflags;
 	struct cos_task *t;
+	u64 used;
 
 	t = cos_task_lock(p, slot, &irqflags);
 	if (!t)
 		return;
-	t->runtime += p->se.sum_exec_runtime - t->run_start;
+	used = p->se.sum_exec_runtime - t->run_start;
+	t->runtime += used;
 	if (runnable && t->next_msg != COS_MSG_TASK_YIELD) {
-		/* a shoot to this CPU kicks it with the slice zeroed: look for one first */
+		/*
+		 * Why it stopped.  Every preemption zeroes the slice (a shoot's kick, and sched_ext
+		 * for a task queued with SCX_ENQ_PREEMPT), so a zero slice proves nothing: compare
+		 * the CPU time it used with the slice the lord gave it (0 = no limit).
+		 */
 		t->next_msg = COS_MSG_TASK_PREEMPTED;
 		if (cos_cpu_shot_locked(task_cpu(p), t))
 			t->next_arg = COS_PREEMPT_BY_COS;
+		else if (t->slice && used >= t->slice)
+			t->next_arg = COS_PREEMPT_BY_SLICE;
 		else
-			t->next_arg = !p->scx.slice ? COS_PREEMPT_BY_SLICE : COS_PREEMPT_BY_OTHER;
+			t->next_arg = COS_PREEMPT_BY_OTHER;
 	}
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
