@@ -49,7 +49,7 @@ install:
 	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin && \
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$v|" libcos/libcos.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libcos.pc && \
-	install -m755 $$b/bin/cosctl $(patsubst policies/%.c,$$b/bin/%,$(wildcard policies/*.c)) \
+	install -m755 $$b/bin/cosctl $(patsubst policies/%.c,$$b/bin/%,$(wildcard policies/cos-*.c)) \
 		$(DESTDIR)$(PREFIX)/bin/
 
 native:
@@ -87,7 +87,7 @@ LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/status.c libcos/shim.c libc
 LIBCOS_HDRS := libcos/cos.h libcos/internal.h uapi/linux/cos.h
 BPF_LIBS := -lbpf -lelf -lz -lcap
 CATCH2 := -lCatch2Main -lCatch2
-POLICIES := $(patsubst policies/%.c,$(O)/bin/%,$(wildcard policies/*.c))
+POLICIES := $(patsubst policies/%.c,$(O)/bin/%,$(wildcard policies/cos-*.c))
 GUEST_TESTS := $(patsubst tests/guest/%.cpp,$(O)/tests/%,$(wildcard tests/guest/test_*.cpp))
 UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
@@ -144,9 +144,10 @@ $(O)/bin/cos-bench-delegation: tools/cos-bench-delegation.c $(O)/lib/libcos.a li
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lpthread
 
 # policies: one program per policies/*.c
-$(O)/bin/cos-%: policies/cos-%.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+$(O)/bin/cos-%: policies/cos-%.c policies/lord_main.c policies/lord_main.h $(O)/lib/libcos.a \
+		libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< policies/lord_main.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
 
 # The README's "write your own policy" example, compiled as printed there.
 $(O)/bin/readme-example: README.md $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h

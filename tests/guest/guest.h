@@ -197,6 +197,27 @@ template <typename T> void shared_delete(T *p)
 		}									\
 	} while (0)
 
+/* Lord options: lord on @lord_cpu, enclave @cpus.  The CPU set lives in the object (not copyable). */
+struct LordOpts {
+	cpu_set_t set;
+	cos_lord_opts o = {};
+	LordOpts(const std::vector<int> &cpus, unsigned stall_ms = 0, unsigned starve_ms = 0,
+		 int lord_cpu = 0)
+	{
+		CPU_ZERO(&set);
+		for (int c : cpus)
+			CPU_SET(c, &set);
+		o.size = sizeof(o);
+		o.lord_cpu = lord_cpu;
+		o.enclave = &set;
+		o.enclave_size = sizeof(set);
+		o.stall_ms = stall_ms;
+		o.starve_ms = starve_ms;
+	}
+	LordOpts(const LordOpts &) = delete;
+	LordOpts &operator=(const LordOpts &) = delete;
+};
+
 /* The shim attached for the scope (also while a SKIP or a failed REQUIRE unwinds). */
 struct Shim {
 	cos_shim *shim = nullptr;

@@ -67,20 +67,10 @@ struct FifoLord {
 private:
 	void run()
 	{
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		for (int c : cpus)
-			CPU_SET(c, &set);
-		cos_lord_opts o = {};
-		o.size = sizeof(o);
-		o.lord_cpu = lord_cpu;
-		o.enclave = &set;
-		o.enclave_size = sizeof(set);
-		o.stall_ms = stall_ms;
-		o.ring_entries = ring_entries;
-		o.starve_ms = starve_ms;
+		guest::LordOpts lo(cpus, stall_ms, starve_ms, lord_cpu);
+		lo.o.ring_entries = ring_entries;
 		tid = gettid();
-		register_error = cos_lord_register(&lord, &o);
+		register_error = cos_lord_register(&lord, &lo.o);
 		ready = true;
 		if (register_error)
 			return;

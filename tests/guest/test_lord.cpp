@@ -216,14 +216,9 @@ TEST_CASE("a shot COS thread preempts a non-COS busy loop on its CPU", "[lord][p
 TEST_CASE("lord registration refuses bad requests", "[lord][errors]")
 {
 	Shim shim;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(1, &set);
-	cos_lord_opts o = {};
-	o.size = sizeof(o);
-	o.lord_cpu = 0;
-	o.enclave = &set;
-	o.enclave_size = sizeof(set);
+	LordOpts lo({1});
+	cpu_set_t &set = lo.set;
+	cos_lord_opts &o = lo.o;
 	cos_lord *l = nullptr;
 
 	SECTION("the lord's CPU inside the enclave")
@@ -275,17 +270,9 @@ TEST_CASE("a COS task preempted by a shoot to its CPU is told so (PREEMPTED, BY_
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(2, &set);
-	cos_lord_opts o = {};
-	o.size = sizeof(o);
-	o.lord_cpu = 0;
-	o.enclave = &set;
-	o.enclave_size = sizeof(set);
-	o.stall_ms = 5000;
+	LordOpts lo({2}, 5000);
 	cos_lord *lord = nullptr;
-	REQUIRE(cos_lord_register(&lord, &o) == 0);
+	REQUIRE(cos_lord_register(&lord, &lo.o) == 0);
 
 	struct Board {
 		std::atomic<int> stop;

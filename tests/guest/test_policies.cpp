@@ -304,3 +304,19 @@ TEST_CASE("cos-shinjuku preempts a long request for short ones; cos-fifo runs it
 	shared_delete(ff);
 	CHECK(sched_ext_state() == "enabled");
 }
+
+TEST_CASE("policy programs explain themselves and refuse bad usage with status 2", "[policies][usage]")
+{
+	for (const char *p : {"bin/cos-fifo", "bin/cos-shinjuku"}) {
+		CAPTURE(p);
+		std::string out;
+		CHECK(sh(build_path(p) + " --help", &out) == 0);
+		CHECK(out.find("usage: ") == 0);
+		CHECK(out.find("--cpus LIST") != std::string::npos);
+		CHECK(sh(build_path(p) + " --bogus 2>/dev/null") == 2);
+		CHECK(sh(build_path(p) + " --cpus 0-2 2>&1", &out) == 2);	/* the lord's CPU inside */
+		CHECK(out.find("cannot be in the enclave") != std::string::npos);
+		CHECK(sh(build_path(p) + " --cpus 3-1 2>&1", &out) == 2);
+		CHECK(out.find("bad CPU list") != std::string::npos);
+	}
+}

@@ -43,18 +43,8 @@ struct Fixture {
 
 	Fixture()
 	{
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(1, &set);
-		CPU_SET(2, &set);
-		cos_lord_opts o = {};
-		o.size = sizeof(o);
-		o.lord_cpu = 0;
-		o.enclave = &set;
-		o.enclave_size = sizeof(set);
-		o.stall_ms = 10000;
-		o.starve_ms = 10000;	/* tasks wait for hand-made shoots */
-		REQUIRE(cos_lord_register(&lord, &o) == 0);
+		LordOpts lo({1, 2}, 10000, 10000);	/* tasks wait for hand-made shoots */
+		REQUIRE(cos_lord_register(&lord, &lo.o) == 0);
 		board = shared_new<Board>();
 		REQUIRE(pipe(wake3) == 0);
 		child = fork();

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lord_main.c — the life of a policy program (see lord_main.h): options common to every
+ * policy, the shim, the lord's loop, statistics on SIGUSR1 or every --stats seconds, and a
+ * clean exit that gives the CPUs back.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lord_main.h"
+
+static struct lord_main *the_main;
+
+int lord_parse_cpus(const char *list, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	for (const char *p = list; *p;) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			return -1;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p)
+				return -1;
+		}
+		if (a < 0 || b < a || b >= LORD_MAX_CPUS)
+			return -1;
+		for (long c = a; c <= b; c++)
+			CPU_SET(c, set);
+		if (*end && *end != ',')
+			return -1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return CPU_COUNT(set) ? 0 : -1;
+}
+
+static void print_stats(struct cos_sched *s, struct lord_main *m)
+{
+	struct cos_sched_stats st;
+
+	cos_sched_get_stats(s, &st);
+	fprintf(stderr, "%s: tasks %llu | messages %llu placed %llu failed %llu resyncs %llu stalls %llu",
+		m->prog, st.tasks, st.messages, st.placed, st.failed, st.resyncs, st.stalls);
+	if (m->stats) {
+		fputs(" | ", stderr);
+		m->stats(s, stderr);
+	}
+	fputc('\n', stderr);
+}
+
+/* The policy's tick when it has none: statistics. */
+static void stats_tick(struct cos_sched *s, unsigned long long now)
+{
+	struct lord_main *m = the_main;
+
+	if (cos_sched_stats_requested(s) ||
+	    (m->stats_every_ns && now - m->last_stats >= m->stats_every_ns)) {
+		m->last_stats = now;
+		print_stats(s, m);
+	}
+}
+
+static void usage(FILE *f, const struct lord_main *m)
+{
+	fprintf(f,
+		"usage: %s [options]\n%s\n"
+		"  -c, --cpus LIST      enclave CPUs, e.g. 1-3 (default: every online CPU but the lord's)\n"
+		"  -l, --lord-cpu N     the CPU the lord runs on (default 0)\n"
+		"%s"
+		"      --stall-ms N     the kernel's stall timeout (default: the module's, 20 ms)\n"
+		"      --starve-ms N    longest a runnable task may wait (default: the module's, 1000 ms)\n"
+		"      --stats N        print statistics every N seconds (also on SIGUSR1)\n"
+		"      --no-shim        do not attach the cos shim (it must be attached already)\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"Put work under it with `cosctl run -- CMD`.  Ctrl-C gives the CPUs back.  Needs root\n"
+		"(CAP_SYS_NICE; CAP_BPF and CAP_SYS_ADMIN to attach the shim) and cos.ko.\n",
+		m->prog, m->about, m->own_usage);
+}
+
+enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM };
+
+int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m)
+{
+	static const struct option common[] = {
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "lord-cpu", required_argument, NULL, 'l' },
+		{ "stall-ms", required_argument, NULL, OPT_STALL },
+		{ "starve-ms", required_argument, NULL, OPT_STARVE },
+		{ "stats", required_argument, NULL, OPT_STATS },
+		{ "no-shim", no_argument, NULL, OPT_NO_SHIM },
+		{ "help", no_argument, NULL, 'h' },
+	};
+	struct option longs[64];
+	char shorts[64];
+	struct cos_shim *shim = NULL;
+	struct cos_sys_status sys;
+	struct cos_sched *s;
+	cpu_set_t enclave;
+	const char *cpus = NULL;
+	int n = 0, c, err, no_shim = 0;
+
+	the_main = m;
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		longs[n++] = common[i];
+	for (const struct option *o = m->own_long; o && o->name && n < 63; o++)
+		longs[n++] = *o;
+	memset(&longs[n], 0, sizeof(longs[n]));
+	snprintf(shorts, sizeof(shorts), "c:l:h%s", m->own_short ? m->own_short : "");
+	m->sched_opts.size = sizeof(m->sched_opts);
+	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		switch (c) {
+		case 'c': cpus = optarg; break;
+		case 'l': m->lord_cpu = atoi(optarg); break;
+		case OPT_STALL: m->sched_opts.lord.stall_ms = atoi(optarg); break;
+		case OPT_STARVE: m->sched_opts.lord.starve_ms = atoi(optarg); break;
+		case OPT_STATS: m->stats_every_ns = strtoull(optarg, NULL, 10) * 1000000000ull; break;
+		case OPT_NO_SHIM: no_shim = 1; break;
+		case 'h': usage(stdout, m); return 0;
+		default:
+			if (c == '?' || !m->parse || m->parse(c, optarg)) {
+				usage(stderr, m);
+				return 2;
+			}
+		}
+	}
+	if (optind < argc) {
+		usage(stderr, m);
+		return 2;
+	}
+	if (cpus) {
+		if (lord_parse_cpus(cpus, &enclave)) {
+			fprintf(stderr, "%s: bad CPU list '%s'\n", m->prog, cpus);
+			return 2;
+		}
+	} else {
+		long nr = sysconf(_SC_NPROCESSORS_ONLN);
+
+		CPU_ZERO(&enclave);
+		for (long i = 0; i < nr && i < LORD_MAX_CPUS; i++)
+			if (i != m->lord_cpu)
+				CPU_SET(i, &enclave);
+	}
+	if (CPU_ISSET(m->lord_cpu, &enclave)) {
+		fprintf(stderr, "%s: the lord's CPU %d cannot be in the enclave\n", m->prog, m->lord_cpu);
+		return 2;
+	}
+	for (int i = 0; i < LORD_MAX_CPUS; i++)
+		if (CPU_ISSET(i, &enclave)) {
+			m->cpus[m->nr_cpus++] = i;
+			m->in_enclave[i] = 1;
+		}
+	m->sched_opts.lord.lord_cpu = m->lord_cpu;
+	m->sched_opts.lord.enclave = &enclave;
+	m->sched_opts.lord.enclave_size = sizeof(enclave);
+	m->sched_opts.tick_ns = m->tick_ns ? m->tick_ns : 100000000ull;
+	m->sched_opts.flags |= COS_SCHED_F_SIGNALS;
+	if (!policy->tick)
+		policy->tick = stats_tick;
+	if (m->ready && m->ready(m)) {
+		usage(stderr, m);
+		return 2;
+	}
+
+	cos_sys_status(&sys);
+	if (!no_shim && !sys.shim_attached) {
+		err = cos_shim_attach(&shim, NULL);
+		if (err) {
+			fprintf(stderr, "%s: cannot attach the cos shim: %s\n", m->prog, cos_strerror(err));
+			return 1;
+		}
+	}
+	err = cos_sched_create(&s, policy, &m->sched_opts);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", m->prog, cos_strerror(err));
+		cos_shim_detach(shim);
+		return 1;
+	}
+	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs", m->prog, m->lord_cpu, m->nr_cpus);
+	if (m->banner)
+		m->banner(stderr);
+	fputc('\n', stderr);
+	err = cos_sched_run(s);
+	print_stats(s, m);
+	cos_sched_destroy(s);		/* the tasks go to the fair policy */
+	cos_shim_detach(shim);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", m->prog, cos_strerror(err));
+		return 1;
+	}
+	return 0;
+}

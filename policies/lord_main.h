@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lord_main.h — what every policy program shares: the common options (--cpus, --lord-cpu,
+ * --stall-ms, --starve-ms, --stats, --no-shim, --help), the shim, and the lord's life (create,
+ * run until Ctrl-C, statistics, give the CPUs back).  A policy program fills struct lord_main
+ * and calls lord_main() from main().
+ */
+#ifndef POLICIES_LORD_MAIN_H
+#define POLICIES_LORD_MAIN_H
+
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+
+#include <cos.h>
+
+#define LORD_MAX_CPUS 1024
+
+struct lord_main {
+	/* filled by the policy program */
+	const char *prog;			/* "cos-fifo" */
+	const char *about;			/* the usage text's first lines: what the policy does */
+	const char *own_usage;			/* lines for its own options ("" if none) */
+	const char *own_short;			/* its own short options (getopt syntax) */
+	const struct option *own_long;		/* its own long options, NULL-terminated */
+	int (*parse)(int opt, const char *arg);	/* one of its options; non-zero: bad */
+	int (*ready)(struct lord_main *m);	/* after parsing (enclave known); non-zero: bad usage */
+	void (*stats)(struct cos_sched *s, FILE *f);	/* its statistics line */
+	void (*banner)(FILE *f);		/* its part of the start-up line */
+	unsigned long long tick_ns;		/* the framework's tick (0: 100 ms, for statistics) */
+
+	/* filled by lord_main() before ready() */
+	int lord_cpu;
+	int cpus[LORD_MAX_CPUS], nr_cpus;	/* the enclave */
+	char in_enclave[LORD_MAX_CPUS];
+	struct cos_sched_opts sched_opts;	/* ready() may adjust it */
+	unsigned long long stats_every_ns, last_stats;
+};
+
+/* Parse the options, attach the shim if needed, run the lord; returns main()'s exit status. */
+int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m);
+
+/* Parse "1-3,5" into @set; 0, or -1 if malformed or empty. */
+int lord_parse_cpus(const char *list, cpu_set_t *set);
+
+#endif /* POLICIES_LORD_MAIN_H */
