@@ -136,6 +136,8 @@ s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags
 	 */
 	if (tctx && cos_slot(p, tctx, true) >= 0 && cos_kf_lord_active())
 		return prev_cpu;
+	if (!cos_have(scx_bpf_select_cpu_dfl))
+		return prev_cpu;	/* hidden by this kernel's BTF (Debian 7.2.11): no idle pick */
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
 	if (is_idle)
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_slice_ns, 0);

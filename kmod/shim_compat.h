@@ -21,7 +21,8 @@ extern void scx_bpf_dsq_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slic
 extern void scx_bpf_kick_cpu(s32 cpu, u64 flags) __weak __ksym;
 
 /*
- * Debian's 7.2.x BTF describes a few kfuncs (scx_bpf_create_dsq, scx_bpf_kick_cpu, ..._pick_*)
+ * Debian's 7.2.x BTF describes a few kfuncs (scx_bpf_create_dsq, scx_bpf_kick_cpu, ..._pick_*;
+ * on 7.2.11 also scx_bpf_select_cpu_dfl)
  * with the implicit trailing 'aux' argument but without the "<name>_impl" twin that the 7.2
  * verifier looks for, so no BPF program can call them there ("cannot find function
  * scx_bpf_create_dsq_impl in BTF").  They are declared weak: test with cos_have() and degrade.
