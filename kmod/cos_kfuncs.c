@@ -296,7 +296,7 @@ __bpf_kfunc void cos_kf_dequeue(struct task_struct *p__ign, s32 slot)
 	t = cos_task_lock(p, slot, &irqflags);
 	if (!t)
 		return;
-	if (t->state == COS_TASK_QUEUED && !cos_pending_has_locked(t)) {
+	if (t->state == COS_TASK_QUEUED && cos_pending_peek_locked(t->cpu) != t) {
 		/* taken by ops.dispatch: custody ends in the local DSQ */
 	} else if (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED) {
 		cos_pending_clear_locked(t);

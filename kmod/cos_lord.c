@@ -63,9 +63,10 @@ static size_t cos_status_bytes(void)
 }
 
 /*
- * Hand every task waiting for the lord (or shot but not started) to the fair policy: the shim
- * takes them with cos_kf_fallback_take() from ops.dispatch.  Adds the CPUs to kick to @kick.
- * Caller holds cos_lock.
+ * Hand every task waiting for the lord (or shot and still pending) to the fair policy: the shim
+ * takes them with cos_kf_fallback_take() from ops.dispatch.  A shot task ops.dispatch already
+ * took is in a local DSQ and runs as it is.  Adds the CPUs to kick to @kick.  Caller holds
+ * cos_lock.
  */
 void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 {
@@ -75,10 +76,8 @@ void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 	for (i = 0; i < cos_max_tasks; i++) {
 		struct cos_task *t = &cos_tasks[i];
 
-		if (t->state != COS_TASK_WAITING && t->state != COS_TASK_QUEUED)
+		if (t->state != COS_TASK_WAITING && !cos_pending_forget_locked(t))
 			continue;
-		if (t->state == COS_TASK_QUEUED)
-			cos_pending_take_locked(t->cpu);
 		t->state = COS_TASK_FAIR;
 		t->fallback = true;
 		cos_fallback_pending++;

@@ -92,19 +92,23 @@ void cos_kick_cpus(const struct cpumask *cpus)
 	}
 }
 
-/* @t leaves custody while queued: forget its pending shoot.  Caller holds cos_lock. */
-void cos_pending_clear_locked(struct cos_task *t)
+/*
+ * Take @t out of its CPU's pending slot if it still waits there (not yet taken by ops.dispatch).
+ * Returns whether it did.  Caller holds cos_lock.
+ */
+bool cos_pending_forget_locked(struct cos_task *t)
 {
-	if (t->state == COS_TASK_QUEUED && t->cpu >= 0 && cos_pending[t->cpu] == t) {
-		cos_pending[t->cpu] = NULL;
-		cos_post(cos_enclave, COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
-	}
+	if (t->state != COS_TASK_QUEUED || cos_pending_peek_locked(t->cpu) != t)
+		return false;
+	cos_pending[t->cpu] = NULL;
+	return true;
 }
 
-/* Whether @t (QUEUED) still waits in its CPU's pending slot.  Caller holds cos_lock. */
-bool cos_pending_has_locked(const struct cos_task *t)
+/* @t leaves custody while queued: cancel its pending shoot (SHOOT_STALE).  Under cos_lock. */
+void cos_pending_clear_locked(struct cos_task *t)
 {
-	return t->cpu >= 0 && t->cpu < nr_cpu_ids && cos_pending[t->cpu] == t;
+	if (cos_pending_forget_locked(t))
+		cos_post(cos_enclave, COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
 }
 
 /* The task shot to @cpu and not yet taken, if any.  Caller holds cos_lock. */
