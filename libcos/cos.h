@@ -365,6 +365,9 @@ int cos_sched_cpus(const struct cos_sched *s, int *cpus, int max);
 /** cos_sched_task_may_run() - whether @t's affinity allows @cpu (as of its last message) */
 bool cos_sched_task_may_run(const struct cos_sched *s, const struct cos_task *t, int cpu);
 
+/** cos_sched_first_for() - the first task of @q allowed on @cpu, or NULL */
+struct cos_task *cos_sched_first_for(const struct cos_sched *s, const struct cos_taskq *q, int cpu);
+
 /** cos_sched_policy_ctx() - the policy's @ctx */
 void *cos_sched_policy_ctx(const struct cos_sched *s);
 

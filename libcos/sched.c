@@ -178,17 +178,10 @@ static void make_runnable(struct cos_sched *s, struct cos_task *t, unsigned int 
 		s->policy->task_runnable(s, t);
 }
 
-/* Forget everything and learn it again from the status table. */
-static void resync(struct cos_sched *s)
+/* Learn every live task from the status table (the books are empty). */
+static void learn(struct cos_sched *s)
 {
-	unsigned int i;
-
-	s->st.resyncs++;
-	for (i = 0; i < s->max_tasks; i++)
-		if (s->tasks[i].state != COS_TASK_FREE)
-			task_dead(s, &s->tasks[i]);
-	memset(s->cpu_task, 0, s->nr_cpus * sizeof(*s->cpu_task));
-	for (i = 0; i < s->max_tasks; i++) {
+	for (unsigned int i = 0; i < s->max_tasks; i++) {
 		struct cos_task_status ts;
 		struct cos_task *t;
 
@@ -203,6 +196,17 @@ static void resync(struct cos_sched *s)
 			s->cpu_task[ts.cpu] = t;
 		}
 	}
+}
+
+/* Forget everything and learn it again. */
+static void resync(struct cos_sched *s)
+{
+	s->st.resyncs++;
+	for (unsigned int i = 0; i < s->max_tasks; i++)
+		if (s->tasks[i].state != COS_TASK_FREE)
+			task_dead(s, &s->tasks[i]);
+	memset(s->cpu_task, 0, s->nr_cpus * sizeof(*s->cpu_task));
+	learn(s);
 }
 
 /* The task a message is about, creating or replacing the slot's entry as its gen says. */
@@ -464,6 +468,15 @@ COS_EXPORT bool cos_sched_task_may_run(const struct cos_sched *s, const struct c
 	return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &s->allowed[t->slot]);
 }
 
+COS_EXPORT struct cos_task *cos_sched_first_for(const struct cos_sched *s,
+						 const struct cos_taskq *q, int cpu)
+{
+	for (struct cos_task *t = q->head; t; t = t->q_next)
+		if (cos_sched_task_may_run(s, t, cpu))
+			return t;
+	return NULL;
+}
+
 COS_EXPORT void *cos_sched_policy_ctx(const struct cos_sched *s)
 {
 	return s->policy->ctx;
@@ -518,8 +531,7 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 		cos_sched_free(s);
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
 	}
-	resync(s);		/* tasks that exist already */
-	s->st.resyncs = 0;
+	learn(s);		/* tasks that exist already */
 	*sp = s;
 	return 0;
 }

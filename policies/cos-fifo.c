@@ -58,15 +58,6 @@ static void fifo_blocked(struct cos_sched *s, struct cos_task *t)
 	f->blocked++;
 }
 
-/* The first task of @q that may run on @cpu. */
-static struct cos_task *first_for(struct cos_sched *s, struct cos_taskq *q, int cpu)
-{
-	for (struct cos_task *t = q->head; t; t = t->q_next)
-		if (cos_sched_task_may_run(s, t, cpu))
-			return t;
-	return NULL;
-}
-
 static void fifo_schedule(struct cos_sched *s)
 {
 	struct fifo *f = cos_sched_policy_ctx(s);
@@ -78,18 +69,14 @@ static void fifo_schedule(struct cos_sched *s)
 		if (cos_sched_cpu_task(s, cpu))
 			continue;
 		if (!f->per_cpu) {
-			t = first_for(s, &f->global, cpu);
+			t = cos_sched_first_for(s, &f->global, cpu);
 		} else {
-			t = first_for(s, &f->percpu[cpu], cpu);
-			for (int j = 0; !t && j < f->nr_cpus; j++) {	/* steal */
-				struct cos_taskq *q = &f->percpu[f->cpus[j]];
-
-				if (q->len > 0)
-					t = first_for(s, q, cpu);
-			}
+			t = cos_sched_first_for(s, &f->percpu[cpu], cpu);
+			for (int j = 0; !t && j < f->nr_cpus; j++)	/* steal */
+				t = cos_sched_first_for(s, &f->percpu[f->cpus[j]], cpu);
 		}
-		if (t && cos_sched_place(s, t, cpu, f->slice_ns) == 0)
-			continue;
+		if (t)
+			cos_sched_place(s, t, cpu, f->slice_ns);
 	}
 }
 

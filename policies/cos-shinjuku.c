@@ -40,14 +40,6 @@ static void sj_preempted(struct cos_sched *s, struct cos_task *t, unsigned int w
 		cos_taskq_push(&j->runq, t);
 }
 
-static struct cos_task *first_for(struct cos_sched *s, struct shinjuku *j, int cpu)
-{
-	for (struct cos_task *t = j->runq.head; t; t = t->q_next)
-		if (cos_sched_task_may_run(s, t, cpu))
-			return t;
-	return NULL;
-}
-
 /* Idle CPUs first; then, while tasks still wait, CPUs whose task is over its slice. */
 static void sj_schedule(struct cos_sched *s)
 {
@@ -60,7 +52,7 @@ static void sj_schedule(struct cos_sched *s)
 
 		if (cos_sched_cpu_task(s, cpu))
 			continue;
-		t = first_for(s, j, cpu);
+		t = cos_sched_first_for(s, &j->runq, cpu);
 		if (t)
 			cos_sched_place(s, t, cpu, 0);
 	}
@@ -74,7 +66,7 @@ static void sj_schedule(struct cos_sched *s)
 			now = cos_now_ns();
 		if (now - cur->placed_at < j->slice_ns)
 			continue;
-		t = first_for(s, j, cpu);
+		t = cos_sched_first_for(s, &j->runq, cpu);
 		if (t && cos_sched_place(s, t, cpu, 0) == 0)
 			j->preemptions++;
 	}
