@@ -320,3 +320,33 @@ TEST_CASE("policy programs explain themselves and refuse bad usage with status 2
 		CHECK(out.find("bad CPU list") != std::string::npos);
 	}
 }
+
+TEST_CASE("a policy started without CAP_SYS_NICE says which capability is missing", "[policies][errors]")
+{
+	Shim shim;	/* attached already: the program goes straight to registering */
+	int p[2];
+	REQUIRE(pipe(p) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 2);
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(99);
+		std::string prog = build_path("bin/cos-fifo");
+		execl(prog.c_str(), prog.c_str(), "--cpus", "1-3", (char *)nullptr);
+		_exit(127);
+	}
+	close(p[1]);
+	std::string err;
+	char buf[512];
+	ssize_t n;
+	while ((n = read(p[0], buf, sizeof(buf))) > 0)
+		err.append(buf, n);
+	close(p[0]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	CAPTURE(err);
+	REQUIRE(WIFEXITED(st));
+	CHECK(WEXITSTATUS(st) == 1);
+	CHECK(err.find("a lord needs CAP_SYS_NICE") != std::string::npos);	/* checked up front */
+	CHECK(sched_ext_state() == "enabled");
+}
