@@ -207,21 +207,34 @@ TEST_CASE("ring overflow: OVERFLOW is posted, the lord resyncs, no task is lost"
 	lord.pause = true;				/* the lord "sleeps": nothing is consumed */
 	struct State {
 		std::atomic<int> created{0};
+		std::atomic<int> go{0};
+		std::atomic<int> cos{0};
 		std::atomic<int> finished{0};
 	};
 	auto *st = shared_new<State>();
 	pid_t child = fork();
 	if (child == 0) {
+		/*
+		 * The first 100 threads are all created (as normal tasks) before any becomes a COS
+		 * task.  Creating a thread takes the process's mmap_lock; a COS task preempted while
+		 * it holds that lock (a page fault) waits for the paused lord, and so would the
+		 * creator: only the stall rule would end that (seen: a 10 s LORD_STALL).
+		 */
 		unpin_self();
 		std::vector<std::thread> ts;
 		for (int i = 0; i < 2000; i++) {
 			ts.emplace_back([st] {
+				while (!st->go)
+					std::this_thread::sleep_for(std::chrono::milliseconds(1));
 				become_cos_task();
+				st->cos++;
 				std::this_thread::sleep_for(std::chrono::microseconds(100));
 				st->finished++;
 			});
 			st->created++;
 			if (ts.size() == 100) {		/* keep at most 100 threads alive at once */
+				while (!st->go)
+					std::this_thread::sleep_for(std::chrono::milliseconds(1));
 				for (auto &t : ts)
 					t.join();
 				ts.clear();
@@ -233,10 +246,16 @@ TEST_CASE("ring overflow: OVERFLOW is posted, the lord resyncs, no task is lost"
 	}
 	while (st->created < 100)
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	uint64_t t_created = now_ns();
+	st->go = 1;				/* 100 threads become COS tasks at once */
+	for (int i = 0; i < 5000 && st->cos < 100; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
 	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	uint64_t t_unpause = now_ns();
 	lord.pause = false;				/* wakes up, finds OVERFLOW, resyncs */
 	int s = -1;
 	waitpid(child, &s, 0);
+	uint64_t t_done = now_ns();
 	CHECK(WIFEXITED(s));
 	CHECK(WEXITSTATUS(s) == 0);
 	CHECK(st->finished == 2000);
@@ -246,6 +265,17 @@ TEST_CASE("ring overflow: OVERFLOW is posted, the lord resyncs, no task is lost"
 					 [](const cos_msg &m) { return m.type == COS_MSG_OVERFLOW; });
 	CHECK(overflows >= 1);
 	CHECK(lord.dropped > 0);
+	for (const cos_msg &m : lord.log)
+		if (m.type == COS_MSG_LORD_STALL)
+			UNSCOPED_INFO("LORD_STALL " << m.arg << " at " << (int64_t)(m.ts - t_created) / 1000000
+				      << " ms after 100 threads were created");
+	INFO("first message at " << (lord.log.empty() ? 0 : (int64_t)(lord.log[0].ts - t_created) / 1000000)
+	     << " ms, message 60 at " << (lord.log.size() > 60 ? (int64_t)(lord.log[60].ts - t_created) / 1000000 : 0)
+	     << " ms");
+	INFO("unpaused " << (t_unpause - t_created) / 1000000 << " ms after that, all done at "
+	     << (t_done - t_created) / 1000000 << " ms; lord loop's longest pause "
+	     << lord.max_gap_ns / 1000000 << " ms, ending at "
+	     << (int64_t)(lord.max_gap_end_ns - t_created) / 1000000 << " ms on CPU " << lord.max_gap_cpu);
 	CHECK(std::none_of(lord.log.begin(), lord.log.end(),
 			   [](const cos_msg &m) { return m.type == COS_MSG_LORD_STALL; }));
 	for (size_t i = 0; i < lord.log.size(); i++)
