@@ -34,6 +34,8 @@ struct cos_task {
 	u32 next_msg;		/* message for the next enqueue: PREEMPTED/YIELD, else RUNNABLE */
 	u64 next_arg;
 	u64 last_seq;		/* seq of the last message about this task */
+	u64 last_ts;		/* when it was posted (0: none yet) */
+	u32 last_msg;		/* its type (COS_MSG_NONE: none yet) */
 	u64 run_start;		/* se.sum_exec_runtime when it started running */
 	u64 runtime;		/* CPU time as a COS task */
 	u64 slice;		/* slice of the pending shoot */
@@ -111,6 +113,7 @@ void cos_tasks_exit(void);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg);
 void cos_overflow_end_locked(struct cos_enclave *e, u64 consumed);
 void cos_status_sync(struct cos_task *t);
+long cos_ioc_get_tasks(void __user *uarg);
 static inline u32 cos_task_slot(const struct cos_task *t) { return t - cos_tasks; }
 
 /* cos_lord.c: registration, regions, stall, fallback */
@@ -127,6 +130,8 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed);
 int cos_shoot_init(void);
 void cos_shoot_exit(void);
 long cos_ioc_shoot(struct file *file, void __user *uarg);
+struct io_uring_cmd;
+int cos_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
 void cos_kick_cpus(const struct cpumask *cpus);
 int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
 bool cos_pending_forget_locked(struct cos_task *t);

@@ -166,6 +166,8 @@ __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p__ign, bool runnable)
 	t->next_msg = 0;
 	t->runtime = 0;
 	t->fallback = false;
+	t->last_msg = COS_MSG_NONE;
+	t->last_ts = 0;
 	cos_post(cos_enclave, COS_MSG_TASK_NEW, t->cpu, t, runnable);
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 	return slot;

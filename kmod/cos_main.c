@@ -124,6 +124,8 @@ static long cos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return cos_ioc_wait(file, uarg);
 	case _IOC_NR(COS_IOC_UNREGISTER):
 		return cos_ioc_unregister(file);
+	case _IOC_NR(COS_IOC_GET_TASKS):
+		return cos_ioc_get_tasks(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -149,6 +151,7 @@ static const struct file_operations cos_fops = {
 	.release = cos_release,
 	.mmap = cos_lord_mmap,
 	.unlocked_ioctl = cos_ioctl,
+	.uring_cmd = cos_uring_cmd,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
@@ -172,6 +175,9 @@ static int __init cos_init(void)
 	BUILD_BUG_ON(sizeof(struct cos_lord_args) != COS_LORD_ARGS_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct cos_shoot_args) != COS_SHOOT_ARGS_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct cos_wait_args) != COS_WAIT_ARGS_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct cos_tasks_args) != COS_TASKS_ARGS_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct cos_uring_shoot) != 16);
+	BUILD_BUG_ON(sizeof(struct cos_task_info) != 80);
 
 	if (cos_max_tasks < 64 || cos_max_tasks > (1U << 20)) {
 		pr_err("max_tasks=%u is outside 64..1048576\n", cos_max_tasks);

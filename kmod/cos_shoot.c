@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cos_shoot.c — COS_IOC_SHOOT: validate the lord's shoot slots, publish each accepted task to
- * its CPU's pending slot and kick that CPU; the shim's ops.dispatch there takes it
- * (cos_pending_take_locked) and inserts it into the local queue.
+ * cos_shoot.c — COS_IOC_SHOOT (ioctl, or the same through io_uring): validate the lord's shoot
+ * slots, publish each accepted task to its CPU's pending slot and kick that CPU; the shim's
+ * ops.dispatch there takes it (cos_pending_take_locked) and inserts it into the local queue.
  *
  * The kick is an IPI sent by the module (smp_call_function_single_async): on the target CPU it
  * zeroes the running task's sched_ext slice and sets need_resched, so the CPU reschedules on
@@ -15,6 +15,7 @@
 
 #include <linux/capability.h>
 #include <linux/fs.h>
+#include <linux/io_uring/cmd.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -215,23 +216,15 @@ int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size)
 	return cpu < n * BITS_PER_BYTE ? -EINVAL : 0;
 }
 
-/**
- * cos_ioc_shoot() - COS_IOC_SHOOT: commit the lord's shoot slots for a set of CPUs
- * @file: the lord's /dev/cos file
- * @uarg: user pointer to struct cos_shoot_args
- *
- * Each slot is copied once, validated, its status written back and COS_SHOOT_F_VALID cleared;
- * a failing slot does not stop the others.  Accepted tasks are published to their CPUs' pending
- * slots and the CPUs are kicked after cos_lock is dropped.
- *
- * Context: process context, the lord thread; takes the enclave's shoot_mutex, then cos_lock with
- * IRQs off; sends IPIs after dropping it.
- * Return: the number of tasks placed; -EPERM if the caller is not this file's lord; -EINVAL
- * (size, flags, mask), -EFAULT; nothing is placed on error.
+/*
+ * Commit the shoot slots that @uarg (struct cos_shoot_args) names; the body of COS_IOC_SHOOT and
+ * of its io_uring command.  @nonblock: return -EAGAIN rather than sleep on shoot_mutex (only the
+ * lord takes it, so it is free unless an ioctl of the lord's races with its own uring command).
+ * A local shoot makes the lord yield right here if current is the lord; from another thread of
+ * its process (an io_uring worker) the lord's CPU is kicked instead, to the same effect.
  */
-long cos_ioc_shoot(struct file *file, void __user *uarg)
+static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonblock)
 {
-	struct cos_enclave *e = file->private_data;
 	struct cos_shoot_args args;
 	struct cpumask *mask, *kick;
 	unsigned long irqflags;
@@ -248,7 +241,10 @@ long cos_ioc_shoot(struct file *file, void __user *uarg)
 		return ret;
 	if (args.flags & ~COS_SHOOT_STRICT)
 		return -EINVAL;
-	mutex_lock(&e->shoot_mutex);
+	if (!nonblock)
+		mutex_lock(&e->shoot_mutex);
+	else if (!mutex_trylock(&e->shoot_mutex))
+		return -EAGAIN;
 	mask = e->shoot_mask;
 	kick = e->kick_mask;
 	cpumask_clear(kick);
@@ -282,11 +278,58 @@ long cos_ioc_shoot(struct file *file, void __user *uarg)
 	}
 	cos_counters.placed += placed;
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
-	if (cpumask_test_and_clear_cpu(e->lord_cpu, kick))
+	if (current == e->lord && cpumask_test_and_clear_cpu(e->lord_cpu, kick))
 		cos_lord_yield();
 	cos_kick_cpus(kick);
 	ret = 0;
 out:
 	mutex_unlock(&e->shoot_mutex);
 	return ret ?: placed;
+}
+
+/**
+ * cos_ioc_shoot() - COS_IOC_SHOOT: commit the lord's shoot slots for a set of CPUs
+ * @file: the lord's /dev/cos file
+ * @uarg: user pointer to struct cos_shoot_args
+ *
+ * Each slot is copied once, validated, its status written back and COS_SHOOT_F_VALID cleared;
+ * a failing slot does not stop the others.  Accepted tasks are published to their CPUs' pending
+ * slots and the CPUs are kicked after cos_lock is dropped.
+ *
+ * Context: process context, a thread of the lord's process (a local shoot needs the lord
+ * itself to yield at once); takes the enclave's shoot_mutex, then cos_lock with IRQs off; sends
+ * IPIs after dropping it.
+ * Return: the number of tasks placed; -EPERM if the caller is not this file's lord; -EINVAL
+ * (size, flags, mask), -EFAULT; nothing is placed on error.
+ */
+long cos_ioc_shoot(struct file *file, void __user *uarg)
+{
+	return cos_shoot_commit(file->private_data, uarg, false);
+}
+
+/**
+ * cos_uring_cmd() - f_op->uring_cmd of /dev/cos: COS_IOC_SHOOT submitted through io_uring
+ * @ioucmd: the command; sqe->cmd_op is COS_URING_SHOOT and the SQE's command area holds a
+ *	struct cos_uring_shoot (a pointer to the same struct cos_shoot_args as the ioctl's)
+ * @issue_flags: IO_URING_F_*
+ *
+ * Same semantics and result as the ioctl; it completes at once (the CQE's res is the number
+ * placed or a negative errno), it never queues.  Other command numbers fail with -EOPNOTSUPP.
+ *
+ * Context: process context: the submitting lord (inline issue, IO_URING_F_NONBLOCK: returns
+ * -EAGAIN instead of sleeping on shoot_mutex, and io_uring re-issues it from a worker thread of
+ * the lord's process) or such a worker.  Locking as cos_ioc_shoot().
+ * Return: the number of tasks placed, or -EPERM, -EINVAL, -EFAULT, -EAGAIN, -EOPNOTSUPP.
+ */
+int cos_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
+{
+	const struct cos_uring_shoot *cmd = io_uring_sqe_cmd(ioucmd->sqe, struct cos_uring_shoot);
+	u64 args = READ_ONCE(cmd->args);
+
+	if (ioucmd->cmd_op != COS_URING_SHOOT)
+		return -EOPNOTSUPP;
+	if (READ_ONCE(cmd->flags) || READ_ONCE(cmd->__reserved))
+		return -EINVAL;
+	return cos_shoot_commit(ioucmd->file->private_data, u64_to_user_ptr(args),
+				issue_flags & IO_URING_F_NONBLOCK);
 }

@@ -15,6 +15,8 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
 #include "cos.h"
@@ -60,12 +62,14 @@ void cos_status_sync(struct cos_task *t)
 	WRITE_ONCE(s->seqcount, sc + 2);
 }
 
-static void cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
-			   struct cos_task *t, u64 arg)
+/* Write message @seq and publish it; returns its timestamp. */
+static u64 cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
+			  struct cos_task *t, u64 arg)
 {
 	struct cos_msg *m = &e->ring[(seq - 1) & (e->ring_entries - 1)];
+	u64 ts = ktime_get_ns();
 
-	m->ts = ktime_get_ns();
+	m->ts = ts;
 	m->type = type;
 	m->cpu = cpu;
 	m->slot = t ? cos_task_slot(t) : 0;
@@ -75,6 +79,7 @@ static void cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
 	m->arg = arg;
 	smp_store_release(&m->seq, seq);	/* pairs with the lord's acquire load of seq */
 	WRITE_ONCE(e->ctl->produced, seq);
+	return ts;
 }
 
 /*
@@ -105,7 +110,7 @@ void cos_overflow_end_locked(struct cos_enclave *e, u64 consumed)
  */
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg)
 {
-	u64 consumed;
+	u64 consumed, ts;
 
 	if (!e || !e->registered) {
 		if (t)
@@ -127,13 +132,82 @@ void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 
 		}
 		goto wake;
 	}
-	cos_ring_write(e, ++e->produced, type, cpu, t, arg);
+	ts = cos_ring_write(e, ++e->produced, type, cpu, t, arg);
 	cos_counters.messages++;
 	if (t) {
 		t->last_seq = e->produced;
+		t->last_msg = type;
+		t->last_ts = ts;
 		cos_status_sync(t);
 	}
 wake:
 	if (atomic_read(&e->waiters))
 		irq_work_queue(&e->wake_work);
+}
+
+/* Fill @info from @t.  Caller holds cos_lock; @t is in use (t->p valid, see struct cos_task). */
+static void cos_task_info_fill(struct cos_task_info *info, const struct cos_task *t)
+{
+	*info = (struct cos_task_info){
+		.slot = cos_task_slot(t),
+		.gen = t->gen,
+		.state = t->state,
+		.cpu = t->cpu,
+		.pid = t->p->pid,
+		.tgid = t->p->tgid,
+		.last_msg = t->last_msg,
+		.last_seq = t->last_seq,
+		.last_ts = t->last_ts,
+		.runtime_ns = t->runtime,
+	};
+	/* comm may change under us (prctl): a torn name is harmless, the NUL is ours */
+	memcpy(info->comm, t->p->comm, sizeof(info->comm) - 1);
+	info->comm[sizeof(info->comm) - 1] = '\0';
+}
+
+/**
+ * cos_ioc_get_tasks() - COS_IOC_GET_TASKS: copy out a batch of in-use task slots.
+ * @uarg: user pointer to struct cos_tasks_args
+ *
+ * Context: process context, may sleep and fault.  Allocates a bounded bounce buffer
+ * (COS_TASKS_BATCH_MAX entries), fills it under cos_lock (IRQs off; the walk is at most
+ * max_tasks slots) and copies it out after dropping the lock.
+ * Return: 0, -EINVAL (size, flags, start, capacity), -EFAULT, -ENOMEM.
+ */
+long cos_ioc_get_tasks(void __user *uarg)
+{
+	long usize = cos_user_size(uarg, COS_TASKS_ARGS_SIZE_VER0);
+	struct cos_tasks_args args;
+	struct cos_task_info *buf;
+	unsigned long irqflags;
+	u32 i, n = 0, cap;
+	int ret;
+
+	if (usize < 0)
+		return usize;
+	ret = cos_copy_in(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags || args.start > cos_max_tasks || !args.capacity)
+		return -EINVAL;
+	cap = min_t(u32, args.capacity, COS_TASKS_BATCH_MAX);
+	buf = kvmalloc_array(cap, sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+
+	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	for (i = args.start; i < cos_max_tasks && n < cap; i++)
+		if (cos_tasks[i].state != COS_TASK_FREE)
+			cos_task_info_fill(&buf[n++], &cos_tasks[i]);
+	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+
+	args.next = i;
+	args.count = n;
+	ret = 0;
+	if (copy_to_user(u64_to_user_ptr(args.tasks), buf, array_size(n, sizeof(*buf))))
+		ret = -EFAULT;
+	else
+		ret = cos_copy_out(uarg, usize, &args, sizeof(args));
+	kvfree(buf);
+	return ret;
 }

@@ -50,6 +50,45 @@ int cos_open(void);
  */
 int cos_get_info(int fd, struct cos_info *info);
 
+/**
+ * cos_get_tasks() - list the COS tasks the module knows (any state but FREE), in slot order
+ * @fd: from cos_open()
+ * @tasks: set to a malloc()ed array the caller frees (NULL when there is none)
+ * @nr: set to its length
+ *
+ * Batches of COS_IOC_GET_TASKS: each entry is consistent, the list as a whole is not a snapshot.
+ * Context: any thread; needs no lord.
+ * Return: 0, -EOPNOTSUPP if the module predates the call, -ENOMEM, or the ioctl's negative errno.
+ */
+int cos_get_tasks(int fd, struct cos_task_info **tasks, size_t *nr);
+
+/**
+ * cos_module_load() - load cos.ko (libkmod), like modprobe or insmod
+ * @path: a cos.ko file to load (insmod), or NULL for the one installed for the running kernel
+ *	(modprobe: /lib/modules/$(uname -r), e.g. from DKMS)
+ * @params: module parameters ("max_tasks=8192"), or NULL
+ *
+ * Context: needs CAP_SYS_MODULE.
+ * Return: 0 if it was loaded now, 1 if it was loaded already (then @params were not applied),
+ * -ENOENT if it is not installed for the running kernel (the message says how to install it),
+ * -ENOEXEC/-EINVAL if the kernel refused it (built for another kernel), -EPERM, other negative
+ * errnos from libkmod.
+ */
+int cos_module_load(const char *path, const char *params);
+
+/**
+ * cos_module_unload() - unload cos.ko (libkmod), like rmmod
+ *
+ * Retries for up to 5 s while the module is busy only because a detached shim is being freed.
+ * Context: needs CAP_SYS_MODULE; may sleep.
+ * Return: 0 if it was unloaded now, 1 if it was not loaded, -EBUSY if something holds it (a lord,
+ * an attached shim, an open /dev/cos), -EPERM, other negative errnos from libkmod.
+ */
+int cos_module_unload(void);
+
+/** cos_task_state_name() - "FREE", "BLOCKED", ... for enum cos_task_state, "?" if unknown */
+const char *cos_task_state_name(unsigned int state);
+
 /** struct cos_shim_opts - options of cos_shim_attach(); zero-initialise, set @size */
 struct cos_shim_opts {
 	size_t size;			/* sizeof(struct cos_shim_opts) */
@@ -133,7 +172,11 @@ struct cos_lord_opts {
 	unsigned int starve_ms;		/* 0 = module default (1000 ms) */
 	unsigned int ring_entries;	/* 0 = module default (4096) */
 	unsigned int flags;		/* COS_LORD_F_* */
+	unsigned int submit;		/* how shoots are committed: COS_SUBMIT_* */
 };
+#define COS_SUBMIT_IOCTL	0	/* COS_IOC_SHOOT (default) */
+#define COS_SUBMIT_URING	1	/* io_uring uring_cmd (COS_URING_SHOOT), falling back to the
+					 * ioctl where io_uring or the module's command is missing */
 
 /**
  * cos_lord_register() - become the lord of an enclave
@@ -153,6 +196,9 @@ int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_opts *opts)
  * @lord: NULL is a no-op
  */
 void cos_lord_destroy(struct cos_lord *lord);
+
+/** cos_lord_submit() - COS_SUBMIT_URING if shoots go through io_uring now, else COS_SUBMIT_IOCTL */
+unsigned int cos_lord_submit(const struct cos_lord *lord);
 
 /** cos_lord_fd() - the /dev/cos file descriptor of @lord */
 int cos_lord_fd(const struct cos_lord *lord);
@@ -202,7 +248,9 @@ int cos_lord_prepare(struct cos_lord *lord, int cpu, unsigned int slot, unsigned
  * cos_lord_shoot() - commit every prepared CPU (publishes the consumed sequence number too)
  * @flags: COS_SHOOT_STRICT or 0
  *
- * Afterwards cos_lord_shoot_status() tells each prepared CPU's outcome.
+ * Afterwards cos_lord_shoot_status() tells each prepared CPU's outcome.  Through the ioctl, or
+ * with COS_SUBMIT_URING through one io_uring_enter() (same semantics and result).
+ * Context: the lord thread.
  * Return: the number of tasks placed, or a negative errno (nothing placed).
  */
 int cos_lord_shoot(struct cos_lord *lord, unsigned int flags);
@@ -229,6 +277,58 @@ const char *cos_msg_type_name(unsigned int type);
 
 /** cos_shoot_status_name() - "OK", "BAD_GEN", ... for enum cos_shoot_status */
 const char *cos_shoot_status_name(unsigned int status);
+
+/*
+ * ---------------------------------------------------------------- app hints
+ *
+ * A COS task may publish a small record for whatever lord schedules it: a request class, a
+ * priority, whether it is in a critical section (do not preempt me now), a deadline.  The meaning
+ * of class and priority is the policy's (cos-shinjuku: class 0 = latency-critical, runs before
+ * class 1, the default, and so on).  Each thread has its own record in a page of its process's
+ * hint table (a sealed memfd the lord maps read-only); writing it is a few stores, no system
+ * call.  Only the owning thread writes its record.
+ */
+#define COS_HINT_MEMFD_NAME	"cos-hints"
+#define COS_HINT_PAGES		1024		/* per process: the header + 1023 threads */
+#define COS_HINT_F_CRITICAL	(1U << 0)	/* in a critical section: preempt me later */
+
+/** struct cos_hint - one thread's hint record (64 bytes, at the start of its page) */
+struct cos_hint {
+	unsigned int seq;		/* odd while the owner updates the record */
+	int tid;			/* the owner thread; 0 = a free page */
+	unsigned int flags;		/* COS_HINT_F_* */
+	unsigned int hint_class;	/* request class, policy-defined; 0 = none given */
+	int prio;			/* priority, policy-defined; 0 = none given */
+	unsigned int __pad;
+	unsigned long long deadline_ns;	/* CLOCK_MONOTONIC; 0 = none */
+	unsigned long long __reserved[4];
+};
+
+/**
+ * cos_hint_self() - the calling thread's hint record, created at the first call (class 0,
+ * priority 0, no flags, no deadline)
+ *
+ * The first call in a process (or in a child after fork) creates the process's table, or takes
+ * over one inherited across exec (see cos_hint_keep_on_exec()); the record is given back when
+ * the thread exits.  Context: any thread; needs no privilege.
+ * Return: the record, or NULL with errno set (ENOSPC: COS_HINT_PAGES - 1 threads have one,
+ * or memfd_create/mmap's errno).
+ */
+struct cos_hint *cos_hint_self(void);
+
+/**
+ * cos_hint_keep_on_exec() - let the process's hint table survive execve(): the calling thread's
+ * record then stays the new program's (libcos in it finds the table and the record again)
+ * Return: 0, or -ENOENT if this process has no table yet (call cos_hint_self() first).
+ */
+int cos_hint_keep_on_exec(void);
+
+/** cos_hint_set() - publish class, priority and deadline (the owner thread only) */
+void cos_hint_set(struct cos_hint *h, unsigned int hint_class, int prio,
+		  unsigned long long deadline_ns);
+
+/** cos_hint_critical() - enter (true) or leave (false) a critical section (the owner only) */
+void cos_hint_critical(struct cos_hint *h, bool inside);
 
 /*
  * ---------------------------------------------------------------- policies
@@ -310,6 +410,8 @@ struct cos_sched_opts {
 						 * sets cos_sched_stats_requested() */
 #define COS_SCHED_F_DROP_CAPS	(1U << 1)	/* drop every capability once registered */
 #define COS_SCHED_F_NO_MLOCK	(1U << 2)	/* do not mlockall() the process */
+#define COS_SCHED_F_HINTS	(1U << 3)	/* the policy reads app hints: keep CAP_SYS_PTRACE
+						 * (to open the apps' hint tables) when dropping caps */
 
 /* struct cos_sched_stats - the framework's counters (cos_sched_get_stats) */
 struct cos_sched_stats {
@@ -364,6 +466,18 @@ int cos_sched_cpus(const struct cos_sched *s, int *cpus, int max);
 
 /** cos_sched_task_may_run() - whether @t's affinity allows @cpu (as of its last message) */
 bool cos_sched_task_may_run(const struct cos_sched *s, const struct cos_task *t, int cpu);
+
+/**
+ * cos_sched_task_hint() - the app hint @t published (see cos_hint_self()), as of now
+ * @out: a consistent copy of the record
+ *
+ * The first call for a task of a process finds the process's hint table (/proc, a few system
+ * calls; a process without one is looked at again at most every 50 ms); later calls copy 64
+ * bytes from shared memory.  From policy callbacks (the lord thread).
+ * Return: 0; -ENOENT if the task publishes no hint (yet); -EAGAIN if its owner was mid-update
+ * for long; -ESRCH if the task is gone; -ENOSPC if the lord tracks too many hint tables (64).
+ */
+int cos_sched_task_hint(struct cos_sched *s, const struct cos_task *t, struct cos_hint *out);
 
 /** cos_sched_first_for() - the first task of @q allowed on @cpu, or NULL */
 struct cos_task *cos_sched_first_for(const struct cos_sched *s, const struct cos_taskq *q, int cpu);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * device.c — /dev/cos: open it and ask the module what it offers.
+ * device.c — /dev/cos: open it, ask the module what it offers and which COS tasks it knows.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -35,4 +36,61 @@ COS_EXPORT int cos_get_info(int fd, struct cos_info *info)
 	if (ioctl(fd, COS_IOC_GET_INFO, info))
 		return cos_fail(-errno, "COS_IOC_GET_INFO failed: %s", strerror(errno));
 	return 0;
+}
+
+COS_EXPORT int cos_get_tasks(int fd, struct cos_task_info **tasks, size_t *nr)
+{
+	struct cos_task_info *all = NULL, *grown;
+	size_t n = 0, cap = 0;
+	unsigned int start = 0;
+
+	*tasks = NULL;
+	*nr = 0;
+	for (;;) {
+		struct cos_tasks_args args = {
+			.size = sizeof(args),
+			.start = start,
+			.capacity = COS_TASKS_BATCH_MAX,
+		};
+
+		if (cap - n < COS_TASKS_BATCH_MAX) {
+			cap = cap ? cap * 2 : COS_TASKS_BATCH_MAX;
+			grown = realloc(all, cap * sizeof(*all));
+			if (!grown) {
+				free(all);
+				return cos_fail(-ENOMEM, "out of memory listing COS tasks");
+			}
+			all = grown;
+		}
+		args.tasks = (unsigned long)(all + n);
+		if (ioctl(fd, COS_IOC_GET_TASKS, &args)) {
+			int err = errno;
+
+			free(all);
+			if (err == ENOTTY)
+				return cos_fail(-EOPNOTSUPP, "the loaded cos module cannot list tasks "
+						"(it predates COS_IOC_GET_TASKS): load the matching cos.ko");
+			return cos_fail(-err, "COS_IOC_GET_TASKS failed: %s", strerror(err));
+		}
+		n += args.count;
+		if (args.next <= start || args.count == 0)
+			break;		/* walked to the end of the table */
+		start = args.next;
+	}
+	if (!n) {
+		free(all);
+		all = NULL;
+	}
+	*tasks = all;
+	*nr = n;
+	return 0;
+}
+
+COS_EXPORT const char *cos_task_state_name(unsigned int state)
+{
+	static const char *const names[] = {
+		"FREE", "BLOCKED", "WAITING", "QUEUED", "RUNNING", "FAIR",
+	};
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
 }

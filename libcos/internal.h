@@ -43,4 +43,12 @@ int cos_sched_step(struct cos_sched *s);
 void cos_sched_free(struct cos_sched *s);
 void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord);
 
+/* hint.c: the lord's cache of hint tables and records (per task slot) */
+struct cos_hint_cache;
+int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks);
+void cos_hint_cache_free(struct cos_hint_cache *c);
+void cos_hint_cache_forget(struct cos_hint_cache *c, unsigned int slot);
+int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
+			struct cos_hint *out, unsigned long long now);
+
 #endif /* COS_INTERNAL_H */

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * lord.c — the lord's side of /dev/cos: register, map the regions, read the ring, read the status
- * table, fill and commit shoot slots, wait.
+ * table, fill and commit shoot slots (ioctl, or io_uring's uring_cmd through liburing), wait.
  *
  * Memory ordering (the contract is in uapi/linux/cos.h): a ring message is valid once its seq,
  * read with an acquire load, equals the next expected number; consumed is published with a
  * release store; status entries are read under their seqcount.
  */
 #include <errno.h>
+#include <liburing.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,42 @@ struct cos_lord {
 	uint64_t consumed;		/* last message handled */
 	uint64_t mask_words;		/* words in @prepared */
 	uint64_t *prepared;		/* CPUs with a prepared slot */
+	bool uring;			/* commit shoots through @uring_ring (else the ioctl) */
+	struct io_uring uring_ring;	/* with @uring */
 };
+
+/*
+ * COS_SUBMIT_URING: a small ring of our own; if io_uring is unavailable (disabled by sysctl,
+ * seccomp) the lord commits with the ioctl, which has the same semantics.
+ */
+static void uring_setup(struct cos_lord *lord)
+{
+	lord->uring = io_uring_queue_init(4, &lord->uring_ring, 0) == 0;
+}
+
+/* One COS_URING_SHOOT, submitted and reaped in one io_uring_enter(). */
+static int uring_shoot(struct cos_lord *lord, const struct cos_shoot_args *args)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&lord->uring_ring);
+	struct cos_uring_shoot cmd = { .args = (uintptr_t)args };
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (!sqe)
+		return -EBUSY;	/* cannot happen: one in flight at a time */
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, lord->fd, NULL, 0, 0);
+	sqe->cmd_op = COS_URING_SHOOT;
+	memcpy(sqe->cmd, &cmd, sizeof(cmd));
+	ret = io_uring_submit_and_wait(&lord->uring_ring, 1);
+	if (ret < 0)
+		return ret;
+	ret = io_uring_peek_cqe(&lord->uring_ring, &cqe);
+	if (ret < 0)
+		return ret;
+	ret = cqe->res;
+	io_uring_cqe_seen(&lord->uring_ring, cqe);
+	return ret;
+}
 
 static void *map_region(int fd, uint64_t off, uint64_t size, int prot)
 {
@@ -94,6 +130,9 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 		cos_lord_destroy(lord);
 		return err;
 	}
+	if (opts->size >= offsetof(struct cos_lord_opts, submit) + sizeof(opts->submit) &&
+	    opts->submit == COS_SUBMIT_URING)
+		uring_setup(lord);
 	*lordp = lord;
 	return 0;
 }
@@ -111,9 +150,16 @@ COS_EXPORT void cos_lord_destroy(struct cos_lord *lord)
 		munmap(lord->shoot, lord->args.shoot_size);
 	if (lord->ctl)
 		munmap(lord->ctl, lord->args.ctl_size);
+	if (lord->uring)
+		io_uring_queue_exit(&lord->uring_ring);
 	close(lord->fd);
 	free(lord->prepared);
 	free(lord);
+}
+
+COS_EXPORT unsigned int cos_lord_submit(const struct cos_lord *lord)
+{
+	return lord->uring ? COS_SUBMIT_URING : COS_SUBMIT_IOCTL;
 }
 
 COS_EXPORT int cos_lord_fd(const struct cos_lord *lord)
@@ -200,10 +246,23 @@ COS_EXPORT int cos_lord_shoot(struct cos_lord *lord, unsigned int flags)
 		.cpumask_size = lord->mask_words * sizeof(uint64_t),
 		.cpumask = (uintptr_t)lord->prepared,
 	};
-	int ret = ioctl(lord->fd, COS_IOC_SHOOT, &args);
+	int ret = -EOPNOTSUPP;
 
+	if (lord->uring) {
+		ret = uring_shoot(lord, &args);
+		if (ret == -EOPNOTSUPP) {
+			/* a module without uring_cmd (nothing was placed): the ioctl from now on */
+			io_uring_queue_exit(&lord->uring_ring);
+			lord->uring = false;
+		}
+	}
+	if (!lord->uring) {
+		ret = ioctl(lord->fd, COS_IOC_SHOOT, &args);
+		if (ret < 0)
+			ret = -errno;
+	}
 	memset(lord->prepared, 0, lord->mask_words * sizeof(uint64_t));
-	return ret < 0 ? -errno : ret;
+	return ret;
 }
 
 COS_EXPORT struct cos_shoot_slot *cos_lord_shoot_slot(struct cos_lord *lord, int cpu)

@@ -46,6 +46,7 @@ struct cos_sched {
 	volatile sig_atomic_t stop;
 	volatile sig_atomic_t stats_req;
 	struct cos_sched_stats st;
+	struct cos_hint_cache *hints;	/* made at the first cos_sched_task_hint() */
 };
 
 /* ---------------------------------------------------------------- task queues */
@@ -160,6 +161,7 @@ static void task_dead(struct cos_sched *s, struct cos_task *t)
 	if (s->policy->task_dead)
 		s->policy->task_dead(s, t);
 	cos_taskq_remove(t);
+	cos_hint_cache_forget(s->hints, t->slot);
 	t->state = COS_TASK_FREE;
 	s->st.tasks--;
 }
@@ -468,6 +470,14 @@ COS_EXPORT bool cos_sched_task_may_run(const struct cos_sched *s, const struct c
 	return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &s->allowed[t->slot]);
 }
 
+COS_EXPORT int cos_sched_task_hint(struct cos_sched *s, const struct cos_task *t,
+				   struct cos_hint *out)
+{
+	if (!s->hints && cos_hint_cache_new(&s->hints, s->max_tasks))
+		return -ENOMEM;
+	return cos_hint_cache_read(s->hints, t->slot, t->pid, out, cos_now_ns());
+}
+
 COS_EXPORT struct cos_task *cos_sched_first_for(const struct cos_sched *s,
 						 const struct cos_taskq *q, int cpu)
 {
@@ -545,6 +555,7 @@ void cos_sched_free(struct cos_sched *s)
 {
 	if (!s)
 		return;
+	cos_hint_cache_free(s->hints);
 	free(s->tasks);
 	free(s->allowed);
 	free(s->data);

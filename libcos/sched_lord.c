@@ -53,15 +53,22 @@ static bool have_sys_nice(void)
 	return v == CAP_SET;
 }
 
-static int drop_caps(void)
+/* Drop every capability, or all but CAP_SYS_PTRACE (@keep_ptrace: to open apps' hint tables). */
+static int drop_caps(bool keep_ptrace)
 {
-	cap_t none = cap_init();
+	cap_t caps = cap_init();
+	cap_value_t ptrace_cap = CAP_SYS_PTRACE;
 	int ret;
 
-	if (!none)
+	if (!caps)
 		return -errno;
-	ret = cap_set_proc(none) ? -errno : 0;
-	cap_free(none);
+	if (keep_ptrace && (cap_set_flag(caps, CAP_PERMITTED, 1, &ptrace_cap, CAP_SET) ||
+			    cap_set_flag(caps, CAP_EFFECTIVE, 1, &ptrace_cap, CAP_SET))) {
+		cap_free(caps);
+		return -errno;
+	}
+	ret = cap_set_proc(caps) ? -errno : 0;
+	cap_free(caps);
 	return ret;
 }
 
@@ -102,7 +109,7 @@ COS_EXPORT int cos_sched_create(struct cos_sched **sp, const struct cos_policy *
 		return err;
 	}
 	cos_sched_set_lord(*sp, lord);
-	if ((opts->flags & COS_SCHED_F_DROP_CAPS) && (err = drop_caps())) {
+	if ((opts->flags & COS_SCHED_F_DROP_CAPS) && (err = drop_caps(opts->flags & COS_SCHED_F_HINTS))) {
 		cos_sched_destroy(*sp);
 		*sp = NULL;
 		return cos_fail(err, "cannot drop capabilities after registering");

@@ -1,73 +1,156 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cos-shinjuku.c — the Shinjuku lord (ghOSt's Shinjuku policy, COS's shinjuku lord): one
- * centralized preemptive FIFO over the enclave.  A task runs until it blocks; once it has held a
- * CPU longer than the slice while others wait, the lord preempts it by shooting the next waiting
- * task to its CPU, and it goes to the back of the queue.  Short requests thus never wait behind
- * long ones for more than a slice (Shinjuku, NSDI '19).
+ * cos-shinjuku.c — the Shinjuku lord (ghOSt's Shinjuku policy, COS's shinjuku lord): a
+ * centralized preemptive multi-level FIFO over the enclave.  Tasks wait in one FIFO per request
+ * class; class 1 runs before class 2 before class 3 ...  A task runs until it blocks; the lord
+ * preempts it (by shooting a waiting task to its CPU, it goes to the back of its class's queue)
+ * when a task of a more urgent class waits, or when it has held the CPU longer than the slice
+ * while a task of its own class waits.  Short requests thus never wait behind long ones for more
+ * than a slice (Shinjuku, NSDI '19).
+ *
+ * Classes come from the app hints (cos_hint_set(): hint_class, 1 = most urgent); a task that gives
+ * none is of the default class.  A task whose hint says it is in a critical section is not
+ * preempted (it would hold its lock while it waits), and if the kernel took its CPU (or it
+ * woke up) while in the section it is placed first, ahead of every class.  It makes room at the
+ * next schedule step after it leaves the section.
  *
  * Preemption is the lord's decision, not a kernel slice: a task that exceeded the slice keeps
- * its CPU while nobody waits.  The tick (a quarter slice) finds the tasks over their slice.
+ * its CPU while nobody of its class or a more urgent one waits.  The tick (a quarter slice)
+ * finds the tasks over their slice.
  */
 #include <stdlib.h>
 
 #include "lord_main.h"
 
+#define SJ_CLASSES_MAX	8
+
 struct shinjuku {
-	struct cos_taskq runq;
+	struct cos_taskq runq[SJ_CLASSES_MAX];	/* [0] = class 1, the most urgent */
+	unsigned int classes;			/* in use */
+	unsigned int default_class;		/* of a task that gives none (1-based) */
 	const int *cpus;		/* the enclave (struct lord_main's) */
 	int nr_cpus;
 	unsigned long long slice_ns;
-	unsigned long long preemptions, runnable;
+	unsigned long long preemptions, runnable, hinted, deferred;
 };
+
+/* Per task (the framework's task data). */
+struct sj_task {
+	unsigned int level;		/* 0-based class, set each time it becomes runnable */
+};
+
+/*
+ * The task's queue: its class from its hint, else the default; read each time it queues.  A task
+ * in a critical section goes first, whatever its class: it holds a lock others may wait for.
+ */
+static void sj_queue(struct cos_sched *s, struct cos_task *t, bool head)
+{
+	struct shinjuku *j = cos_sched_policy_ctx(s);
+	struct sj_task *st = t->data;
+	unsigned int c = j->default_class;
+	struct cos_hint h;
+
+	if (cos_sched_task_hint(s, t, &h) == 0) {
+		j->hinted++;
+		if (h.hint_class)
+			c = h.hint_class < j->classes ? h.hint_class : j->classes;
+		if (h.flags & COS_HINT_F_CRITICAL) {
+			cos_taskq_push_head(&j->runq[0], t);
+			st->level = c - 1;
+			return;
+		}
+	}
+	st->level = c - 1;
+	if (head)
+		cos_taskq_push_head(&j->runq[st->level], t);
+	else
+		cos_taskq_push(&j->runq[st->level], t);
+}
 
 static void sj_runnable(struct cos_sched *s, struct cos_task *t)
 {
 	struct shinjuku *j = cos_sched_policy_ctx(s);
 
 	j->runnable++;
-	cos_taskq_push(&j->runq, t);
+	sj_queue(s, t, false);
 }
 
 static void sj_preempted(struct cos_sched *s, struct cos_task *t, unsigned int why)
 {
-	struct shinjuku *j = cos_sched_policy_ctx(s);
-
-	/* over its slice: to the back; interrupted by the kernel (kthread, RT): keep its place */
-	if (why == COS_PREEMPT_BY_OTHER)
-		cos_taskq_push_head(&j->runq, t);
-	else
-		cos_taskq_push(&j->runq, t);
+	/* over its slice or by a more urgent task: to the back; by the kernel: keep its place */
+	sj_queue(s, t, why == COS_PREEMPT_BY_OTHER);
 }
 
-/* Idle CPUs first; then, while tasks still wait, CPUs whose task is over its slice. */
+/* The most urgent waiting task allowed on @cpu, of level <= @max_level; its level in @level. */
+static struct cos_task *sj_first(struct cos_sched *s, struct shinjuku *j, int cpu,
+				 unsigned int max_level, unsigned int *level)
+{
+	for (unsigned int l = 0; l <= max_level && l < j->classes; l++) {
+		struct cos_task *t = j->runq[l].head ? cos_sched_first_for(s, &j->runq[l], cpu) : NULL;
+
+		if (t) {
+			*level = l;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+static bool sj_waiting(const struct shinjuku *j)
+{
+	for (unsigned int l = 0; l < j->classes; l++)
+		if (j->runq[l].head)
+			return true;
+	return false;
+}
+
+/* Idle CPUs first; then, while tasks still wait, CPUs whose task should make room. */
 static void sj_schedule(struct cos_sched *s)
 {
 	struct shinjuku *j = cos_sched_policy_ctx(s);
 	unsigned long long now = 0;
+	unsigned int level;
 
-	for (int i = 0; i < j->nr_cpus && j->runq.head; i++) {
+	for (int i = 0; i < j->nr_cpus && sj_waiting(j); i++) {
 		int cpu = j->cpus[i];
 		struct cos_task *t;
 
 		if (cos_sched_cpu_task(s, cpu))
 			continue;
-		t = cos_sched_first_for(s, &j->runq, cpu);
+		t = sj_first(s, j, cpu, j->classes - 1, &level);
 		if (t)
 			cos_sched_place(s, t, cpu, 0);
 	}
-	for (int i = 0; i < j->nr_cpus && j->runq.head; i++) {
+	for (int i = 0; i < j->nr_cpus && sj_waiting(j); i++) {
 		int cpu = j->cpus[i];
 		struct cos_task *cur = cos_sched_cpu_task(s, cpu), *t;
+		struct sj_task *cs;
+		struct cos_hint h;
+		bool over;
 
 		if (!cur)
 			continue;
+		cs = cur->data;
+		if (cos_sched_task_hint(s, cur, &h) == 0) {
+			if (h.flags & COS_HINT_F_CRITICAL) {
+				j->deferred++;	/* it holds a lock: let it leave the section */
+				continue;
+			}
+			/* its class as of now: a running task may have changed it */
+			cs->level = (h.hint_class ? (h.hint_class < j->classes ? h.hint_class
+									: j->classes)
+						  : j->default_class) - 1;
+		}
 		if (!now)
 			now = cos_now_ns();
-		if (now - cur->placed_at < j->slice_ns)
+		over = now - cur->placed_at >= j->slice_ns;
+		if (!over && cs->level == 0)
+			continue;	/* nothing is more urgent */
+		/* a more urgent class at once; the same class once it is over its slice */
+		t = sj_first(s, j, cpu, over ? cs->level : cs->level - 1, &level);
+		if (!t)
 			continue;
-		t = cos_sched_first_for(s, &j->runq, cpu);
-		if (t && cos_sched_place(s, t, cpu, 0) == 0)
+		if (cos_sched_place(s, t, cpu, 0) == 0)
 			j->preemptions++;
 	}
 }
@@ -76,18 +159,27 @@ static void sj_stats(struct cos_sched *s, FILE *out)
 {
 	struct shinjuku *j = cos_sched_policy_ctx(s);
 
-	fprintf(out, "runnable %llu preemptions %llu | queued %u", j->runnable, j->preemptions,
-		j->runq.len);
+	fprintf(out, "runnable %llu hinted %llu preemptions %llu deferred %llu | queued",
+		j->runnable, j->hinted, j->preemptions, j->deferred);
+	for (unsigned int l = 0; l < j->classes; l++)
+		fprintf(out, " %u", j->runq[l].len);
 }
 
 static struct shinjuku j;
 
 static int sj_parse(int opt, const char *arg)
 {
-	if (opt != 's')
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || end == arg)
 		return -1;
-	j.slice_ns = strtoull(arg, NULL, 10) * 1000;
-	return 0;
+	switch (opt) {
+	case 's': j.slice_ns = v * 1000; return 0;
+	case 'C': j.classes = v; return v >= 1 && v <= SJ_CLASSES_MAX ? 0 : -1;
+	case 'D': j.default_class = v; return 0;
+	default: return -1;
+	}
 }
 
 static int sj_ready(struct lord_main *m)
@@ -95,18 +187,24 @@ static int sj_ready(struct lord_main *m)
 	j.cpus = m->cpus;
 	j.nr_cpus = m->nr_cpus;
 	m->tick_ns = m->sched_opts.tick_ns = j.slice_ns / 4;	/* finds tasks over their slice */
-	return j.slice_ns ? 0 : -1;
+	m->sched_opts.flags |= COS_SCHED_F_HINTS;
+	if (!j.default_class)
+		j.default_class = j.classes > 1 ? 2 : 1;
+	return j.slice_ns && j.default_class >= 1 && j.default_class <= j.classes ? 0 : -1;
 }
 
 static void sj_banner(FILE *out)
 {
-	fprintf(out, ", slice %llu us", j.slice_ns / 1000);
+	fprintf(out, ", slice %llu us, %u classes (default %u)", j.slice_ns / 1000, j.classes,
+		j.default_class);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option own[] = {
 		{ "slice-us", required_argument, NULL, 's' },
+		{ "classes", required_argument, NULL, 'C' },
+		{ "default-class", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct lord_main m;
@@ -117,17 +215,23 @@ int main(int argc, char **argv)
 		.task_preempted = sj_preempted,
 		.task_yield = sj_runnable,
 		.schedule = sj_schedule,
+		.task_data_size = sizeof(struct sj_task),
 		.ctx = &j,
 	};
 	const char *scale = getenv("COS_TIME_SCALE");
 
 	j.slice_ns = 30000ull * (scale && atoi(scale) > 0 ? atoi(scale) : 1);
+	j.classes = 3;
 	m.prog = "cos-shinjuku";
-	m.about = "The Shinjuku lord: one preemptive FIFO; a COS task that held its CPU longer than the\n"
-		  "slice yields it to the next waiting task.";
+	m.about = "The Shinjuku lord: a preemptive FIFO per request class.  A COS task that held its CPU\n"
+		  "longer than the slice yields it to the next waiting task of its class; a task of a more\n"
+		  "urgent class (lower number, from the app hint, see cos_hint_set) preempts at once; a\n"
+		  "task in a critical section (COS_HINT_F_CRITICAL) is not preempted.";
 	m.own_usage =
 		"  -s, --slice-us N     preemption slice in us (default 30 x COS_TIME_SCALE: set that\n"
-		"                       to ~20 in an emulated guest, which runs ~20x slower than metal)\n";
+		"                       to ~20 in an emulated guest, which runs ~20x slower than metal)\n"
+		"      --classes N      request classes, 1 (most urgent) to N (default 3, at most 8)\n"
+		"      --default-class N  class of a task without a hint (default 2)\n";
 	m.own_short = "s:";
 	m.own_long = own;
 	m.parse = sj_parse;

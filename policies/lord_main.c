@@ -75,6 +75,7 @@ static void usage(FILE *f, const struct lord_main *m)
 		"      --stall-ms N     the kernel's stall timeout (default: the module's, 20 ms)\n"
 		"      --starve-ms N    longest a runnable task may wait (default: the module's, 1000 ms)\n"
 		"      --stats N        print statistics every N seconds (also on SIGUSR1)\n"
+		"      --submit HOW     commit shoots with 'ioctl' (default) or 'uring' (io_uring)\n"
 		"      --no-shim        do not attach the cos shim (it must be attached already)\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -83,7 +84,7 @@ static void usage(FILE *f, const struct lord_main *m)
 		m->prog, m->about, m->own_usage);
 }
 
-enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM };
+enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT };
 
 int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m)
 {
@@ -94,6 +95,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		{ "starve-ms", required_argument, NULL, OPT_STARVE },
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "no-shim", no_argument, NULL, OPT_NO_SHIM },
+		{ "submit", required_argument, NULL, OPT_SUBMIT },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longs[64];
@@ -121,6 +123,16 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		case OPT_STARVE: m->sched_opts.lord.starve_ms = atoi(optarg); break;
 		case OPT_STATS: m->stats_every_ns = strtoull(optarg, NULL, 10) * 1000000000ull; break;
 		case OPT_NO_SHIM: no_shim = 1; break;
+		case OPT_SUBMIT:
+			if (!strcmp(optarg, "ioctl")) {
+				m->sched_opts.lord.submit = COS_SUBMIT_IOCTL;
+			} else if (!strcmp(optarg, "uring")) {
+				m->sched_opts.lord.submit = COS_SUBMIT_URING;
+			} else {
+				fprintf(stderr, "%s: --submit takes ioctl or uring\n", m->prog);
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout, m); return 0;
 		default:
 			if (c == '?' || !m->parse || m->parse(c, optarg)) {
@@ -181,7 +193,8 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		cos_shim_detach(shim);
 		return 1;
 	}
-	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs", m->prog, m->lord_cpu, m->nr_cpus);
+	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs, shoots by %s", m->prog, m->lord_cpu,
+		m->nr_cpus, cos_lord_submit(cos_sched_lord(s)) == COS_SUBMIT_URING ? "io_uring" : "ioctl");
 	if (m->banner)
 		m->banner(stderr);
 	fputc('\n', stderr);

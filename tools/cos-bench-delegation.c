@@ -11,7 +11,9 @@
  *
  * Both phases run with H non-COS CPU hogs (one per enclave CPU, pinned).  Latency = t1 - t0 on
  * CLOCK_MONOTONIC.  Output: one line per (phase, hogs) with p50/p99/max in µs, and the ratio
- * cos/default.  --csv DIR writes every sample.  A benchmark: it asserts nothing about time.
+ * cos/default.  With --submit ioctl,uring the cos phase runs once per way of committing shoots
+ * (COS_IOC_SHOOT, or io_uring's uring_cmd), each also reporting the time spent in the shoot call
+ * itself.  --csv DIR writes every sample.  A benchmark: it asserts nothing about time.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -196,7 +198,8 @@ static int run_default(int rounds, uint64_t *lat, int *cpu)
 }
 
 /* cos: the lord wakes the target, waits for RUNNABLE, stamps and shoots. */
-static int run_cos(int rounds, unsigned stall_ms, uint64_t *lat, int *cpu)
+static int run_cos(int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat, int *cpu,
+		   uint64_t *call)
 {
 	struct shared *sh = shared_new();
 	struct cos_lord_opts o = { .size = sizeof(o) };
@@ -214,6 +217,7 @@ static int run_cos(int rounds, unsigned stall_ms, uint64_t *lat, int *cpu)
 	o.enclave = &set;
 	o.enclave_size = sizeof(set);
 	o.stall_ms = stall_ms;
+	o.submit = submit;
 	err = cos_lord_register(&lord, &o);
 	if (err) {
 		fprintf(stderr, "cos-bench-delegation: cannot register a lord: %s\n", cos_strerror(err));
@@ -289,10 +293,12 @@ static int run_cos(int rounds, unsigned stall_ms, uint64_t *lat, int *cpu)
 				runnable = false;
 				t0 = now_ns();
 				cos_lord_prepare(lord, next_cpu, slot, gen, 0);
-				if (cos_lord_shoot(lord, 0) != 1)
+				if (cos_lord_shoot(lord, 0) != 1) {
 					runnable = true;	/* behind on a message: drain, retry */
-				else
+				} else {
+					call[r - 1] = now_ns() - t0;
 					next_cpu = next_cpu % NCPU_ENCLAVE + 1;
+				}
 			}
 		}
 		if (!failed) {
@@ -303,6 +309,11 @@ static int run_cos(int rounds, unsigned stall_ms, uint64_t *lat, int *cpu)
 	if (failed)
 		kill(child, SIGKILL);
 	waitpid(child, &st, 0);
+	if (cos_lord_submit(lord) != submit) {
+		fprintf(stderr, "cos-bench-delegation: io_uring shoots are not available here "
+			"(io_uring disabled, or a module without uring_cmd)\n");
+		failed = 1;
+	}
 	cos_lord_destroy(lord);
 	munmap(sh, sizeof(*sh));
 	return failed ? -ETIMEDOUT : 0;
@@ -311,13 +322,17 @@ static int run_cos(int rounds, unsigned stall_ms, uint64_t *lat, int *cpu)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cos-bench-delegation [--shoots N] [--hogs LIST] [--stall-ms MS] [--csv DIR]\n"
+		"usage: cos-bench-delegation [--shoots N] [--hogs LIST] [--submit LIST] [--stall-ms MS]\n"
+		"                            [--csv DIR]\n"
 		"Delegation latency (lord's SHOOT -> task running) vs the default scheduler's\n"
 		"cross-CPU futex wake-up latency, side by side in this boot.  Needs root, cos.ko,\n"
 		"sched_ext, 4+ CPUs (lord/waker on CPU 0, targets on CPUs 1-3) and no sched_ext\n"
 		"scheduler attached.\n"
 		"  --shoots N     rounds per configuration (default 2000)\n"
 		"  --hogs LIST    comma-separated hog counts, each 0..3 (default 0,3)\n"
+		"  --submit LIST  how the lord commits shoots, comma-separated: ioctl, uring\n"
+		"                 (io_uring uring_cmd); default ioctl.  Each gets its cos row, and a\n"
+		"                 'call' row: time spent in cos_lord_shoot() itself\n"
 		"  --stall-ms MS  the lord's stall timeout (default 1000: emulated CPUs pause)\n"
 		"  --csv DIR      write every sample to DIR/delegation-<phase>-<hogs>hogs.csv\n");
 }
@@ -328,14 +343,17 @@ int main(int argc, char **argv)
 		{ "shoots", required_argument, NULL, 'n' },
 		{ "hogs", required_argument, NULL, 'H' },
 		{ "stall-ms", required_argument, NULL, 's' },
+		{ "submit", required_argument, NULL, 'S' },
 		{ "csv", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int rounds = 2000, hogs[8], nhogs = 0, c;
 	unsigned stall_ms = 1000;
-	const char *csv = NULL, *hog_list = "0,3";
-	static uint64_t lat[MAX_SHOOTS];
+	const char *csv = NULL, *hog_list = "0,3", *submit_list = "ioctl";
+	unsigned submits[2];
+	int nsubmits = 0;
+	static uint64_t lat[MAX_SHOOTS], call[MAX_SHOOTS];
 	static int cpus[MAX_SHOOTS];
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -343,6 +361,7 @@ int main(int argc, char **argv)
 		case 'n': rounds = atoi(optarg); break;
 		case 'H': hog_list = optarg; break;
 		case 's': stall_ms = atoi(optarg); break;
+		case 'S': submit_list = optarg; break;
 		case 'c': csv = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -356,7 +375,21 @@ int main(int argc, char **argv)
 		}
 		nhogs++;
 	}
-	if (rounds < 10 || rounds > MAX_SHOOTS || sysconf(_SC_NPROCESSORS_ONLN) < 4) {
+	for (const char *p = submit_list; *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
+		size_t n = strcspn(p, ",");
+
+		if (nsubmits == 2)
+			break;
+		if (n == 5 && !strncmp(p, "ioctl", 5))
+			submits[nsubmits++] = COS_SUBMIT_IOCTL;
+		else if (n == 5 && !strncmp(p, "uring", 5))
+			submits[nsubmits++] = COS_SUBMIT_URING;
+		else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!nsubmits || rounds < 10 || rounds > MAX_SHOOTS || sysconf(_SC_NPROCESSORS_ONLN) < 4) {
 		usage(stderr);
 		return 2;
 	}
@@ -366,7 +399,7 @@ int main(int argc, char **argv)
 		struct stats d, s;
 		pid_t hog_pids[NCPU_ENCLAVE];
 		struct cos_shim *shim;
-		int err;
+		int err = 0;
 
 		for (int i = 0; i < hogs[h]; i++)
 			hog_pids[i] = spawn_hog(1 + i);
@@ -375,24 +408,36 @@ int main(int argc, char **argv)
 		d = summarize(lat, rounds);
 		printf("%-8s %5d %7d %10.1f %10.1f %10.1f\n", "default", hogs[h], rounds, d.p50, d.p99, d.max);
 
-		err = cos_shim_attach(&shim, NULL);
-		if (err) {
-			fprintf(stderr, "cos-bench-delegation: cannot attach the shim: %s\n", cos_strerror(err));
-			return 1;
+		for (int m = 0; m < nsubmits && !err; m++) {
+			const char *name = submits[m] == COS_SUBMIT_URING ? "cos-ur" : "cos";
+
+			err = cos_shim_attach(&shim, NULL);
+			if (err) {
+				fprintf(stderr, "cos-bench-delegation: cannot attach the shim: %s\n",
+					cos_strerror(err));
+				break;
+			}
+			err = run_cos(rounds, stall_ms, submits[m], lat, cpus, call);
+			cos_shim_detach(shim);
+			if (err)
+				break;
+			write_csv(csv, name, hogs[h], lat, cpus, rounds);
+			s = summarize(lat, rounds);
+			printf("%-8s %5d %7d %10.1f %10.1f %10.1f\n", name, hogs[h], rounds, s.p50,
+			       s.p99, s.max);
+			printf("ratio    %5d %7s %10.2f %10.2f %10.2f   (%s / default)\n", hogs[h], "",
+			       s.p50 / d.p50, s.p99 / d.p99, s.max / d.max, name);
+			s = summarize(call, rounds);
+			printf("call     %5d %7s %10.1f %10.1f %10.1f   (time in cos_lord_shoot, %s)\n",
+			       hogs[h], "", s.p50, s.p99, s.max,
+			       submits[m] == COS_SUBMIT_URING ? "io_uring" : "ioctl");
 		}
-		err = run_cos(rounds, stall_ms, lat, cpus);
-		cos_shim_detach(shim);
 		for (int i = 0; i < hogs[h]; i++) {
 			kill(hog_pids[i], SIGKILL);
 			waitpid(hog_pids[i], NULL, 0);
 		}
 		if (err)
 			return 1;
-		write_csv(csv, "cos", hogs[h], lat, cpus, rounds);
-		s = summarize(lat, rounds);
-		printf("%-8s %5d %7d %10.1f %10.1f %10.1f\n", "cos", hogs[h], rounds, s.p50, s.p99, s.max);
-		printf("ratio    %5d %7s %10.2f %10.2f %10.2f   (cos / default)\n", hogs[h], "",
-		       s.p50 / d.p50, s.p99 / d.p99, s.max / d.max);
 	}
 	return 0;
 }

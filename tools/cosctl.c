@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cosctl.c — the cos command line: status of the module and the shim, attach/detach the shim,
- * run a command as COS tasks.
+ * cosctl.c — the cos command line: status of the module and the shim, the COS tasks, load/unload
+ * the module, attach/detach the shim, run a command as COS tasks.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cos.h>
@@ -18,14 +19,22 @@ static const char usage[] =
 	"\n"
 	"commands:\n"
 	"  status            module (ABI, features), sched_ext state, shim, the lord, counters\n"
+	"  tasks             the COS tasks: state, CPU, CPU time, last event and how long ago\n"
+	"  load [--path FILE] [PARAM=VALUE...]\n"
+	"                    load cos.ko: the one installed for the running kernel (modprobe), or\n"
+	"                    FILE (insmod); parameters such as max_tasks=8192\n"
+	"  unload            unload cos.ko (fails while a lord, the shim or an open /dev/cos holds it)\n"
 	"  shim attach       attach the cos BPF shim and pin it so it stays after cosctl exits\n"
 	"  shim detach       detach a pinned shim\n"
-	"  run -- CMD [ARG]  run CMD as a COS task (policy SCHED_EXT, inherited by its threads and\n"
-	"                    children): a lord, e.g. cos-fifo, schedules it on its enclave\n"
+	"  run [--policy-class N] -- CMD [ARG]\n"
+	"                    run CMD as a COS task (policy SCHED_EXT, inherited by its threads and\n"
+	"                    children): a lord, e.g. cos-fifo, schedules it on its enclave.\n"
+	"                    --policy-class N: CMD's main thread starts with app hint class N\n"
+	"                    (cos-shinjuku: 1 = most urgent); its own libcos calls can change it\n"
 	"  help              this text\n"
 	"\n"
 	"options:\n"
-	"  -j, --json        machine-readable output (status)\n"
+	"  -j, --json        machine-readable output (status, tasks, load, unload)\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"Most commands need root.  Exit status: 0 on success, 1 on failure, 2 on bad usage.\n";
@@ -137,6 +146,126 @@ static int cmd_status(int json)
 	return 0;
 }
 
+static int cmd_tasks(int json)
+{
+	struct cos_task_info *tasks;
+	struct timespec ts;
+	unsigned long long now;
+	size_t n, i;
+	int fd, err;
+
+	fd = cos_open();
+	if (fd < 0) {
+		fprintf(stderr, "cosctl: %s\n", cos_strerror(fd));
+		return 1;
+	}
+	err = cos_get_tasks(fd, &tasks, &n);
+	close(fd);
+	if (err) {
+		fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (json)
+		printf("[");
+	else if (n)
+		printf("%6s %5s %7s %7s %-7s %3s %12s %-14s %10s  %s\n", "SLOT", "GEN", "PID", "TGID",
+		       "STATE", "CPU", "RUNTIME_us", "LAST_EVENT", "AGO_ms", "COMM");
+	else
+		printf("no COS tasks\n");
+	for (i = 0; i < n; i++) {
+		const struct cos_task_info *t = &tasks[i];
+		const char *last = t->last_msg ? cos_msg_type_name(t->last_msg) : "-";
+		long long ago = t->last_ts && now > t->last_ts ? (long long)(now - t->last_ts) : -1;
+
+		if (json) {
+			printf("%s{\"slot\":%u,\"gen\":%u,\"pid\":%d,\"tgid\":%d,\"state\":\"%s\","
+			       "\"cpu\":%u,\"runtime_ns\":%llu,\"last_event\":\"%s\",\"last_seq\":%llu,"
+			       "\"last_ns_ago\":%lld,\"comm\":", i ? "," : "", t->slot, t->gen, t->pid,
+			       t->tgid, cos_task_state_name(t->state), t->cpu,
+			       (unsigned long long)t->runtime_ns, last, (unsigned long long)t->last_seq,
+			       ago);
+			json_str(t->comm);
+			printf("}");
+			continue;
+		}
+		printf("%6u %5u %7d %7d %-7s %3u %12llu %-14s ", t->slot, t->gen, t->pid, t->tgid,
+		       cos_task_state_name(t->state), t->cpu,
+		       (unsigned long long)t->runtime_ns / 1000, last);
+		if (ago >= 0)
+			printf("%10.1f", ago / 1e6);
+		else
+			printf("%10s", "-");
+		printf("  %s\n", t->comm);
+	}
+	if (json)
+		printf("]\n");
+	free(tasks);
+	return 0;
+}
+
+static int cmd_load(int argc, char **argv, int json)
+{
+	char params[1024] = "";
+	const char *path = NULL;
+	size_t used = 0;
+	int i, err;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--path") && i + 1 < argc) {
+			path = argv[++i];
+		} else if (!strncmp(argv[i], "--path=", 7)) {
+			path = argv[i] + 7;
+		} else if (strchr(argv[i], '=') && argv[i][0] != '-') {
+			int n = snprintf(params + used, sizeof(params) - used, "%s%s", used ? " " : "",
+					 argv[i]);
+
+			if (n < 0 || (size_t)n >= sizeof(params) - used) {
+				fputs("cosctl load: parameters too long\n", stderr);
+				return 2;
+			}
+			used += n;
+		} else {
+			fprintf(stderr, "cosctl load: unexpected '%s'\nusage: cosctl load [--path FILE] "
+				"[PARAM=VALUE...]\n", argv[i]);
+			return 2;
+		}
+	}
+	err = cos_module_load(path, used ? params : NULL);
+	if (err < 0) {
+		fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
+		return 1;
+	}
+	if (json)
+		printf("{\"loaded\":true,\"already\":%s}\n", err ? "true" : "false");
+	else if (err)
+		printf("cos.ko is loaded already%s\n", used ? " (parameters not applied)" : "");
+	else
+		printf("cos.ko loaded%s%s\n", path ? " from " : "", path ? path : "");
+	return 0;
+}
+
+static int cmd_unload(int argc, int json)
+{
+	int err;
+
+	if (argc) {
+		fputs("usage: cosctl unload\n", stderr);
+		return 2;
+	}
+	err = cos_module_unload();
+	if (err < 0) {
+		fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
+		return 1;
+	}
+	if (json)
+		printf("{\"loaded\":false,\"already\":%s}\n", err ? "true" : "false");
+	else
+		printf(err ? "cos.ko is not loaded\n" : "cos.ko unloaded\n");
+	return 0;
+}
+
 static int cmd_shim(int argc, char **argv)
 {
 	struct cos_shim *shim;
@@ -173,18 +302,52 @@ static int cmd_shim(int argc, char **argv)
 	return 1;
 }
 
-/* Become a COS task and exec the command: the policy survives exec and is inherited. */
+/*
+ * Become a COS task and exec the command: the policy survives exec and is inherited.  With
+ * --policy-class the hint table (kept open across exec) carries a record for this thread, which
+ * becomes the command's main thread.
+ */
 static int cmd_run(int argc, char **argv)
 {
 	struct sched_param sp = { 0 };
+	long hint_class = -1;
 
+	while (argc > 0 && strcmp(argv[0], "--")) {
+		const char *v = NULL;
+		char *end;
+
+		if (!strcmp(argv[0], "--policy-class") && argc > 1) {
+			v = argv[1];
+			argc--, argv++;
+		} else if (!strncmp(argv[0], "--policy-class=", 15)) {
+			v = argv[0] + 15;
+		} else {
+			break;
+		}
+		hint_class = strtol(v, &end, 10);
+		if (*end || end == v || hint_class < 0 || hint_class > 1000000) {
+			fprintf(stderr, "cosctl run: bad --policy-class '%s'\n", v);
+			return 2;
+		}
+		argc--, argv++;
+	}
 	if (argc > 0 && !strcmp(argv[0], "--")) {
 		argc--;
 		argv++;
 	}
 	if (argc == 0) {
-		fputs("usage: cosctl run -- CMD [ARG...]\n", stderr);
+		fputs("usage: cosctl run [--policy-class N] -- CMD [ARG...]\n", stderr);
 		return 2;
+	}
+	if (hint_class >= 0) {
+		struct cos_hint *h = cos_hint_self();
+
+		if (!h || cos_hint_keep_on_exec()) {
+			fprintf(stderr, "cosctl run: cannot make the hint record: %s\n",
+				strerror(h ? ENOENT : errno));
+			return 1;
+		}
+		cos_hint_set(h, hint_class, 0, 0);
 	}
 	if (sched_setscheduler(0, COS_SCHED_EXT, &sp)) {
 		int err = errno;
@@ -228,6 +391,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[0], "status") && argc == 1)
 		return cmd_status(json);
+	if (!strcmp(argv[0], "tasks") && argc == 1)
+		return cmd_tasks(json);
+	if (!strcmp(argv[0], "load"))
+		return cmd_load(argc - 1, argv + 1, json);
+	if (!strcmp(argv[0], "unload"))
+		return cmd_unload(argc - 1, json);
 	if (!strcmp(argv[0], "shim"))
 		return cmd_shim(argc - 1, argv + 1);
 	if (!strcmp(argv[0], "run"))

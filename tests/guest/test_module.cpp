@@ -79,3 +79,45 @@ TEST_CASE("20 load/unload cycles", "[module][stress]")
 	REQUIRE(fd >= 0);
 	close(fd);
 }
+
+TEST_CASE("cosctl load/unload go through libkmod and say what is wrong", "[module][cosctl]")
+{
+	const std::string cosctl = build_path("bin/cosctl"), ko = build_path("kmod/cos.ko");
+	std::string out;
+	REQUIRE(sh(cosctl + " unload", &out) == 0);
+	CHECK(out == "cos.ko unloaded\n");
+	CHECK_FALSE(module_loaded());
+	CHECK(sh(cosctl + " unload", &out) == 0);
+	CHECK(out == "cos.ko is not loaded\n");
+	/* the guest's kernel has no cos.ko installed (unless a DKMS install put one there) */
+	if (sh("modinfo -n cos >/dev/null 2>&1") != 0) {
+		CHECK(sh(cosctl + " load 2>&1", &out) == 1);
+		CAPTURE(out);
+		CHECK(out.find("not installed for the running kernel") != std::string::npos);
+		CHECK(out.find("--path") != std::string::npos);
+		CHECK_FALSE(module_loaded());
+	}
+	CHECK(sh(cosctl + " load --path /nonexistent/cos.ko 2>&1", &out) == 1);
+	CHECK(out.find("/nonexistent/cos.ko") != std::string::npos);
+	CHECK(sh(cosctl + " load --path " + ko + " max_tasks=5 2>&1", &out) == 1);	/* below 64 */
+	CHECK(out.find("refused") != std::string::npos);
+	CHECK_FALSE(module_loaded());
+	CHECK(sh(cosctl + " load --path " + ko + " max_tasks=128", &out) == 0);
+	CHECK(out == "cos.ko loaded from " + ko + "\n");
+	REQUIRE(module_loaded());
+	int fd = cos_open();
+	REQUIRE(fd >= 0);
+	struct cos_info info;
+	REQUIRE(cos_get_info(fd, &info) == 0);
+	CHECK(info.max_tasks == 128);			/* the parameter reached the module */
+	CHECK(sh(cosctl + " unload 2>&1", &out) == 1);	/* our open /dev/cos holds it */
+	CHECK(out.find("in use") != std::string::npos);
+	close(fd);
+	CHECK(sh(cosctl + " --json load", &out) == 0);
+	CHECK(out == "{\"loaded\":true,\"already\":true}\n");
+	CHECK(sh(cosctl + " --json unload", &out) == 0);
+	CHECK(out == "{\"loaded\":false,\"already\":false}\n");
+	CHECK(sh(cosctl + " load --path " + ko, &out) == 0);
+	reload();
+	CHECK(sh(cosctl + " load bogus 2>/dev/null") == 2);
+}

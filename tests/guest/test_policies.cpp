@@ -1,15 +1,19 @@
 // test_policies.cpp — the policy programs as users run them: cos-fifo takes CPUs 1-3, workloads
 // started with `cosctl run` (or made COS tasks by hand) run to completion on those CPUs only, a
-// SIGKILL of the lord loses nothing, Ctrl-C gives the CPUs back.
+// SIGKILL of either lord loses nothing, Ctrl-C gives the CPUs back, cosctl lists the tasks.
 #include <catch2/catch_test_macros.hpp>
 
 #include <csignal>
 #include <iostream>
 #include <sstream>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "guest.h"
+extern "C" {
+#include "internal.h"
+}
 
 using namespace guest;
 
@@ -147,18 +151,56 @@ TEST_CASE("cosctl run: the command and its children are COS tasks", "[policies][
 	CHECK(sh(build_path("bin/cosctl") + " run -- /nonexistent 2>/dev/null") == 127);
 }
 
+TEST_CASE("cosctl run --policy-class: the command's main thread starts with that hint class", "[policies][cosctl][hints]")
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		std::string cosctl = build_path("bin/cosctl");
+		execl(cosctl.c_str(), "cosctl", "run", "--policy-class", "1", "--", "sleep", "5",
+		      (char *)nullptr);
+		_exit(127);
+	}
+	cos_hint_cache *c = nullptr;
+	REQUIRE(cos_hint_cache_new(&c, 16) == 0);
+	cos_hint h = {};
+	int err = -1;
+	for (int i = 0; i < 200 && err; i++) {		/* until sleep has exec'd */
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		std::string comm;
+		sh("cat /proc/" + std::to_string(pid) + "/comm", &comm);
+		if (comm == "sleep\n")
+			err = cos_hint_cache_read(c, 0, pid, &h, 1000000000ull * (i + 1));
+	}
+	CHECK(err == 0);
+	CHECK(h.hint_class == 1);
+	CHECK(h.tid == pid);				/* the record of its main thread */
+	std::string sched;
+	sh("grep ^policy /proc/" + std::to_string(pid) + "/sched", &sched);
+	CHECK(sched.find(" 7") != std::string::npos);	/* and a COS task */
+	cos_hint_cache_free(c);
+	kill(pid, SIGKILL);
+	waitpid(pid, nullptr, 0);
+	CHECK(sh(build_path("bin/cosctl") + " run --policy-class x -- true 2>/dev/null") == 2);
+}
+
 TEST_CASE("cos-fifo runs a mixed workload on its CPUs only, then gives them back on Ctrl-C", "[policies][fifo]")
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	for (const char *mode : {"global", "per-cpu"}) {
+	for (const char *mode : {"global", "per-cpu", "global, io_uring shoots"}) {
 		CAPTURE(mode);
 		std::vector<std::string> argv = {build_path("bin/cos-fifo"), "--cpus", "1-3",
 						 "--lord-cpu", "0", "--stall-ms", "1000"};
 		if (std::string(mode) == "per-cpu")
 			argv.push_back("--per-cpu");
+		if (std::string(mode).find("io_uring") != std::string::npos) {
+			argv.push_back("--submit");
+			argv.push_back("uring");
+		}
 		PolicyProc lord(argv);
 		REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+		if (std::string(mode).find("io_uring") != std::string::npos)
+			CHECK(lord.wait_for("shoots by io_uring"));
 		std::string st;
 		CHECK(sh(build_path("bin/cosctl") + " status", &st) == 0);
 		CAPTURE(st);
@@ -190,27 +232,110 @@ TEST_CASE("cos-fifo runs a mixed workload on its CPUs only, then gives them back
 	}
 }
 
-TEST_CASE("cos-fifo killed with SIGKILL mid-run: the workload still finishes", "[policies][kill]")
+TEST_CASE("either policy killed with SIGKILL mid-run: the workload still finishes", "[policies][kill]")
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3", "--stall-ms", "1000"});
+	for (const char *policy : {"cos-fifo", "cos-shinjuku"}) {
+		CAPTURE(policy);
+		PolicyProc lord({build_path(std::string("bin/") + policy), "--cpus", "1-3", "--stall-ms", "1000"});
+		REQUIRE(lord.wait_for(std::string(policy) + ": lord on CPU 0"));
+		Work *w = shared_new<Work>();
+		pid_t child = fork();
+		if (child == 0) {
+			unpin_self();
+			_exit(become_cos_task() ? 10 : run_workload(w));
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(150));
+		CHECK(lord.stop(SIGKILL) == 128 + SIGKILL);
+		int st = -1;
+		waitpid(child, &st, 0);
+		CHECK(WIFEXITED(st));
+		CHECK(WEXITSTATUS(st) == 0);
+		CHECK(w->done == THREADS);
+		shared_delete(w);
+		CHECK(sched_ext_state() == "enabled");
+	}
+}
+
+TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[policies][cosctl]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	std::string out;
+	REQUIRE(sh(build_path("bin/cosctl") + " tasks", &out) == 0);
+	CHECK(out == "no COS tasks\n");
+	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3"});
 	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
-	Work *w = shared_new<Work>();
+	/* three COS threads that ran once and now sleep, named so that we can find them */
+	struct Sleepers {
+		std::atomic<int> ready{0};
+		std::atomic<int> go{0};
+		pid_t tid[3];
+	};
+	auto *sl = shared_new<Sleepers>();
 	pid_t child = fork();
 	if (child == 0) {
 		unpin_self();
-		_exit(become_cos_task() ? 10 : run_workload(w));
+		if (become_cos_task())
+			_exit(10);
+		std::vector<std::thread> ts;
+		for (int i = 0; i < 3; i++)
+			ts.emplace_back([sl, i] {
+				prctl(PR_SET_NAME, ("sleeper" + std::to_string(i)).c_str());
+				sl->tid[i] = gettid();
+				sl->ready++;
+				while (!sl->go)
+					std::this_thread::sleep_for(std::chrono::milliseconds(5));
+			});
+		for (auto &t : ts)
+			t.join();
+		_exit(0);
 	}
-	std::this_thread::sleep_for(std::chrono::milliseconds(150));
-	CHECK(lord.stop(SIGKILL) == 128 + SIGKILL);
+	while (sl->ready < 3)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	REQUIRE(sh(build_path("bin/cosctl") + " tasks", &out) == 0);
+	CAPTURE(out);
+	CHECK(out.find("STATE") != std::string::npos);
+	for (int i = 0; i < 3; i++) {
+		/* each sleeper: its row has its tid, the child's tgid and its name */
+		std::istringstream rows(out);
+		std::string row;
+		bool found = false;
+		while (std::getline(rows, row)) {
+			std::istringstream f(row);
+			std::string slot, gen, pid, tgid, state, cpu, runtime, last, ago, comm;
+			f >> slot >> gen >> pid >> tgid >> state >> cpu >> runtime >> last >> ago >> comm;
+			if (pid != std::to_string(sl->tid[i]))
+				continue;
+			found = true;
+			CHECK(tgid == std::to_string(child));
+			CHECK(comm == "sleeper" + std::to_string(i));
+			/* asleep between polls, or caught just as it woke */
+			CHECK((state == "BLOCKED" || state == "WAITING" || state == "QUEUED" ||
+			       state == "RUNNING"));
+			CHECK((last == "TASK_BLOCKED" || last == "TASK_RUNNABLE"));
+			int c = std::stoi(cpu);
+			CHECK((c >= 1 && c <= 3));
+		}
+		CHECK(found);
+	}
+	REQUIRE(sh(build_path("bin/cosctl") + " --json tasks", &out) == 0);
+	CHECK(out.front() == '[');
+	for (int i = 0; i < 3; i++)
+		CHECK(out.find("\"pid\":" + std::to_string(sl->tid[i]) + ",") != std::string::npos);
+	CHECK(out.find("\"comm\":\"sleeper2\"") != std::string::npos);
+	sl->go = 1;
 	int st = -1;
 	waitpid(child, &st, 0);
 	CHECK(WIFEXITED(st));
 	CHECK(WEXITSTATUS(st) == 0);
-	CHECK(w->done == THREADS);
-	shared_delete(w);
-	CHECK(sched_ext_state() == "enabled");
+	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	REQUIRE(sh(build_path("bin/cosctl") + " tasks", &out) == 0);
+	CHECK(out == "no COS tasks\n");		/* the dead are gone from the list */
+	shared_delete(sl);
+	CHECK(lord.stop(SIGINT) == 0);
 }
 
 TEST_CASE("the README's example policy schedules a workload", "[policies][readme]")
@@ -302,6 +427,99 @@ TEST_CASE("cos-shinjuku preempts a long request for short ones; cos-fifo runs it
 		  << (ff->short_end[0] - ff->long_end) / 1000 << " us after it\n";
 	shared_delete(sj);
 	shared_delete(ff);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+namespace {
+/*
+ * Like Mix, with app hints: the long request of class 3, the short ones of class 1.  The process
+ * makes its hint table before its threads start (the lord reads a class when a task queues: a
+ * thread's hint counts from its next wake-up).
+ */
+enum HintMode { NO_HINTS, CLASSES, CLASSES_CRITICAL };
+
+int run_hinted_mix(Mix *m, HintMode mode)
+{
+	uint64_t t0 = now_ns();
+	std::thread lng([m, t0, mode] {
+		cos_hint *h = mode == NO_HINTS ? nullptr : cos_hint_self();
+		if (mode != NO_HINTS && !h)
+			m->bad = 2;
+		if (h)
+			cos_hint_set(h, 3, 0, 0);
+		if (h && mode == CLASSES_CRITICAL)
+			cos_hint_critical(h, true);	/* the whole request holds a "lock" */
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		while (now_ns() - t0 < 1500000000ull)
+			;
+		m->long_end = now_ns();
+		if (h && mode == CLASSES_CRITICAL)
+			cos_hint_critical(h, false);
+	});
+	std::vector<std::thread> shorts;
+	for (int i = 0; i < 5; i++)
+		shorts.emplace_back([m, i, mode] {
+			cos_hint *h = mode == NO_HINTS ? nullptr : cos_hint_self();
+			if (h)
+				cos_hint_set(h, 1, 0, 0);
+			std::this_thread::sleep_for(std::chrono::milliseconds(200 + 100 * i));
+			uint64_t s = now_ns();
+			while (now_ns() - s < 2000000ull)
+				;
+			m->short_end[i] = now_ns();
+			if (sched_getcpu() != 1)
+				m->bad = 1;
+		});
+	lng.join();
+	for (auto &t : shorts)
+		t.join();
+	return 0;
+}
+
+Mix *hinted_mix_under(HintMode mode, std::string *lord_err)
+{
+	/* a 100 s slice: only a more urgent class can preempt */
+	PolicyProc lord({build_path("bin/cos-shinjuku"), "--cpus", "1", "--slice-us", "100000000",
+			 "--stall-ms", "1000", "--starve-ms", "5000"});
+	REQUIRE(lord.wait_for("cos-shinjuku: lord on CPU 0"));
+	Mix *m = shared_new<Mix>();
+	int rc = in_child([&] {
+		unpin_self();
+		if (mode != NO_HINTS && !cos_hint_self())	/* the process's table */
+			return 11;
+		return become_cos_task() ? 10 : run_hinted_mix(m, mode);
+	});
+	CHECK(rc == 0);
+	CHECK(lord.stop(SIGINT) == 0);
+	*lord_err = lord.err;
+	CHECK(m->bad == 0);
+	return m;
+}
+} // namespace
+
+TEST_CASE("cos-shinjuku: a more urgent class (app hint) preempts at once, a critical section defers it", "[policies][shinjuku][hints]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	std::string none_err, cls_err, crit_err;
+	Mix *none = hinted_mix_under(NO_HINTS, &none_err);
+	Mix *cls = hinted_mix_under(CLASSES, &cls_err);
+	Mix *crit = hinted_mix_under(CLASSES_CRITICAL, &crit_err);
+	CAPTURE(none_err, cls_err, crit_err);
+	for (int i = 0; i < 5; i++) {
+		CAPTURE(i);
+		CHECK(none->short_end[i] > none->long_end);	/* one class, slice never over: FIFO */
+		CHECK(cls->short_end[i] < cls->long_end);	/* class 1 preempts class 3 */
+		CHECK(crit->short_end[i] > crit->long_end);	/* not while it is in its section */
+	}
+	CHECK(cls_err.find("hinted 0 ") == std::string::npos);
+	CHECK(crit_err.find("deferred 0 ") == std::string::npos);
+	std::cerr << "shinjuku classes: last class-1 request done " << (cls->long_end - cls->short_end[4]) / 1000
+		  << " us before the class-3 one; in a critical section, first done "
+		  << (crit->short_end[0] - crit->long_end) / 1000 << " us after it\n";
+	shared_delete(none);
+	shared_delete(cls);
+	shared_delete(crit);
 	CHECK(sched_ext_state() == "enabled");
 }
 

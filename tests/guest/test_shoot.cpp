@@ -1,5 +1,6 @@
-// test_shoot.cpp — COS_IOC_SHOOT validation: every bad request gets its documented per-slot status
-// or errno, the other slots of the same call still work, and sched_ext is never ejected.
+// test_shoot.cpp — COS_IOC_SHOOT validation (ioctl and io_uring): every bad request gets its
+// documented per-slot status or errno, the other slots of the same call still work, and sched_ext
+// is never ejected.
 #include <catch2/catch_test_macros.hpp>
 
 #include <csignal>
@@ -10,6 +11,7 @@
 #include <new>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <liburing.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -156,6 +158,30 @@ struct Fixture {
 };
 
 long raw_shoot(int fd, cos_shoot_args *a) { return ioctl(fd, COS_IOC_SHOOT, a) < 0 ? -errno : 0; }
+
+/* One IORING_OP_URING_CMD on @fd; the CQE's res (or the submission's -errno). */
+int uring_cmd(int fd, uint32_t cmd_op, const cos_uring_shoot &cmd)
+{
+	io_uring ring;
+	int ret = io_uring_queue_init(4, &ring, 0);
+	if (ret)
+		return ret;
+	io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, nullptr, 0, 0);
+	sqe->cmd_op = cmd_op;
+	memcpy(sqe->cmd, &cmd, sizeof(cmd));
+	ret = io_uring_submit_and_wait(&ring, 1);
+	if (ret >= 0) {
+		io_uring_cqe *cqe;
+		ret = io_uring_peek_cqe(&ring, &cqe);
+		if (ret == 0) {
+			ret = cqe->res;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+	}
+	io_uring_queue_exit(&ring);
+	return ret;
+}
 } // namespace
 
 TEST_CASE("shoot validation: each bad request gets its status, good ones still work", "[shoot][validation]")
@@ -328,6 +354,43 @@ TEST_CASE("shoot validation: each bad request gets its status, good ones still w
 			return raw_shoot(lord_fd, &a) == -EPERM ? 0 : 1;
 		});
 		CHECK(rc == 0);
+	}
+	SECTION("through io_uring: the same statuses; bad commands fail with an errno")
+	{
+		int fd = cos_lord_fd(f.lord);
+		auto [s2, g2] = f.waiting(2);
+		uint64_t mask = (1u << 1) | (1u << 2);
+		cos_shoot_args a = {};
+		a.size = sizeof(a);
+		a.consumed = cos_lord_consumed(f.lord);
+		a.cpumask_size = sizeof(mask);
+		a.cpumask = (uintptr_t)&mask;
+		cos_uring_shoot cmd = {};
+		cmd.args = (uintptr_t)&a;
+		REQUIRE(cos_lord_prepare(f.lord, 1, slot0, gen0 + 3, 0) == 0);	/* bad gen */
+		REQUIRE(cos_lord_prepare(f.lord, 2, s2, g2, 0) == 0);		/* CPU 1 only */
+		CHECK(uring_cmd(fd, COS_URING_SHOOT, cmd) == 0);
+		CHECK(cos_lord_shoot_status(f.lord, 1) == COS_SHOOT_BAD_GEN);
+		CHECK(cos_lord_shoot_status(f.lord, 2) == COS_SHOOT_AFFINITY);
+		mask = 1u << 1;
+		REQUIRE(cos_lord_prepare(f.lord, 1, s2, g2, 0) == 0);
+		CHECK(uring_cmd(fd, COS_URING_SHOOT, cmd) == 1);		/* placed */
+		CHECK(cos_lord_shoot_status(f.lord, 1) == COS_SHOOT_OK);
+		CHECK(uring_cmd(fd, 0x77, cmd) == -EOPNOTSUPP);		/* unknown command */
+		cmd.flags = 1;
+		CHECK(uring_cmd(fd, COS_URING_SHOOT, cmd) == -EINVAL);		/* unknown flags */
+		cmd.flags = 0;
+		cmd.args = 8;
+		CHECK(uring_cmd(fd, COS_URING_SHOOT, cmd) == -EFAULT);		/* bad pointer */
+		cmd.args = (uintptr_t)&a;
+		int rc = in_child([&] {			/* another process with the lord's file */
+			return uring_cmd(fd, COS_URING_SHOOT, cmd) == -EPERM ? 0 : 1;
+		});
+		CHECK(rc == 0);
+		int other = cos_open();			/* a file without a lord */
+		REQUIRE(other >= 0);
+		CHECK(uring_cmd(other, COS_URING_SHOOT, cmd) == -EPERM);
+		close(other);
 	}
 	CHECK(sched_ext_state() == "enabled");
 	CHECK(sched_ext_ops() == COS_SHIM_NAME);

@@ -323,6 +323,25 @@ struct cos_shoot_args {
 };
 #define COS_SHOOT_ARGS_SIZE_VER0	32
 
+/*
+ * COS_IOC_SHOOT through io_uring (IORING_OP_URING_CMD on the lord's /dev/cos file, any SQE
+ * size): sqe->cmd_op = COS_URING_SHOOT and the SQE's command area holds struct cos_uring_shoot.
+ * Same semantics as the ioctl; the CQE's res is the ioctl's return value (tasks placed, or a
+ * negative errno).  A module without it answers -EOPNOTSUPP: use the ioctl.
+ */
+#define COS_URING_SHOOT		0x02	/* the command number of COS_IOC_SHOOT */
+
+/**
+ * struct cos_uring_shoot - the command area of a COS_URING_SHOOT SQE (16 bytes)
+ * @args:	user pointer to a struct cos_shoot_args, read during the submission
+ * @flags:	0
+ */
+struct cos_uring_shoot {
+	__u64 args;
+	__u32 flags;
+	__u32 __reserved;
+};
+
 /**
  * struct cos_wait_args - COS_IOC_WAIT: sleep until a message is unconsumed or @timeout_ns
  * @size:	sizeof(struct cos_wait_args)
@@ -338,6 +357,61 @@ struct cos_wait_args {
 	__u64 timeout_ns;
 };
 #define COS_WAIT_ARGS_SIZE_VER0	24
+
+/**
+ * struct cos_task_info - one COS task as COS_IOC_GET_TASKS reports it (80 bytes)
+ * @slot, @gen:		its status table slot and generation
+ * @state:		enum cos_task_state
+ * @cpu:		CPU it runs or is queued on, or last ran on
+ * @pid, @tgid:		thread id and process id
+ * @last_msg:		enum cos_msg_type of the last message about it (COS_MSG_NONE if none
+ *			was posted: no lord, or dropped in an overflow)
+ * @last_seq:		sequence number of that message
+ * @last_ts:		CLOCK_MONOTONIC ns of that message (0 if none)
+ * @runtime_ns:		CPU time as a COS task
+ * @comm:		its command name, NUL-terminated
+ */
+struct cos_task_info {
+	__u32 slot;
+	__u32 gen;
+	__u32 state;
+	__u32 cpu;
+	__s32 pid;
+	__s32 tgid;
+	__u32 last_msg;
+	__u32 __pad;
+	__u64 last_seq;
+	__u64 last_ts;
+	__u64 runtime_ns;
+	char comm[16];
+	__u64 __reserved;
+};
+
+/**
+ * struct cos_tasks_args - COS_IOC_GET_TASKS: list the COS tasks, a batch per call
+ * @size:	sizeof(struct cos_tasks_args)
+ * @flags:	0
+ * @start:	in: first slot to look at (0 for the first call)
+ * @next:	out: where the next call starts; max_tasks when the table was walked to its end
+ * @capacity:	in: entries at @tasks (the module fills at most 256 per call)
+ * @count:	out: entries filled, in slot order
+ * @tasks:	in: user pointer to struct cos_task_info[@capacity]
+ *
+ * Each entry is consistent in itself; the list is not a snapshot of the whole table (tasks may
+ * come and go between batches).  Needs no lord.  Errors: EINVAL (size, flags, @start past the
+ * table, @capacity 0), EFAULT.
+ */
+struct cos_tasks_args {
+	__u32 size;
+	__u32 flags;
+	__u32 start;
+	__u32 next;
+	__u32 capacity;
+	__u32 count;
+	__u64 tasks;
+};
+#define COS_TASKS_ARGS_SIZE_VER0	32
+#define COS_TASKS_BATCH_MAX		256
 
 /*
  * ---------------------------------------------------------------- module <-> shim
@@ -371,6 +445,8 @@ struct cos_wait_args {
 #define COS_IOC_WAIT		_IOW(COS_IOC_MAGIC, 0x03, struct cos_wait_args)
 /* Give up the enclave (also done when the file is released).  Errors: EPERM (not the lord). */
 #define COS_IOC_UNREGISTER	_IO(COS_IOC_MAGIC, 0x04)
+/* List COS tasks (struct cos_tasks_args); any opener.  Errors: EINVAL, EFAULT, ENOMEM. */
+#define COS_IOC_GET_TASKS	_IOWR(COS_IOC_MAGIC, 0x05, struct cos_tasks_args)
 #endif
 
 #endif /* _UAPI_LINUX_COS_H */

@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * hint.c — app hints: a task publishes a small record (class, priority, "in a critical section",
+ * deadline) in a page of its own, and the lord reads it with plain loads (no system call on
+ * either side once set up).  The successor of COS's epistles and ghOSt's PrioTable.
+ *
+ * The app's side.  A process keeps one hint table: a memfd named COS_HINT_MEMFD_NAME, sealed at
+ * its full size (COS_HINT_PAGES pages, sparse) so that nobody can shrink it under a reader.  Page 0
+ * is a header; each thread that calls cos_hint_self() claims one of the other pages (its tid in
+ * the record says whose it is) and gives it back when it exits.  A child after fork() drops the
+ * parent's table (pthread_atfork) and makes one of its own at its first cos_hint_self().
+ *
+ * The lord's side.  For a task, the lord reads its process once (the Tgid in /proc/<tid>/status
+ * and the process's start time, so that a reused pid is not taken for the same process), finds
+ * the table among /proc/<tgid>/fd (the memfd's name), checks the header and the seals, maps it
+ * read-only and looks for the page whose tid is the task's.  A process without a table is looked
+ * at again at most every COS_HINT_RETRY_NS; a task without a record costs a scan of its process's
+ * mapped table; a found record is read with a seqcount-checked copy of 64 bytes.  Opening another
+ * process's fd needs ptrace access to it (root, or CAP_SYS_PTRACE).
+ *
+ * Ordering: the writer makes seq odd, fences (release), writes the fields, and makes seq even
+ * with a release store; the reader loads seq (acquire), copies, fences (acquire), reloads seq and
+ * retries if it changed or was odd — the same contract as the kernel's status table.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define HINT_MAGIC		"COSHINT1"
+#define COS_HINT_RETRY_NS	50000000ull	/* a process without a table is looked at again after */
+
+struct hint_header {
+	char magic[8];
+	unsigned int version;		/* 1 */
+	unsigned int page_size;
+	unsigned int pages;		/* pages ever claimed, including this header (atomic) */
+	unsigned int max_pages;
+};
+
+/* ---------------------------------------------------------------- the app's side */
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *table;			/* this process's table, mapped read-write */
+static int table_fd = -1;		/* kept open: the lord finds the table among our fds */
+static pid_t table_pid;			/* the process that made it (fork makes a new one) */
+static size_t page_size;
+static pthread_key_t page_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static __thread struct cos_hint *my_hint;
+static __thread pid_t my_hint_pid;
+
+/* At thread exit: give the page back (tid 0 = free). */
+static void release_page(void *p)
+{
+	struct cos_hint *h = p;
+
+	if (h && table_pid == getpid())
+		__atomic_store_n(&h->tid, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * In a child after fork: the parent's table is not ours.  Unmap it and close its fd, so that the
+ * lord does not find the parent's table among the child's fds; a new one is made on demand.
+ */
+static void forget_parent_table(void)
+{
+	if (table) {
+		munmap(table, (size_t)COS_HINT_PAGES * page_size);
+		close(table_fd);
+		table = NULL;
+		table_fd = -1;
+	}
+	my_hint = NULL;
+}
+
+static void make_key(void)
+{
+	pthread_key_create(&page_key, release_page);
+	pthread_atfork(NULL, NULL, forget_parent_table);
+}
+
+static int make_table(void)
+{
+	size_t size;
+	int fd, err;
+	char *p;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	size = (size_t)COS_HINT_PAGES * page_size;
+	fd = memfd_create(COS_HINT_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, size) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	struct hint_header *hd = (struct hint_header *)p;
+
+	table_fd = fd;	/* stays open: it is how the lord finds the table (/proc/<pid>/fd) */
+
+	hd->version = 1;
+	hd->page_size = page_size;
+	hd->max_pages = COS_HINT_PAGES;
+	hd->pages = 1;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(hd->magic, HINT_MAGIC, sizeof(hd->magic));
+	table = p;
+	table_pid = getpid();
+	return 0;
+}
+
+static bool table_ok(int fd, size_t *size)
+{
+	const struct hint_header *hd;
+	struct stat stt;
+	bool ok;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &stt) ||
+	    stt.st_size < (off_t)((size_t)COS_HINT_PAGES * page_size))
+		return false;
+	hd = mmap(NULL, page_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (hd == MAP_FAILED)
+		return false;
+	ok = !memcmp(hd->magic, HINT_MAGIC, sizeof(hd->magic)) && hd->version == 1 &&
+	     hd->page_size == page_size && hd->max_pages == COS_HINT_PAGES;
+	munmap((void *)hd, page_size);
+	*size = stt.st_size;
+	return ok;
+}
+
+/*
+ * A table inherited across exec (cosctl run --policy-class keeps its own open for the command):
+ * use it, so that the record it made for this thread, and the lord's view, stay valid.
+ */
+static int adopt_table(void)
+{
+	static const char want[] = "/memfd:" COS_HINT_MEMFD_NAME " (deleted)";
+	char path[64], target[128];
+	struct dirent *de;
+	int fd = -1;
+	size_t size;
+	DIR *d;
+	char *p;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return -errno;
+	while (fd < 0 && (de = readdir(d))) {
+		int n = atoi(de->d_name);
+		ssize_t len;
+
+		if (de->d_name[0] == '.' || n == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", n);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = '\0';
+		if (!strcmp(target, want) && (fcntl(n, F_GETFL) & O_ACCMODE) == O_RDWR &&
+		    table_ok(n, &size))
+			fd = n;
+	}
+	closedir(d);
+	if (fd < 0)
+		return -ENOENT;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	fcntl(fd, F_SETFD, FD_CLOEXEC);	/* ours now: not for what we exec */
+	table = p;
+	table_fd = fd;
+	table_pid = getpid();
+	return 0;
+}
+
+COS_EXPORT int cos_hint_keep_on_exec(void)
+{
+	int ret;
+
+	pthread_mutex_lock(&table_lock);
+	if (!table || table_pid != getpid())
+		ret = -ENOENT;
+	else
+		ret = fcntl(table_fd, F_SETFD, 0) ? -errno : 0;
+	pthread_mutex_unlock(&table_lock);
+	return ret;
+}
+
+COS_EXPORT struct cos_hint *cos_hint_self(void)
+{
+	struct hint_header *hd;
+	struct cos_hint *h = NULL;
+	pid_t tid = gettid();
+	unsigned int i, n;
+	int err = 0;
+
+	if (my_hint && my_hint_pid == getpid())
+		return my_hint;
+	pthread_once(&key_once, make_key);
+	pthread_mutex_lock(&table_lock);
+	if (!table || table_pid != getpid())	/* first use, or a child after fork */
+		err = adopt_table() == 0 ? 0 : make_table();
+	if (err) {
+		pthread_mutex_unlock(&table_lock);
+		errno = -err;
+		return NULL;
+	}
+	hd = (struct hint_header *)table;
+	/*
+	 * Our record if the table has one already (made for us before exec), else a page freed by
+	 * an exited thread, else a new one.  Claims are atomic: an inherited table may be shared
+	 * with the process that made it.
+	 */
+	n = __atomic_load_n(&hd->pages, __ATOMIC_ACQUIRE);
+	for (i = 1; i < n && !h; i++) {
+		struct cos_hint *c = (struct cos_hint *)(table + (size_t)i * page_size);
+
+		if (__atomic_load_n(&c->tid, __ATOMIC_ACQUIRE) == tid)
+			h = c;
+	}
+	if (h)
+		goto out;
+	for (i = 1; i < n && !h; i++) {
+		struct cos_hint *c = (struct cos_hint *)(table + (size_t)i * page_size);
+		int zero = 0;
+
+		if (__atomic_compare_exchange_n(&c->tid, &zero, -1, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			h = c;
+	}
+	while (!h && n < COS_HINT_PAGES) {
+		if (__atomic_compare_exchange_n(&hd->pages, &n, n + 1, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			struct cos_hint *c = (struct cos_hint *)(table + (size_t)n * page_size);
+			int zero = 0;
+
+			/* visible as free (tid 0) from now: claim it like a freed page */
+			if (__atomic_compare_exchange_n(&c->tid, &zero, -1, false, __ATOMIC_ACQ_REL,
+							__ATOMIC_RELAXED))
+				h = c;
+			n++;
+		}
+	}
+	if (h) {
+		/* a clean record (even seq, class/prio 0, no flags), then it is ours */
+		unsigned int seq = __atomic_load_n(&h->seq, __ATOMIC_RELAXED);
+
+		__atomic_store_n(&h->seq, seq | 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		h->flags = 0;
+		h->hint_class = 0;
+		h->prio = 0;
+		h->deadline_ns = 0;
+		__atomic_store_n(&h->seq, (seq | 1) + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&h->tid, tid, __ATOMIC_RELEASE);
+	}
+out:
+	pthread_mutex_unlock(&table_lock);
+	if (!h) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	my_hint = h;
+	my_hint_pid = getpid();
+	pthread_setspecific(page_key, h);
+	return h;
+}
+
+/* Writer side of the seqcount: odd, fields, even. */
+static void hint_write_begin(struct cos_hint *h)
+{
+	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);	/* odd before the fields change */
+}
+
+static void hint_write_end(struct cos_hint *h)
+{
+	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);	/* fields, then even */
+}
+
+COS_EXPORT void cos_hint_set(struct cos_hint *h, unsigned int hint_class, int prio,
+			     unsigned long long deadline_ns)
+{
+	hint_write_begin(h);
+	__atomic_store_n(&h->hint_class, hint_class, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->prio, prio, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->deadline_ns, deadline_ns, __ATOMIC_RELAXED);
+	hint_write_end(h);
+}
+
+COS_EXPORT void cos_hint_critical(struct cos_hint *h, bool inside)
+{
+	hint_write_begin(h);
+	__atomic_store_n(&h->flags, inside ? h->flags | COS_HINT_F_CRITICAL
+					   : h->flags & ~COS_HINT_F_CRITICAL, __ATOMIC_RELAXED);
+	hint_write_end(h);
+}
+
+/* ---------------------------------------------------------------- the lord's side */
+
+#define HINT_TABLES_MAX	64
+
+/*
+ * A process's table as the lord knows it: mapped (@base), or known to be missing until
+ * @retry_at (@base NULL: a process without hints costs no system call per lookup).
+ */
+struct hint_table {
+	int tgid;			/* 0 = unused entry */
+	unsigned long long start;	/* the process's start time: tgid + start name a process */
+	const char *base;
+	size_t size;
+	unsigned int refs;		/* tasks whose record is in it */
+	unsigned long long retry_at;	/* with @base NULL */
+};
+
+struct hint_task {
+	const struct cos_hint *rec;	/* NULL: not found (yet) */
+	int table;			/* index into tables, with @rec */
+	int tgid;			/* 0 = not read yet */
+	unsigned long long start;	/* its process's start time (clock ticks since boot) */
+};
+
+struct cos_hint_cache {
+	struct hint_table tables[HINT_TABLES_MAX];
+	struct hint_task *tasks;	/* [max_tasks], by slot */
+	unsigned int max_tasks;
+};
+
+int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks)
+{
+	struct cos_hint_cache *c = calloc(1, sizeof(*c));
+
+	if (c)
+		c->tasks = calloc(max_tasks, sizeof(*c->tasks));
+	if (!c || !c->tasks) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->max_tasks = max_tasks;
+	*cp = c;
+	return 0;
+}
+
+static void table_drop(struct hint_table *tb)
+{
+	if (tb->base)
+		munmap((void *)tb->base, tb->size);
+	memset(tb, 0, sizeof(*tb));
+}
+
+void cos_hint_cache_forget(struct cos_hint_cache *c, unsigned int slot)
+{
+	struct hint_task *ht;
+
+	if (!c || slot >= c->max_tasks)
+		return;
+	ht = &c->tasks[slot];
+	if (ht->rec && !--c->tables[ht->table].refs)
+		table_drop(&c->tables[ht->table]);
+	memset(ht, 0, sizeof(*ht));
+}
+
+void cos_hint_cache_free(struct cos_hint_cache *c)
+{
+	if (!c)
+		return;
+	for (unsigned int i = 0; i < HINT_TABLES_MAX; i++)
+		table_drop(&c->tables[i]);
+	free(c->tasks);
+	free(c);
+}
+
+/* @tid's process: its Tgid (/proc/<tid>/status) and start time (field 22 of its stat). */
+static int process_of(int tid, int *tgid, unsigned long long *start)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int n;
+
+	*tgid = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "Tgid: %d", tgid) == 1)
+			break;
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/stat", *tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;	/* the name may hold spaces and parens */
+	/* after ") ": state(3) ... starttime(22): skip 19 fields */
+	for (n = 0; p && n < 19; n++)
+		p = strchr(p + 1, ' ');
+	if (*tgid <= 0 || !p || sscanf(p, " %llu", start) != 1)
+		return -ESRCH;
+	return 0;
+}
+
+/* Map @tgid's table read-only: the memfd among its fds, sealed, with a good header. */
+static int table_open(int tgid, const char **basep, size_t *sizep)
+{
+	static const char want[] = "/memfd:" COS_HINT_MEMFD_NAME " (deleted)";
+	char dir[64], path[64 + sizeof(((struct dirent *)0)->d_name)], target[128];
+	const struct hint_header *hd;
+	struct dirent *de;
+	int fd = -1, seals;
+	struct stat stt;
+	void *p;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", tgid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (fd < 0 && (de = readdir(d))) {
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, want))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	closedir(d);
+	if (fd < 0)
+		return -ENOENT;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &stt) ||
+	    stt.st_size < (off_t)sysconf(_SC_PAGESIZE)) {
+		close(fd);
+		return -EPERM;	/* could shrink under us (SIGBUS): not a table we read */
+	}
+	p = mmap(NULL, stt.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	hd = p;
+	if (memcmp(hd->magic, HINT_MAGIC, sizeof(hd->magic)) || hd->version != 1 ||
+	    hd->page_size != (unsigned int)sysconf(_SC_PAGESIZE)) {
+		munmap(p, stt.st_size);
+		return -EPROTO;
+	}
+	*basep = p;
+	*sizep = stt.st_size;
+	return 0;
+}
+
+/*
+ * The table entry of process (@tgid, @start), opening its table (or noting it missing) if it is
+ * not known yet.  An entry of an earlier process with the same tgid is replaced.
+ */
+static int table_get(struct cos_hint_cache *c, int tgid, unsigned long long start,
+		     unsigned long long now)
+{
+	int i, free_i = -1, stale_i = -1, err;
+	struct hint_table *tb;
+
+	for (i = 0; i < HINT_TABLES_MAX; i++) {
+		tb = &c->tables[i];
+		if (tb->tgid == tgid && tb->start == start)
+			break;
+		if (tb->tgid == tgid && !tb->refs)
+			table_drop(tb);		/* that pid's earlier process: gone */
+		if (free_i < 0 && !tb->tgid)
+			free_i = i;
+		if (stale_i < 0 && tb->tgid && !tb->refs)
+			stale_i = i;	/* nobody's record is in it: may be evicted */
+	}
+	if (i < HINT_TABLES_MAX) {
+		if (tb->base || now < tb->retry_at)
+			return i;
+		free_i = i;		/* missing last time: look again */
+	} else if (free_i < 0) {
+		if (stale_i < 0)
+			return -ENOSPC;
+		free_i = stale_i;
+	}
+	tb = &c->tables[free_i];
+	table_drop(tb);
+	tb->tgid = tgid;
+	tb->start = start;
+	err = table_open(tgid, &tb->base, &tb->size);
+	if (err) {
+		tb->base = NULL;
+		tb->retry_at = now + COS_HINT_RETRY_NS;
+	}
+	return free_i;
+}
+
+/* Find @tid's record: its process's table, then the page whose tid is @tid. */
+static int hint_lookup(struct cos_hint_cache *c, struct hint_task *ht, int tid,
+		       unsigned long long now)
+{
+	const struct hint_header *hd;
+	struct hint_table *tb;
+	unsigned int pages;
+	int i;
+
+	if (!ht->tgid && process_of(tid, &ht->tgid, &ht->start))
+		ht->tgid = -1;
+	if (ht->tgid <= 0)
+		return -ESRCH;
+	i = table_get(c, ht->tgid, ht->start, now);
+	if (i < 0)
+		return i;
+	tb = &c->tables[i];
+	if (!tb->base)
+		return -ENOENT;
+	hd = (const struct hint_header *)tb->base;
+	pages = __atomic_load_n(&hd->pages, __ATOMIC_ACQUIRE);
+	if (pages > tb->size / hd->page_size)
+		pages = tb->size / hd->page_size;
+	for (unsigned int p = 1; p < pages; p++) {
+		const struct cos_hint *h =
+			(const struct cos_hint *)(tb->base + (size_t)p * hd->page_size);
+
+		if (__atomic_load_n(&h->tid, __ATOMIC_ACQUIRE) == tid) {
+			ht->rec = h;
+			ht->table = i;
+			tb->refs++;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
+			struct cos_hint *out, unsigned long long now)
+{
+	struct hint_task *ht;
+	int err, tries;
+
+	if (slot >= c->max_tasks)
+		return -EINVAL;
+	ht = &c->tasks[slot];
+	if (!ht->rec) {
+		/* cheap unless the process's table must be opened (at most every 50 ms) */
+		err = hint_lookup(c, ht, tid, now);
+		if (err)
+			return err == -ENOSPC || err == -ESRCH ? err : -ENOENT;
+	}
+	for (tries = 0; tries < 1000; tries++) {
+		unsigned int s1 = __atomic_load_n(&ht->rec->seq, __ATOMIC_ACQUIRE), s2;
+
+		if (s1 & 1)
+			continue;
+		memcpy(out, (const void *)ht->rec, sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&ht->rec->seq, __ATOMIC_RELAXED);
+		if (s1 != s2)
+			continue;
+		if (out->tid != tid) {
+			/* the thread exited and its page went to another: not ours any more */
+			int tgid = ht->tgid;
+			unsigned long long start = ht->start;
+
+			cos_hint_cache_forget(c, slot);
+			ht->tgid = tgid;
+			ht->start = start;
+			return -ENOENT;
+		}
+		return 0;
+	}
+	return -EAGAIN;		/* the writer is stuck mid-update (or very busy) */
+}

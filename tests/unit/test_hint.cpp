@@ -1,0 +1,181 @@
+// test_hint.cpp — app hints (libcos/hint.c) on the host: a thread publishes its record, the
+// lord's cache finds it through /proc and reads consistent copies, a record follows its thread
+// (exit frees the page, a new thread reuses it), a forked child has a table of its own, and an
+// unsealed table (one that could shrink under the reader) is refused.
+#include <catch2/catch_test_macros.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern "C" {
+#include "internal.h"
+}
+
+namespace {
+
+/* A thread that takes its record, runs @fn on it, then waits until told to exit. */
+struct HintThread {
+	std::atomic<int> tid{0};
+	std::atomic<bool> quit{false};
+	std::thread th;
+
+	template <typename F> explicit HintThread(F fn)
+	{
+		th = std::thread([this, fn] {
+			cos_hint *h = cos_hint_self();
+			if (h)
+				fn(h);
+			tid = h ? gettid() : -1;
+			while (!quit)
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		});
+		while (!tid)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	~HintThread() { stop(); }
+	void stop()
+	{
+		quit = true;
+		if (th.joinable())
+			th.join();
+	}
+};
+
+struct Cache {
+	cos_hint_cache *c = nullptr;
+	Cache() { REQUIRE(cos_hint_cache_new(&c, 64) == 0); }
+	~Cache() { cos_hint_cache_free(c); }
+};
+
+constexpr unsigned long long LATER = 1000000000ull;	/* past the 50 ms retry of a miss */
+
+} // namespace
+
+TEST_CASE("a thread's hint reaches the lord's cache", "[hint]")
+{
+	HintThread a([](cos_hint *h) {
+		cos_hint_set(h, 1, -5, 123456789ull);
+		cos_hint_critical(h, true);
+	});
+	REQUIRE(a.tid > 0);
+	Cache c;
+	cos_hint out;
+	REQUIRE(cos_hint_cache_read(c.c, 3, a.tid, &out, 1) == 0);
+	CHECK(out.tid == a.tid);
+	CHECK(out.hint_class == 1);
+	CHECK(out.prio == -5);
+	CHECK(out.deadline_ns == 123456789ull);
+	CHECK(out.flags == COS_HINT_F_CRITICAL);
+	CHECK((out.seq & 1) == 0);
+	/* a thread without a record: not found, and not looked up again for 50 ms */
+	CHECK(cos_hint_cache_read(c.c, 4, gettid(), &out, 1) == -ENOENT);
+	CHECK(cos_hint_cache_read(c.c, 4, gettid(), &out, 2) == -ENOENT);
+	/* the main thread takes one: found once the retry time has come */
+	cos_hint *mine = cos_hint_self();
+	REQUIRE(mine);
+	CHECK(cos_hint_self() == mine);			/* one record per thread */
+	cos_hint_set(mine, 2, 0, 0);
+	CHECK(cos_hint_cache_read(c.c, 4, gettid(), &out, LATER) == 0);
+	CHECK(out.hint_class == 2);
+	/* updates are seen at once, without another lookup */
+	cos_hint_critical(mine, true);
+	REQUIRE(cos_hint_cache_read(c.c, 4, gettid(), &out, LATER) == 0);
+	CHECK(out.flags == COS_HINT_F_CRITICAL);
+	cos_hint_critical(mine, false);
+	REQUIRE(cos_hint_cache_read(c.c, 4, gettid(), &out, LATER) == 0);
+	CHECK(out.flags == 0);
+	CHECK(cos_hint_cache_read(c.c, 64, gettid(), &out, LATER) == -EINVAL);	/* slot range */
+}
+
+TEST_CASE("a record belongs to its thread: exit frees it, the reader notices", "[hint]")
+{
+	Cache c;
+	cos_hint out;
+	HintThread a([](cos_hint *h) { cos_hint_set(h, 7, 0, 0); });
+	int a_tid = a.tid;
+	REQUIRE(cos_hint_cache_read(c.c, 1, a_tid, &out, 1) == 0);
+	CHECK(out.hint_class == 7);
+	a.stop();
+	/* its page is free (or another thread's): the cached record is not A's any more */
+	CHECK(cos_hint_cache_read(c.c, 1, a_tid, &out, 2) == -ENOENT);
+	HintThread b([](cos_hint *h) { cos_hint_set(h, 9, 0, 0); });
+	REQUIRE(cos_hint_cache_read(c.c, 2, b.tid, &out, 3) == 0);
+	CHECK(out.hint_class == 9);				/* a fresh record, not A's class */
+	CHECK(out.tid == b.tid);
+	cos_hint_cache_forget(c.c, 2);
+	REQUIRE(cos_hint_cache_read(c.c, 2, b.tid, &out, 4) == 0);	/* looked up again */
+}
+
+TEST_CASE("a forked child publishes in a table of its own", "[hint]")
+{
+	REQUIRE(cos_hint_self());		/* the parent's table exists */
+	int p[2], go[2];
+	REQUIRE(pipe(p) == 0);
+	REQUIRE(pipe(go) == 0);
+	pid_t child = fork();
+	if (child == 0) {
+		cos_hint *h = cos_hint_self();	/* a new table: not the inherited mapping */
+		if (h)
+			cos_hint_set(h, 42, 1, 0);
+		int tid = h ? gettid() : -1;
+		(void)!write(p[1], &tid, sizeof(tid));
+		char b;
+		(void)!read(go[0], &b, 1);
+		_exit(0);
+	}
+	int tid = 0;
+	REQUIRE(read(p[0], &tid, sizeof(tid)) == sizeof(tid));
+	REQUIRE(tid == child);
+	Cache c;
+	cos_hint out;
+	CHECK(cos_hint_cache_read(c.c, 0, tid, &out, 1) == 0);
+	CHECK(out.hint_class == 42);
+	(void)!write(go[1], "x", 1);
+	waitpid(child, nullptr, 0);
+	close(p[0]), close(p[1]), close(go[0]), close(go[1]);
+}
+
+TEST_CASE("an unsealed table is not read (it could shrink under the lord)", "[hint][errors]")
+{
+	int p[2], go[2];
+	REQUIRE(pipe(p) == 0);
+	REQUIRE(pipe(go) == 0);
+	pid_t child = fork();
+	if (child == 0) {
+		/* a table that looks right but has no seals, with a record for this thread */
+		long ps = sysconf(_SC_PAGESIZE);
+		int fd = memfd_create(COS_HINT_MEMFD_NAME, MFD_CLOEXEC);
+		int tid = -1;
+		if (fd >= 0 && ftruncate(fd, 2 * ps) == 0) {
+			char *m = (char *)mmap(nullptr, 2 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (m != MAP_FAILED) {
+				unsigned int hdr[6] = {0};
+				memcpy(hdr, "COSHINT1", 8);
+				hdr[2] = 1, hdr[3] = ps, hdr[4] = 2, hdr[5] = 2;
+				memcpy(m, hdr, sizeof(hdr));
+				auto *h = (cos_hint *)(m + ps);
+				h->tid = gettid();
+				h->hint_class = 5;
+				tid = gettid();
+			}
+		}
+		(void)!write(p[1], &tid, sizeof(tid));
+		char b;
+		(void)!read(go[0], &b, 1);
+		_exit(0);
+	}
+	int tid = 0;
+	REQUIRE(read(p[0], &tid, sizeof(tid)) == sizeof(tid));
+	REQUIRE(tid == child);
+	Cache c;
+	cos_hint out;
+	CHECK(cos_hint_cache_read(c.c, 0, tid, &out, 1) == -ENOENT);
+	(void)!write(go[1], "x", 1);
+	waitpid(child, nullptr, 0);
+	close(p[0]), close(p[1]), close(go[0]), close(go[1]);
+}
