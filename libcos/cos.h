@@ -406,8 +406,10 @@ struct cos_sched_opts {
 					 * in COS_IOC_WAIT; 0 = default (50 us) */
 	unsigned int flags;		/* COS_SCHED_F_* */
 };
-#define COS_SCHED_F_SIGNALS	(1U << 0)	/* SIGINT/SIGTERM stop cos_sched_run(), SIGUSR1
-						 * sets cos_sched_stats_requested() */
+#define COS_SCHED_F_SIGNALS	(1U << 0)	/* from cos_sched_create() to cos_sched_destroy():
+						 * SIGINT/SIGTERM stop cos_sched_run() (or make it
+						 * return at once), SIGUSR1 sets
+						 * cos_sched_stats_requested() */
 #define COS_SCHED_F_DROP_CAPS	(1U << 1)	/* drop every capability once registered */
 #define COS_SCHED_F_NO_MLOCK	(1U << 2)	/* do not mlockall() the process */
 #define COS_SCHED_F_HINTS	(1U << 3)	/* the policy reads app hints: keep CAP_SYS_PTRACE

@@ -47,6 +47,8 @@ struct cos_sched {
 	volatile sig_atomic_t stats_req;
 	struct cos_sched_stats st;
 	struct cos_hint_cache *hints;	/* made at the first cos_sched_task_hint() */
+	bool signals;			/* COS_SCHED_F_SIGNALS handlers installed */
+	struct sigaction old_int, old_term, old_usr1;
 };
 
 /* ---------------------------------------------------------------- task queues */
@@ -403,18 +405,37 @@ static void on_signal(int sig)
 		signal_target->stop = 1;
 }
 
+/*
+ * COS_SCHED_F_SIGNALS: from creation to destruction, so that a Ctrl-C that comes before (or
+ * between) cos_sched_run() calls stops the lord cleanly instead of killing it.
+ */
+static void signals_install(struct cos_sched *s)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	signal_target = s;
+	sigemptyset(&sa.sa_mask);	/* no SA_RESTART: COS_IOC_WAIT returns EINTR */
+	sigaction(SIGINT, &sa, &s->old_int);
+	sigaction(SIGTERM, &sa, &s->old_term);
+	sigaction(SIGUSR1, &sa, &s->old_usr1);
+	s->signals = true;
+}
+
+static void signals_restore(struct cos_sched *s)
+{
+	if (!s->signals)
+		return;
+	sigaction(SIGINT, &s->old_int, NULL);
+	sigaction(SIGTERM, &s->old_term, NULL);
+	sigaction(SIGUSR1, &s->old_usr1, NULL);
+	signal_target = NULL;
+	s->signals = false;
+}
+
 COS_EXPORT int cos_sched_run(struct cos_sched *s)
 {
 	unsigned long long idle_since = cos_now_ns();
-	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term, old_usr1;
 
-	if (s->flags & COS_SCHED_F_SIGNALS) {
-		signal_target = s;
-		sigemptyset(&sa.sa_mask);	/* no SA_RESTART: COS_IOC_WAIT returns EINTR */
-		sigaction(SIGINT, &sa, &old_int);
-		sigaction(SIGTERM, &sa, &old_term);
-		sigaction(SIGUSR1, &sa, &old_usr1);
-	}
 	while (!s->stop) {
 		unsigned long long placed_before = s->st.placed;
 
@@ -427,12 +448,6 @@ COS_EXPORT int cos_sched_run(struct cos_sched *s)
 		/* idle: block until a message comes (or the next tick) */
 		s->st.waits++;
 		s->be->wait(s->b, s->tick_ns ? s->tick_ns : 100000000ull);
-	}
-	if (s->flags & COS_SCHED_F_SIGNALS) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-		sigaction(SIGUSR1, &old_usr1, NULL);
-		signal_target = NULL;
 	}
 	return 0;
 }
@@ -542,6 +557,8 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
 	}
 	learn(s);		/* tasks that exist already */
+	if (s->flags & COS_SCHED_F_SIGNALS)
+		signals_install(s);
 	*sp = s;
 	return 0;
 }
@@ -555,6 +572,7 @@ void cos_sched_free(struct cos_sched *s)
 {
 	if (!s)
 		return;
+	signals_restore(s);
 	cos_hint_cache_free(s->hints);
 	free(s->tasks);
 	free(s->allowed);
