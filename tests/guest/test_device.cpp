@@ -1,7 +1,10 @@
-// test_device.cpp — /dev/cos: node, permissions, COS_IOC_GET_INFO and its error paths.
+// test_device.cpp — /dev/cos: node, permissions, COS_IOC_GET_INFO and COS_IOC_GET_TASKS and their
+// error paths.
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <sys/wait.h>
 #include <sys/capability.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
@@ -102,6 +105,94 @@ TEST_CASE("GET_INFO with a bad pointer gets EFAULT", "[device][info][errors]")
 	REQUIRE(mprotect(ro, 4096, PROT_READ) == 0);
 	CHECK(ioc(d.fd, COS_IOC_GET_INFO, ro) == EFAULT);
 	munmap(ro, 4096);
+}
+
+TEST_CASE("GET_TASKS lists the COS tasks in batches and refuses bad calls", "[device][tasks]")
+{
+	Shim shim;		/* COS tasks exist under the shim */
+	Dev d;
+	struct Kids {
+		std::atomic<int> ready{0};
+		std::atomic<int> go{0};
+		pid_t tid[3];
+	};
+	auto *k = shared_new<Kids>();
+	pid_t child = fork();
+	if (child == 0) {
+		unpin_self();
+		std::vector<std::thread> ts;
+		for (int i = 0; i < 3; i++)
+			ts.emplace_back([k, i] {
+				k->tid[i] = gettid();
+				become_cos_task();
+				k->ready++;
+				while (!k->go)
+					std::this_thread::sleep_for(std::chrono::milliseconds(2));
+			});
+		for (auto &t : ts)
+			t.join();
+		_exit(0);
+	}
+	while (k->ready < 3)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	/* one entry per call: the walk resumes where the last batch stopped */
+	std::vector<pid_t> seen;
+	cos_task_info info[2];
+	cos_tasks_args a = {};
+	a.size = sizeof(a);
+	a.capacity = 1;
+	a.tasks = (uintptr_t)info;
+	cos_info ci;
+	REQUIRE(cos_get_info(d.fd, &ci) == 0);
+	for (int calls = 0; calls < 10000; calls++) {
+		REQUIRE(ioc(d.fd, COS_IOC_GET_TASKS, &a) == 0);
+		CHECK(a.size == sizeof(a));
+		REQUIRE(a.count <= 1);
+		if (a.count)
+			seen.push_back(info[0].pid);
+		if (a.next >= ci.max_tasks)
+			break;
+		a.start = a.next;
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK(std::count(seen.begin(), seen.end(), k->tid[i]) == 1);
+	/* libcos does the same in one call */
+	cos_task_info *all = nullptr;
+	size_t n = 0;
+	REQUIRE(cos_get_tasks(d.fd, &all, &n) == 0);
+	int found = 0;
+	for (size_t i = 0; i < n; i++)
+		for (int j = 0; j < 3; j++)
+			if (all[i].pid == k->tid[j]) {
+				found++;
+				CHECK(all[i].tgid == child);
+				CHECK(all[i].state != COS_TASK_FREE);
+			}
+	CHECK(found == 3);
+	free(all);
+	/* bad calls */
+	a = {};
+	a.size = sizeof(a);
+	a.capacity = 2;
+	a.tasks = (uintptr_t)info;
+	a.flags = 1;
+	CHECK(ioc(d.fd, COS_IOC_GET_TASKS, &a) == EINVAL);		/* unknown flags */
+	a.flags = 0;
+	a.capacity = 0;
+	CHECK(ioc(d.fd, COS_IOC_GET_TASKS, &a) == EINVAL);		/* no room */
+	a.capacity = 2;
+	a.start = ci.max_tasks + 1;
+	CHECK(ioc(d.fd, COS_IOC_GET_TASKS, &a) == EINVAL);		/* past the table */
+	a.start = 0;
+	a.size = 12;
+	CHECK(ioc(d.fd, COS_IOC_GET_TASKS, &a) == EINVAL);		/* unknown size */
+	a.size = sizeof(a);
+	a.tasks = 8;
+	CHECK(ioc(d.fd, COS_IOC_GET_TASKS, &a) == EFAULT);		/* bad array (tasks exist) */
+	CHECK(ioc(d.fd, COS_IOC_GET_TASKS, (void *)8) == EFAULT);	/* bad struct */
+	k->go = 1;
+	waitpid(child, nullptr, 0);
+	shared_delete(k);
 }
 
 TEST_CASE("unknown ioctls get ENOTTY", "[device][errors]")

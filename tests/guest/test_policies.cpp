@@ -183,23 +183,29 @@ TEST_CASE("cosctl run --policy-class: the command's main thread starts with that
 	CHECK(sh(build_path("bin/cosctl") + " run --policy-class x -- true 2>/dev/null") == 2);
 }
 
-TEST_CASE("cos-fifo runs a mixed workload on its CPUs only, then gives them back on Ctrl-C", "[policies][fifo]")
+TEST_CASE("cos-fifo and cos-shinjuku run a mixed workload on their CPUs only, then give them back on Ctrl-C", "[policies][fifo][shinjuku]")
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	for (const char *mode : {"global", "per-cpu", "global, io_uring shoots"}) {
+	for (const char *mode : {"cos-fifo global", "cos-fifo per-cpu", "cos-fifo global, io_uring shoots",
+				 "cos-shinjuku"}) {
 		CAPTURE(mode);
-		std::vector<std::string> argv = {build_path("bin/cos-fifo"), "--cpus", "1-3",
+		std::string m = mode, prog = m.substr(0, m.find(' '));
+		std::vector<std::string> argv = {build_path("bin/" + prog), "--cpus", "1-3",
 						 "--lord-cpu", "0", "--stall-ms", "1000"};
-		if (std::string(mode) == "per-cpu")
+		if (m.find("per-cpu") != std::string::npos)
 			argv.push_back("--per-cpu");
-		if (std::string(mode).find("io_uring") != std::string::npos) {
+		if (m.find("io_uring") != std::string::npos) {
 			argv.push_back("--submit");
 			argv.push_back("uring");
 		}
+		if (prog == "cos-shinjuku") {		/* a slice the emulated workload exceeds */
+			argv.push_back("--slice-us");
+			argv.push_back("200");
+		}
 		PolicyProc lord(argv);
-		REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
-		if (std::string(mode).find("io_uring") != std::string::npos)
+		REQUIRE(lord.wait_for(prog + ": lord on CPU 0"));
+		if (m.find("io_uring") != std::string::npos)
 			CHECK(lord.wait_for("shoots by io_uring"));
 		std::string st;
 		CHECK(sh(build_path("bin/cosctl") + " status", &st) == 0);
@@ -225,6 +231,8 @@ TEST_CASE("cos-fifo runs a mixed workload on its CPUs only, then gives them back
 		CHECK(lord.err.find("placed 0 ") == std::string::npos);	/* it did place tasks */
 		CHECK(lord.err.find("stalls 0") != std::string::npos);
 		CHECK(sched_ext_state() == "enabled");
+		if (prog == "cos-shinjuku")
+			CHECK(lord.err.find("preemptions 0 ") == std::string::npos);	/* it preempted */
 		/* the CPUs are back: another lord can register for them */
 		PolicyProc again({build_path("bin/cos-fifo"), "--cpus", "1-3"});
 		CHECK(again.wait_for("cos-fifo: lord on CPU 0"));
