@@ -4,6 +4,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <csignal>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <sched.h>
@@ -373,6 +374,18 @@ struct Mix {
 	int bad;
 };
 
+/* Request i: wait @delay_ms, spin 2 ms on CPU 1, note when it is done. */
+void short_request(Mix *m, int i, int delay_ms)
+{
+	std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+	uint64_t s = now_ns();
+	while (now_ns() - s < 2000000ull)
+		;
+	m->short_end[i] = now_ns();
+	if (sched_getcpu() != 1)
+		m->bad = 1;
+}
+
 int run_mix(Mix *m)
 {
 	uint64_t t0 = now_ns();
@@ -383,33 +396,29 @@ int run_mix(Mix *m)
 	});
 	std::vector<std::thread> shorts;
 	for (int i = 0; i < 10; i++)
-		shorts.emplace_back([m, i] {
-			std::this_thread::sleep_for(std::chrono::milliseconds(200 + 50 * i));
-			uint64_t s = now_ns();
-			while (now_ns() - s < 2000000ull)	/* 2 ms */
-				;
-			m->short_end[i] = now_ns();
-			if (sched_getcpu() != 1)
-				m->bad = 1;
-		});
+		shorts.emplace_back([m, i] { short_request(m, i, 200 + 50 * i); });
 	lng.join();
 	for (auto &t : shorts)
 		t.join();
 	return 0;
 }
 
-Mix *mix_under(const std::vector<std::string> &argv, const char *ready)
+/* Run @workload (in a child, as COS tasks) under the policy @argv; the lord's output in @err. */
+Mix *mix_under(const std::vector<std::string> &argv, const char *ready,
+	       const std::function<int(Mix *)> &workload = run_mix, std::string *err = nullptr)
 {
 	PolicyProc lord(argv);
 	REQUIRE(lord.wait_for(ready));
 	Mix *m = shared_new<Mix>();
 	int rc = in_child([&] {
 		unpin_self();
-		return become_cos_task() ? 10 : run_mix(m);
+		return workload(m);
 	});
 	CHECK(rc == 0);
 	CHECK(lord.stop(SIGINT) == 0);
 	CAPTURE(lord.err);
+	if (err)
+		*err = lord.err;
 	CHECK(m->bad == 0);
 	return m;
 }
@@ -419,10 +428,11 @@ TEST_CASE("cos-shinjuku preempts a long request for short ones; cos-fifo runs it
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
+	auto as_cos = [](Mix *m) { return become_cos_task() ? 10 : run_mix(m); };
 	Mix *sj = mix_under({build_path("bin/cos-shinjuku"), "--cpus", "1", "--slice-us", "5000",
-			     "--stall-ms", "1000", "--starve-ms", "5000"}, "cos-shinjuku: lord on CPU 0");
+			     "--stall-ms", "1000", "--starve-ms", "5000"}, "cos-shinjuku: lord on CPU 0", as_cos);
 	Mix *ff = mix_under({build_path("bin/cos-fifo"), "--cpus", "1", "--stall-ms", "1000", "--starve-ms", "5000"},
-			    "cos-fifo: lord on CPU 0");
+			    "cos-fifo: lord on CPU 0", as_cos);
 	for (int i = 0; i < 10; i++) {
 		CAPTURE(i);
 		/* Shinjuku: every short request is done before the long one */
@@ -470,13 +480,7 @@ int run_hinted_mix(Mix *m, HintMode mode)
 			cos_hint *h = mode == NO_HINTS ? nullptr : cos_hint_self();
 			if (h)
 				cos_hint_set(h, 1, 0, 0);
-			std::this_thread::sleep_for(std::chrono::milliseconds(200 + 100 * i));
-			uint64_t s = now_ns();
-			while (now_ns() - s < 2000000ull)
-				;
-			m->short_end[i] = now_ns();
-			if (sched_getcpu() != 1)
-				m->bad = 1;
+			short_request(m, i, 200 + 100 * i);
 		});
 	lng.join();
 	for (auto &t : shorts)
@@ -487,21 +491,13 @@ int run_hinted_mix(Mix *m, HintMode mode)
 Mix *hinted_mix_under(HintMode mode, std::string *lord_err)
 {
 	/* a 100 s slice: only a more urgent class can preempt */
-	PolicyProc lord({build_path("bin/cos-shinjuku"), "--cpus", "1", "--slice-us", "100000000",
-			 "--stall-ms", "1000", "--starve-ms", "5000"});
-	REQUIRE(lord.wait_for("cos-shinjuku: lord on CPU 0"));
-	Mix *m = shared_new<Mix>();
-	int rc = in_child([&] {
-		unpin_self();
-		if (mode != NO_HINTS && !cos_hint_self())	/* the process's table */
-			return 11;
-		return become_cos_task() ? 10 : run_hinted_mix(m, mode);
-	});
-	CHECK(rc == 0);
-	CHECK(lord.stop(SIGINT) == 0);
-	*lord_err = lord.err;
-	CHECK(m->bad == 0);
-	return m;
+	return mix_under({build_path("bin/cos-shinjuku"), "--cpus", "1", "--slice-us", "100000000",
+			  "--stall-ms", "1000", "--starve-ms", "5000"}, "cos-shinjuku: lord on CPU 0",
+			 [mode](Mix *m) {
+				 if (mode != NO_HINTS && !cos_hint_self())	/* the process's table */
+					 return 11;
+				 return become_cos_task() ? 10 : run_hinted_mix(m, mode);
+			 }, lord_err);
 }
 } // namespace
 

@@ -54,6 +54,34 @@ struct Cache {
 
 constexpr unsigned long long LATER = 1000000000ull;	/* past the 50 ms retry of a miss */
 
+/* A child process that runs @setup (returns the tid it published for, or -1), then waits. */
+struct Child {
+	pid_t pid = -1;
+	int tid = 0;
+	int p[2], go[2];
+
+	template <typename F> explicit Child(F setup)
+	{
+		REQUIRE(pipe(p) == 0);
+		REQUIRE(pipe(go) == 0);
+		pid = fork();
+		if (pid == 0) {
+			int t = setup();
+			(void)!write(p[1], &t, sizeof(t));
+			char b;
+			(void)!read(go[0], &b, 1);
+			_exit(0);
+		}
+		REQUIRE(read(p[0], &tid, sizeof(tid)) == sizeof(tid));
+	}
+	~Child()
+	{
+		(void)!write(go[1], "x", 1);
+		waitpid(pid, nullptr, 0);
+		close(p[0]), close(p[1]), close(go[0]), close(go[1]);
+	}
+};
+
 } // namespace
 
 TEST_CASE("a thread's hint reaches the lord's cache", "[hint]")
@@ -114,68 +142,41 @@ TEST_CASE("a record belongs to its thread: exit frees it, the reader notices", "
 TEST_CASE("a forked child publishes in a table of its own", "[hint]")
 {
 	REQUIRE(cos_hint_self());		/* the parent's table exists */
-	int p[2], go[2];
-	REQUIRE(pipe(p) == 0);
-	REQUIRE(pipe(go) == 0);
-	pid_t child = fork();
-	if (child == 0) {
+	Child child([] {
 		cos_hint *h = cos_hint_self();	/* a new table: not the inherited mapping */
 		if (h)
 			cos_hint_set(h, 42, 1, 0);
-		int tid = h ? gettid() : -1;
-		(void)!write(p[1], &tid, sizeof(tid));
-		char b;
-		(void)!read(go[0], &b, 1);
-		_exit(0);
-	}
-	int tid = 0;
-	REQUIRE(read(p[0], &tid, sizeof(tid)) == sizeof(tid));
-	REQUIRE(tid == child);
+		return h ? (int)gettid() : -1;
+	});
+	REQUIRE(child.tid == child.pid);
 	Cache c;
 	cos_hint out;
-	CHECK(cos_hint_cache_read(c.c, 0, tid, &out, 1) == 0);
+	CHECK(cos_hint_cache_read(c.c, 0, child.tid, &out, 1) == 0);
 	CHECK(out.hint_class == 42);
-	(void)!write(go[1], "x", 1);
-	waitpid(child, nullptr, 0);
-	close(p[0]), close(p[1]), close(go[0]), close(go[1]);
 }
 
 TEST_CASE("an unsealed table is not read (it could shrink under the lord)", "[hint][errors]")
 {
-	int p[2], go[2];
-	REQUIRE(pipe(p) == 0);
-	REQUIRE(pipe(go) == 0);
-	pid_t child = fork();
-	if (child == 0) {
+	Child child([] {
 		/* a table that looks right but has no seals, with a record for this thread */
 		long ps = sysconf(_SC_PAGESIZE);
 		int fd = memfd_create(COS_HINT_MEMFD_NAME, MFD_CLOEXEC);
-		int tid = -1;
-		if (fd >= 0 && ftruncate(fd, 2 * ps) == 0) {
-			char *m = (char *)mmap(nullptr, 2 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			if (m != MAP_FAILED) {
-				unsigned int hdr[6] = {0};
-				memcpy(hdr, "COSHINT1", 8);
-				hdr[2] = 1, hdr[3] = ps, hdr[4] = 2, hdr[5] = 2;
-				memcpy(m, hdr, sizeof(hdr));
-				auto *h = (cos_hint *)(m + ps);
-				h->tid = gettid();
-				h->hint_class = 5;
-				tid = gettid();
-			}
-		}
-		(void)!write(p[1], &tid, sizeof(tid));
-		char b;
-		(void)!read(go[0], &b, 1);
-		_exit(0);
-	}
-	int tid = 0;
-	REQUIRE(read(p[0], &tid, sizeof(tid)) == sizeof(tid));
-	REQUIRE(tid == child);
+		if (fd < 0 || ftruncate(fd, 2 * ps))
+			return -1;
+		char *m = (char *)mmap(nullptr, 2 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			return -1;
+		unsigned int hdr[6] = {0};
+		memcpy(hdr, "COSHINT1", 8);
+		hdr[2] = 1, hdr[3] = ps, hdr[4] = 2, hdr[5] = 2;
+		memcpy(m, hdr, sizeof(hdr));
+		auto *h = (cos_hint *)(m + ps);
+		h->tid = gettid();
+		h->hint_class = 5;
+		return (int)gettid();
+	});
+	REQUIRE(child.tid == child.pid);
 	Cache c;
 	cos_hint out;
-	CHECK(cos_hint_cache_read(c.c, 0, tid, &out, 1) == -ENOENT);
-	(void)!write(go[1], "x", 1);
-	waitpid(child, nullptr, 0);
-	close(p[0]), close(p[1]), close(go[0]), close(go[1]);
+	CHECK(cos_hint_cache_read(c.c, 0, child.tid, &out, 1) == -ENOENT);
 }
