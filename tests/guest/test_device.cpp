@@ -135,6 +135,28 @@ TEST_CASE("GET_TASKS lists the COS tasks in batches and refuses bad calls", "[de
 	}
 	while (k->ready < 3)
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	/*
+	 * libcos lists them in one call.  A thread gets its slot at its first enqueue after it
+	 * switched to SCHED_EXT (here: its first wake-up), so wait for all three.
+	 */
+	int found = 0;
+	for (int tries = 0; tries < 5000 && found < 3; tries++) {
+		cos_task_info *all = nullptr;
+		size_t n = 0;
+		REQUIRE(cos_get_tasks(d.fd, &all, &n) == 0);
+		found = 0;
+		for (size_t i = 0; i < n; i++)
+			for (int j = 0; j < 3; j++)
+				if (all[i].pid == k->tid[j]) {
+					found++;
+					CHECK(all[i].tgid == child);
+					CHECK(all[i].state != COS_TASK_FREE);
+				}
+		free(all);
+		if (found < 3)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	CHECK(found == 3);
 	/* one entry per call: the walk resumes where the last batch stopped */
 	std::vector<pid_t> seen;
 	cos_task_info info[2];
@@ -154,22 +176,12 @@ TEST_CASE("GET_TASKS lists the COS tasks in batches and refuses bad calls", "[de
 			break;
 		a.start = a.next;
 	}
+	std::string listed;
+	for (pid_t p : seen)
+		listed += std::to_string(p) + " ";
+	CAPTURE(listed, k->tid[0], k->tid[1], k->tid[2], ci.max_tasks);
 	for (int i = 0; i < 3; i++)
 		CHECK(std::count(seen.begin(), seen.end(), k->tid[i]) == 1);
-	/* libcos does the same in one call */
-	cos_task_info *all = nullptr;
-	size_t n = 0;
-	REQUIRE(cos_get_tasks(d.fd, &all, &n) == 0);
-	int found = 0;
-	for (size_t i = 0; i < n; i++)
-		for (int j = 0; j < 3; j++)
-			if (all[i].pid == k->tid[j]) {
-				found++;
-				CHECK(all[i].tgid == child);
-				CHECK(all[i].state != COS_TASK_FREE);
-			}
-	CHECK(found == 3);
-	free(all);
 	/* bad calls */
 	a = {};
 	a.size = sizeof(a);
