@@ -7,6 +7,8 @@
 #   make                 build for the kernel matrix (newest 7.3.x and 7.2.x), or KVER=/KVERS=
 #   make test            host unit tests + in-guest tests on every kernel of the matrix
 #   make run             the demo, in a guest
+#   make bench           the benchmarks, in a guest: bench-results/<date>-<kernel>/ (BENCH=a,b
+#                        picks some, BENCH_QUICK=1 is the short run)
 #   make vm-run CMD=...  run CMD in a fresh guest with cos.ko loaded (exit code passes through)
 #   make native          build for the running kernel on a host that has sched_ext + headers
 #   make clean
@@ -19,7 +21,7 @@ ifneq ($(COS_INNER),1)
 
 KVERS ?= $(if $(KVER),$(KVER),matrix)
 
-.PHONY: all build test run vm-run native install clean distclean
+.PHONY: all build test run bench vm-run native install clean distclean
 all build:
 	tests/vm/build $(KVERS) >/dev/null
 
@@ -29,6 +31,13 @@ test:
 run:
 	tests/vm/build $(if $(KVER),$(KVER),auto) >/dev/null
 	tests/vm/run --kver $(if $(KVER),$(KVER),auto) -- tests/demo
+
+bench:
+	@k=$$(tests/vm/build $(if $(KVER),$(KVER),auto) | tail -n1) && \
+	out=bench-results/$$(date +%Y%m%d-%H%M%S)-$$k && mkdir -p $$out && \
+	echo "bench: results in $$out" && \
+	tests/vm/run --kver $$k --timeout 7200 -- env OUT=/src/$$out BENCH=$(BENCH) \
+		BENCH_QUICK=$(BENCH_QUICK) tests/bench/run
 
 vm-run:
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command' [KVER=...]" >&2; exit 2; }

@@ -120,6 +120,22 @@ struct stats {
 	double p50, p99, max;
 };
 
+/* Drop the rounds marked UINT64_MAX (with their CPU and call time); returns how many are left. */
+static int keep_measured(uint64_t *lat, int *cpu, uint64_t *call, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (lat[i] == UINT64_MAX)
+			continue;
+		lat[k] = lat[i];
+		cpu[k] = cpu[i];
+		call[k] = call[i];
+		k++;
+	}
+	return k;
+}
+
 static struct stats summarize(uint64_t *lat, int n)
 {
 	struct stats s;
@@ -246,7 +262,7 @@ static int run_cos(int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat
 		return -EINVAL;
 	}
 	for (int r = 1; r <= rounds && !failed; r++) {
-		bool runnable = false, woken = false;
+		bool runnable = false, woken = false, shot = false;
 		uint64_t t0 = 0, deadline = now_ns() + 5000000000ull;
 
 		/* wake the target once it sleeps (its BLOCKED message); shoot it once RUNNABLE */
@@ -297,12 +313,17 @@ static int run_cos(int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat
 					runnable = true;	/* behind on a message: drain, retry */
 				} else {
 					call[r - 1] = now_ns() - t0;
+					shot = true;
 					next_cpu = next_cpu % NCPU_ENCLAVE + 1;
 				}
 			}
 		}
 		if (!failed) {
-			lat[r - 1] = sh->t1[r - 1] - t0;
+			/*
+			 * A round whose target ran without our shoot (the fair policy took it after a
+			 * stall, say) measures nothing: marked, left out and counted by the caller.
+			 */
+			lat[r - 1] = shot && sh->t1[r - 1] >= t0 ? sh->t1[r - 1] - t0 : UINT64_MAX;
 			cpu[r - 1] = sh->cpu[r - 1];
 		}
 	}
@@ -399,7 +420,7 @@ int main(int argc, char **argv)
 		struct stats d, s;
 		pid_t hog_pids[NCPU_ENCLAVE];
 		struct cos_shim *shim;
-		int err = 0;
+		int err = 0, n;
 
 		for (int i = 0; i < hogs[h]; i++)
 			hog_pids[i] = spawn_hog(1 + i);
@@ -421,13 +442,22 @@ int main(int argc, char **argv)
 			cos_shim_detach(shim);
 			if (err)
 				break;
-			write_csv(csv, name, hogs[h], lat, cpus, rounds);
-			s = summarize(lat, rounds);
-			printf("%-8s %5d %7d %10.1f %10.1f %10.1f\n", name, hogs[h], rounds, s.p50,
-			       s.p99, s.max);
+			n = keep_measured(lat, cpus, call, rounds);
+			if (n < 10) {
+				fprintf(stderr, "cos-bench-delegation: only %d of %d rounds ran by a shoot\n",
+					n, rounds);
+				err = 1;
+				break;
+			}
+			write_csv(csv, name, hogs[h], lat, cpus, n);
+			s = summarize(lat, n);
+			printf("%-8s %5d %7d %10.1f %10.1f %10.1f", name, hogs[h], n, s.p50, s.p99, s.max);
+			if (n < rounds)
+				printf("   (%d rounds left out: the target ran without the shoot)", rounds - n);
+			printf("\n");
 			printf("ratio    %5d %7s %10.2f %10.2f %10.2f   (%s / default)\n", hogs[h], "",
 			       s.p50 / d.p50, s.p99 / d.p99, s.max / d.max, name);
-			s = summarize(call, rounds);
+			s = summarize(call, n);
 			printf("call     %5d %7s %10.1f %10.1f %10.1f   (time in cos_lord_shoot, %s)\n",
 			       hogs[h], "", s.p50, s.p99, s.max,
 			       submits[m] == COS_SUBMIT_URING ? "io_uring" : "ioctl");

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""report.py — turn a `make bench` results directory into summary.json, PNG plots and report.md.
+
+Reads what tests/bench/run wrote (delegation/rep*/delegation-<phase>-<hogs>hogs.csv,
+overhead.csv, meta.json). Every number is a comparison within one boot: cos against the default
+scheduler, as a ratio; a statistic repeated over repetitions is reported as the median across
+them. Plots need matplotlib (in the build tree); without it the summary and report still come.
+"""
+import csv
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+
+def pct(sorted_vals, p):
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_vals:
+        return float("nan")
+    k = max(0, min(len(sorted_vals) - 1, int(round(p / 100.0 * len(sorted_vals) + 0.5)) - 1))
+    return sorted_vals[k]
+
+
+def read_delegation(out):
+    """{(phase, hogs): [ [latencies of rep 1], [rep 2], ... ]} in microseconds."""
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(out, "delegation", "rep*", "delegation-*.csv"))):
+        m = re.search(r"delegation-(.+)-(\d+)hogs\.csv$", path)
+        phase, hogs = m.group(1), int(m.group(2))
+        with open(path) as f:
+            lat = sorted(int(r["latency_ns"]) / 1000.0 for r in csv.DictReader(f))
+        runs.setdefault((phase, hogs), []).append(lat)
+    return runs
+
+
+def summarize_delegation(runs):
+    rows = []
+    for (phase, hogs), reps in sorted(runs.items(),
+                                      key=lambda kv: (kv[0][1], kv[0][0] != "default", kv[0][0])):
+        stats = [{"p50": pct(r, 50), "p99": pct(r, 99), "max": r[-1]} for r in reps]
+        rows.append({
+            "phase": phase, "hogs": hogs, "reps": len(reps), "samples": sum(len(r) for r in reps),
+            **{k: statistics.median(s[k] for s in stats) for k in ("p50", "p99", "max")},
+        })
+    by = {(r["phase"], r["hogs"]): r for r in rows}
+    for r in rows:
+        d = by.get(("default", r["hogs"]))
+        if d and r["phase"] != "default":
+            for k in ("p50", "p99", "max"):
+                r[k + "_ratio"] = r[k] / d[k] if d[k] else float("nan")
+    return rows
+
+
+def read_overhead(out):
+    path = os.path.join(out, "overhead.csv")
+    if not os.path.exists(path):
+        return []
+    vals = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            try:
+                vals.setdefault((r["benchmark"], r["scheduler"]), []).append(float(r["seconds"]))
+            except ValueError:
+                pass  # a run that printed nothing: counted as missing
+    rows = []
+    for bench in sorted({b for b, _ in vals}):
+        d, c = vals.get((bench, "default"), []), vals.get((bench, "cos"), [])
+        if not d or not c:
+            rows.append({"benchmark": bench, "missing": True})  # said so in the report
+            continue
+        md, mc = statistics.median(d), statistics.median(c)
+        # throughput ratio: > 1 means cos is faster, the goal is >= 0.95
+        rows.append({"benchmark": bench, "default_s": md, "cos_s": mc, "reps": min(len(d), len(c)),
+                     "throughput_ratio": md / mc if mc else float("nan"),
+                     "default_all": d, "cos_all": c})
+    return rows
+
+
+def plots(out, runs, deleg, over):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    made = []
+    hogs_levels = sorted({h for _, h in runs})
+    phases = sorted({p for p, _ in runs}, key=lambda p: (p != "default", p))
+    # latency CDFs: the fewest and the most hogs
+    for hogs in sorted({hogs_levels[0], hogs_levels[-1]}) if hogs_levels else []:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for phase in phases:
+            reps = runs.get((phase, hogs))
+            if not reps:
+                continue
+            lat = sorted(v for r in reps for v in r)
+            ax.plot(lat, [(i + 1) / len(lat) for i in range(len(lat))], label=phase)
+        ax.set_xscale("log")
+        ax.set_xlabel("latency (µs, log)")
+        ax.set_ylabel("fraction of rounds")
+        ax.set_title(f"delegation vs cross-CPU wake-up, {hogs} hogs")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        name = f"delegation-cdf-{hogs}hogs.png"
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, name), dpi=110)
+        plt.close(fig)
+        made.append(name)
+    if deleg:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for phase in phases:
+            pts = sorted((r["hogs"], r["p99"]) for r in deleg if r["phase"] == phase)
+            if pts:
+                ax.plot([h for h, _ in pts], [v for _, v in pts], marker="o", label=phase)
+        ax.set_xlabel("CPU hogs on the target CPUs")
+        ax.set_ylabel("p99 latency (µs)")
+        ax.set_title("delegation p99 vs hogs (median over repetitions)")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "delegation-p99-vs-hogs.png"), dpi=110)
+        plt.close(fig)
+        made.append("delegation-p99-vs-hogs.png")
+    if over:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ok = [r for r in over if not r.get("missing")]
+        ax.bar([r["benchmark"] for r in ok], [r["throughput_ratio"] for r in ok], color="tab:blue")
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.axhline(0.95, color="tab:red", ls="--", lw=0.8, label="goal 0.95")
+        ax.set_ylabel("throughput with the shim / default")
+        ax.set_title("overhead on normal tasks (higher is better)")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "overhead.png"), dpi=110)
+        plt.close(fig)
+        made.append("overhead.png")
+    return made
+
+
+def fmt_us(v):
+    return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.0f} µs"
+
+
+def report(out, meta, deleg, over, made):
+    lines = [f"# cos benchmarks — {meta.get('kernel', '?')}, {meta.get('date', '?')}", "",
+             "Emulated guest (QEMU TCG): absolute times are ~20× metal and drift between boots; "
+             "read the ratios (cos / default, same boot).", ""]
+    if deleg:
+        lines += ["## Delegation latency", "",
+                  f"{meta.get('rounds')} rounds per run, median of {meta.get('reps')} repetition(s). "
+                  "`default`: futex wake → woken thread runs on another CPU; `cos`: the lord's "
+                  "shoot (ioctl) → the task runs on the chosen CPU; `cos-ur`: the same through io_uring.",
+                  "", "| phase | hogs | p50 | p99 | max | p50 ratio | p99 ratio |", "|---|---|---|---|---|---|---|"]
+        for r in deleg:
+            ratio = lambda k: f"{r[k]:.2f}×" if k in r else "—"
+            lines.append(f"| {r['phase']} | {r['hogs']} | {fmt_us(r['p50'])} | {fmt_us(r['p99'])} | "
+                         f"{fmt_us(r['max'])} | {ratio('p50_ratio')} | {ratio('p99_ratio')} |")
+        lines.append("")
+    if over:
+        lines += ["## Overhead on normal tasks (shim attached vs default scheduler)", "",
+                  "| benchmark | default (s) | with the shim (s) | throughput ratio |", "|---|---|---|---|"]
+        for r in over:
+            if r.get("missing"):
+                lines.append(f"| {r['benchmark']} | no result on one side (see log.txt) | | |")
+                continue
+            lines.append(f"| {r['benchmark']} | {r['default_s']:.3f} | {r['cos_s']:.3f} | "
+                         f"{r['throughput_ratio']:.2f} |")
+        lines.append("")
+    for name in made:
+        lines.append(f"![{name}]({name})")
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return "\n".join(lines)
+
+
+def main():
+    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+        print("usage: report.py RESULTS_DIR", file=sys.stderr)
+        return 2
+    out = sys.argv[1]
+    meta = {}
+    if os.path.exists(os.path.join(out, "meta.json")):
+        with open(os.path.join(out, "meta.json")) as f:
+            meta = json.load(f)
+    runs = read_delegation(out)
+    deleg = summarize_delegation(runs)
+    over = read_overhead(out)
+    made = plots(out, runs, deleg, over)
+    summary = {"meta": meta, "delegation": deleg,
+               "overhead": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in over],
+               "plots": made}
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print(report(out, meta, deleg, over, made))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
