@@ -102,7 +102,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-unit
 inner-kver: $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/lib/libcos.a $(O)/lib/libcos.so \
-	$(O)/bin/cosctl $(O)/bin/cos-bench-delegation $(POLICIES) $(O)/bin/readme-example $(GUEST_TESTS)
+	$(O)/bin/cosctl $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-wakeup $(POLICIES) $(O)/bin/readme-example $(GUEST_TESTS)
 inner-unit: $(U)/cos-unit
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).
@@ -151,6 +151,10 @@ $(O)/bin/cosctl: tools/cosctl.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 $(O)/bin/cos-bench-delegation: tools/cos-bench-delegation.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lpthread
+
+$(O)/bin/cos-bench-wakeup: tools/cos-bench-wakeup.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ -lm
 
 # policies: one program per policies/*.c
 $(O)/bin/cos-%: policies/cos-%.c policies/lord_main.c policies/lord_main.h $(O)/lib/libcos.a \

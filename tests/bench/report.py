@@ -2,7 +2,7 @@
 """report.py — turn a `make bench` results directory into summary.json, PNG plots and report.md.
 
 Reads what tests/bench/run wrote (delegation/rep*/delegation-<phase>-<hogs>hogs.csv,
-overhead.csv, meta.json). Every number is a comparison within one boot: cos against the default
+overhead.csv, wakeup/<scheduler>.csv, meta.json). Every number is a comparison within one boot: cos against the default
 scheduler, as a ratio; a statistic repeated over repetitions is reported as the median across
 them. Plots need matplotlib (in the build tree); without it the summary and report still come.
 """
@@ -16,11 +16,10 @@ import sys
 
 
 def pct(sorted_vals, p):
-    """Nearest-rank percentile of an ascending list."""
+    """Percentile of an ascending list, as the C tools compute it: element (n - 1) * p / 100."""
     if not sorted_vals:
         return float("nan")
-    k = max(0, min(len(sorted_vals) - 1, int(round(p / 100.0 * len(sorted_vals) + 0.5)) - 1))
-    return sorted_vals[k]
+    return sorted_vals[int((len(sorted_vals) - 1) * p / 100.0)]
 
 
 def read_delegation(out):
@@ -78,7 +77,35 @@ def read_overhead(out):
     return rows
 
 
-def plots(out, runs, deleg, over):
+def read_wakeup(out):
+    """{scheduler: [per-round p99 in us]} from wakeup/<scheduler>.csv."""
+    res = {}
+    for sched in ("default", "cos"):
+        path = os.path.join(out, "wakeup", sched + ".csv")
+        if not os.path.exists(path):
+            continue
+        rounds = {}
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                rounds.setdefault(int(r["round"]), []).append(int(r["latency_ns"]) / 1000.0)
+        res[sched] = [pct(sorted(v), 99) for _, v in sorted(rounds.items())]
+    return res
+
+
+def summarize_wakeup(wk):
+    rows = []
+    for sched, p99s in wk.items():
+        rows.append({"scheduler": sched, "rounds": len(p99s), "p99_mean": statistics.mean(p99s),
+                     "p99_median": statistics.median(p99s),
+                     "p99_stdev": statistics.pstdev(p99s), "p99_per_round": p99s})
+    d = next((r for r in rows if r["scheduler"] == "default"), None)
+    for r in rows:
+        if d and r is not d and d["p99_median"]:
+            r["p99_median_ratio"] = r["p99_median"] / d["p99_median"]
+    return rows
+
+
+def plots(out, runs, deleg, over, wake=()):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -136,6 +163,20 @@ def plots(out, runs, deleg, over):
         fig.savefig(os.path.join(out, "overhead.png"), dpi=110)
         plt.close(fig)
         made.append("overhead.png")
+    if wake:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for r in wake:
+            ax.plot(range(1, r["rounds"] + 1), r["p99_per_round"], marker="o", label=r["scheduler"])
+        ax.set_yscale("log")
+        ax.set_xlabel("round")
+        ax.set_ylabel("P99 wake-up latency (µs, log)")
+        ax.set_title("timer wake-ups on a CPU with a stress-ng hog")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "wakeup-p99-per-round.png"), dpi=110)
+        plt.close(fig)
+        made.append("wakeup-p99-per-round.png")
     return made
 
 
@@ -143,7 +184,7 @@ def fmt_us(v):
     return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.0f} µs"
 
 
-def report(out, meta, deleg, over, made):
+def report(out, meta, deleg, over, made, wake=()):
     lines = [f"# cos benchmarks — {meta.get('kernel', '?')}, {meta.get('date', '?')}", "",
              "Emulated guest (QEMU TCG): absolute times are ~20× metal and drift between boots; "
              "read the ratios (cos / default, same boot).", ""]
@@ -168,6 +209,17 @@ def report(out, meta, deleg, over, made):
             lines.append(f"| {r['benchmark']} | {r['default_s']:.3f} | {r['cos_s']:.3f} | "
                          f"{r['throughput_ratio']:.2f} |")
         lines.append("")
+    if wake:
+        lines += ["## Wake-up latency under batch load (per-round P99)", "",
+                  "A timer loop (1 ms period) on CPU 1 with stress-ng CPU hogs on CPUs 1-3: under the "
+                  "default scheduler, and as a COS task under cos-fifo (the hogs stay normal tasks).", "",
+                  "| scheduler | rounds | P99 mean | P99 median | P99 stdev | median ratio |",
+                  "|---|---|---|---|---|---|"]
+        for r in wake:
+            ratio = f"{r['p99_median_ratio']:.2f}×" if "p99_median_ratio" in r else "—"
+            lines.append(f"| {r['scheduler']} | {r['rounds']} | {fmt_us(r['p99_mean'])} | "
+                         f"{fmt_us(r['p99_median'])} | {fmt_us(r['p99_stdev'])} | {ratio} |")
+        lines.append("")
     for name in made:
         lines.append(f"![{name}]({name})")
     with open(os.path.join(out, "report.md"), "w") as f:
@@ -187,13 +239,14 @@ def main():
     runs = read_delegation(out)
     deleg = summarize_delegation(runs)
     over = read_overhead(out)
-    made = plots(out, runs, deleg, over)
+    wake = summarize_wakeup(read_wakeup(out))
+    made = plots(out, runs, deleg, over, wake)
     summary = {"meta": meta, "delegation": deleg,
                "overhead": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in over],
-               "plots": made}
+               "wakeup": wake, "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    print(report(out, meta, deleg, over, made))
+    print(report(out, meta, deleg, over, made, wake))
     return 0
 
 

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cos-bench-wakeup.c — cyclictest-style timer wake-up latency of the calling thread, in rounds.
+ *
+ * The thread sleeps until an absolute CLOCK_MONOTONIC deadline every --interval-us and records
+ * how late it woke.  Unlike cyclictest it never changes its own scheduling policy, so it can be
+ * measured as a COS task (`cosctl run -- cos-bench-wakeup …`) as well as under the default
+ * scheduler.  Per round: p50/p99/max; at the end the per-round P99 statistic (mean, median,
+ * standard deviation of the rounds' P99s).  --csv FILE keeps every sample.  A benchmark: it
+ * asserts nothing about time.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cos-bench-wakeup [--rounds R] [--loops L] [--interval-us I] [--cpu C] [--csv FILE]\n"
+		"Timer wake-up latency of this thread (cyclictest-style, without changing its policy).\n"
+		"  --rounds R       rounds (default 10)\n"
+		"  --loops L        wake-ups per round (default 500)\n"
+		"  --interval-us I  period in us (default 1000)\n"
+		"  --cpu C          pin to CPU C first (default: leave the affinity alone)\n"
+		"  --csv FILE       write round,sample,latency_ns for every wake-up\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "loops", required_argument, NULL, 'l' },
+		{ "interval-us", required_argument, NULL, 'i' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "csv", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int rounds = 10, loops = 500, interval_us = 1000, cpu = -1, c;
+	const char *csv = NULL;
+	uint64_t *lat;
+	double *p99s;
+	FILE *out = NULL;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': rounds = atoi(optarg); break;
+		case 'l': loops = atoi(optarg); break;
+		case 'i': interval_us = atoi(optarg); break;
+		case 'c': cpu = atoi(optarg); break;
+		case 'o': csv = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc || rounds < 1 || loops < 10 || interval_us < 10) {
+		usage(stderr);
+		return 2;
+	}
+	if (cpu >= 0) {
+		cpu_set_t s;
+
+		CPU_ZERO(&s);
+		CPU_SET(cpu, &s);
+		if (sched_setaffinity(0, sizeof(s), &s)) {
+			fprintf(stderr, "cos-bench-wakeup: CPU %d: %s\n", cpu, strerror(errno));
+			return 1;
+		}
+	}
+	if (csv && !(out = fopen(csv, "w"))) {
+		fprintf(stderr, "cos-bench-wakeup: %s: %s\n", csv, strerror(errno));
+		return 1;
+	}
+	lat = calloc(loops, sizeof(*lat));
+	p99s = calloc(rounds, sizeof(*p99s));
+	if (!lat || !p99s)
+		return 1;
+	if (out)
+		fprintf(out, "round,sample,latency_ns\n");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("policy %d\n%5s %10s %10s %10s\n", sched_getscheduler(0), "round", "p50_us", "p99_us",
+	       "max_us");
+	for (int r = 0; r < rounds; r++) {
+		uint64_t next = now_ns() + interval_us * 1000ull;
+
+		for (int i = 0; i < loops; i++) {
+			struct timespec ts = { .tv_sec = next / 1000000000ull, .tv_nsec = next % 1000000000ull };
+			uint64_t t;
+
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+			t = now_ns();
+			lat[i] = t - next;
+			if (out)
+				fprintf(out, "%d,%d,%llu\n", r, i, (unsigned long long)lat[i]);
+			next += interval_us * 1000ull;
+			if (next < t)		/* overran a whole period: restart from now */
+				next = t + interval_us * 1000ull;
+		}
+		qsort(lat, loops, sizeof(*lat), cmp_u64);
+		p99s[r] = lat[(int)((loops - 1) * 0.99)] / 1000.0;
+		printf("%5d %10.1f %10.1f %10.1f\n", r, lat[loops / 2] / 1000.0, p99s[r],
+		       lat[loops - 1] / 1000.0);
+	}
+	{
+		double mean = 0, var = 0, median;
+
+		for (int r = 0; r < rounds; r++)
+			mean += p99s[r] / rounds;
+		for (int r = 0; r < rounds; r++)
+			var += (p99s[r] - mean) * (p99s[r] - mean) / rounds;
+		qsort(p99s, rounds, sizeof(*p99s), cmp_double);
+		median = rounds % 2 ? p99s[rounds / 2] : (p99s[rounds / 2 - 1] + p99s[rounds / 2]) / 2;
+		printf("per-round p99: mean %.1f us, median %.1f us, stdev %.1f us\n", mean, median,
+		       sqrt(var));
+	}
+	if (out)
+		fclose(out);
+	free(lat);
+	free(p99s);
+	return 0;
+}
