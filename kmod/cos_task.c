@@ -203,7 +203,6 @@ long cos_ioc_get_tasks(void __user *uarg)
 
 	args.next = i;
 	args.count = n;
-	ret = 0;
 	if (copy_to_user(u64_to_user_ptr(args.tasks), buf, array_size(n, sizeof(*buf))))
 		ret = -EFAULT;
 	else

@@ -126,24 +126,68 @@ static int make_table(void)
 	return 0;
 }
 
-static bool table_ok(int fd, size_t *size)
+/*
+ * Is @fd a hint table we may map: sealed against shrinking (else it could shrink under a reader:
+ * SIGBUS), of full size, with a good header?  Its size in @size.  Both sides use it: the app on a
+ * table it inherited, the lord on an app's.
+ */
+static bool table_check(int fd, size_t *size)
 {
+	size_t ps = sysconf(_SC_PAGESIZE);
 	const struct hint_header *hd;
 	struct stat stt;
 	bool ok;
 	int seals = fcntl(fd, F_GET_SEALS);
 
 	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &stt) ||
-	    stt.st_size < (off_t)((size_t)COS_HINT_PAGES * page_size))
+	    stt.st_size < (off_t)((size_t)COS_HINT_PAGES * ps))
 		return false;
-	hd = mmap(NULL, page_size, PROT_READ, MAP_SHARED, fd, 0);
+	hd = mmap(NULL, ps, PROT_READ, MAP_SHARED, fd, 0);
 	if (hd == MAP_FAILED)
 		return false;
 	ok = !memcmp(hd->magic, HINT_MAGIC, sizeof(hd->magic)) && hd->version == 1 &&
-	     hd->page_size == page_size && hd->max_pages == COS_HINT_PAGES;
-	munmap((void *)hd, page_size);
+	     hd->page_size == ps && hd->max_pages == COS_HINT_PAGES;
+	munmap((void *)hd, ps);
 	*size = stt.st_size;
 	return ok;
+}
+
+/*
+ * Open (@oflags) the first good hint table among the fds listed in @fd_dir (/proc/<pid>/fd): the
+ * memfd named COS_HINT_MEMFD_NAME.  Its number there in @found, its size in @size.
+ * Returns the new fd (O_CLOEXEC) or -ENOENT.
+ */
+static int table_find(const char *fd_dir, int oflags, int *found, size_t *size)
+{
+	static const char want[] = "/memfd:" COS_HINT_MEMFD_NAME " (deleted)";
+	char path[64 + sizeof(((struct dirent *)0)->d_name)], target[128];
+	struct dirent *de;
+	int fd = -1;
+	DIR *d = opendir(fd_dir);
+
+	if (!d)
+		return -ENOENT;
+	while (fd < 0 && (de = readdir(d))) {
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", fd_dir, de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, want) || (fd = open(path, oflags | O_CLOEXEC)) < 0)
+			continue;
+		if (!table_check(fd, size)) {
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		*found = atoi(de->d_name);
+	}
+	closedir(d);
+	return fd < 0 ? -ENOENT : fd;
 }
 
 /*
@@ -152,40 +196,20 @@ static bool table_ok(int fd, size_t *size)
  */
 static int adopt_table(void)
 {
-	static const char want[] = "/memfd:" COS_HINT_MEMFD_NAME " (deleted)";
-	char path[64], target[128];
-	struct dirent *de;
-	int fd = -1;
+	int fd, inherited;
 	size_t size;
-	DIR *d;
 	char *p;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	d = opendir("/proc/self/fd");
-	if (!d)
-		return -errno;
-	while (fd < 0 && (de = readdir(d))) {
-		int n = atoi(de->d_name);
-		ssize_t len;
-
-		if (de->d_name[0] == '.' || n == dirfd(d))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", n);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len < 0)
-			continue;
-		target[len] = '\0';
-		if (!strcmp(target, want) && (fcntl(n, F_GETFL) & O_ACCMODE) == O_RDWR &&
-		    table_ok(n, &size))
-			fd = n;
-	}
-	closedir(d);
+	fd = table_find("/proc/self/fd", O_RDWR, &inherited, &size);
 	if (fd < 0)
-		return -ENOENT;
+		return fd;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		close(fd);
 		return -errno;
-	fcntl(fd, F_SETFD, FD_CLOEXEC);	/* ours now: not for what we exec */
+	}
+	close(inherited);	/* ours now through @fd (O_CLOEXEC): not for what we exec */
 	table = p;
 	table_fd = fd;
 	table_pid = getpid();
@@ -420,57 +444,22 @@ static int process_of(int tid, int *tgid, unsigned long long *start)
 	return 0;
 }
 
-/* Map @tgid's table read-only: the memfd among its fds, sealed, with a good header. */
+/* Map @tgid's table read-only. */
 static int table_open(int tgid, const char **basep, size_t *sizep)
 {
-	static const char want[] = "/memfd:" COS_HINT_MEMFD_NAME " (deleted)";
-	char dir[64], path[64 + sizeof(((struct dirent *)0)->d_name)], target[128];
-	const struct hint_header *hd;
-	struct dirent *de;
-	int fd = -1, seals;
-	struct stat stt;
+	char dir[64];
+	int fd, found;
 	void *p;
-	DIR *d;
 
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", tgid);
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while (fd < 0 && (de = readdir(d))) {
-		ssize_t n;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = '\0';
-		if (strcmp(target, want))
-			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	closedir(d);
+	fd = table_find(dir, O_RDONLY, &found, sizep);
 	if (fd < 0)
-		return -ENOENT;
-	seals = fcntl(fd, F_GET_SEALS);
-	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &stt) ||
-	    stt.st_size < (off_t)sysconf(_SC_PAGESIZE)) {
-		close(fd);
-		return -EPERM;	/* could shrink under us (SIGBUS): not a table we read */
-	}
-	p = mmap(NULL, stt.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		return fd;
+	p = mmap(NULL, *sizep, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return -errno;
-	hd = p;
-	if (memcmp(hd->magic, HINT_MAGIC, sizeof(hd->magic)) || hd->version != 1 ||
-	    hd->page_size != (unsigned int)sysconf(_SC_PAGESIZE)) {
-		munmap(p, stt.st_size);
-		return -EPROTO;
-	}
 	*basep = p;
-	*sizep = stt.st_size;
 	return 0;
 }
 

@@ -113,6 +113,13 @@ def plots(out, runs, deleg, over, wake=()):
     except ImportError:
         return []
     made = []
+
+    def save(fig, name):
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, name), dpi=110)
+        plt.close(fig)
+        made.append(name)
+
     hogs_levels = sorted({h for _, h in runs})
     phases = sorted({p for p, _ in runs}, key=lambda p: (p != "default", p))
     # latency CDFs: the fewest and the most hogs
@@ -130,11 +137,7 @@ def plots(out, runs, deleg, over, wake=()):
         ax.set_title(f"delegation vs cross-CPU wake-up, {hogs} hogs")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-        name = f"delegation-cdf-{hogs}hogs.png"
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-        made.append(name)
+        save(fig, f"delegation-cdf-{hogs}hogs.png")
     if deleg:
         fig, ax = plt.subplots(figsize=(6, 4))
         for phase in phases:
@@ -146,10 +149,7 @@ def plots(out, runs, deleg, over, wake=()):
         ax.set_title("delegation p99 vs hogs (median over repetitions)")
         ax.grid(True, alpha=0.3)
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "delegation-p99-vs-hogs.png"), dpi=110)
-        plt.close(fig)
-        made.append("delegation-p99-vs-hogs.png")
+        save(fig, "delegation-p99-vs-hogs.png")
     if over:
         fig, ax = plt.subplots(figsize=(6, 4))
         ok = [r for r in over if not r.get("missing")]
@@ -159,10 +159,7 @@ def plots(out, runs, deleg, over, wake=()):
         ax.set_ylabel("throughput with the shim / default")
         ax.set_title("overhead on normal tasks (higher is better)")
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "overhead.png"), dpi=110)
-        plt.close(fig)
-        made.append("overhead.png")
+        save(fig, "overhead.png")
     if wake:
         fig, ax = plt.subplots(figsize=(6, 4))
         for r in wake:
@@ -173,10 +170,7 @@ def plots(out, runs, deleg, over, wake=()):
         ax.set_title("timer wake-ups on a CPU with a stress-ng hog")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "wakeup-p99-per-round.png"), dpi=110)
-        plt.close(fig)
-        made.append("wakeup-p99-per-round.png")
+        save(fig, "wakeup-p99-per-round.png")
     return made
 
 
