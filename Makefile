@@ -33,11 +33,7 @@ run:
 	tests/vm/run --kver $(if $(KVER),$(KVER),auto) -- tests/demo
 
 bench:
-	@k=$$(tests/vm/build $(if $(KVER),$(KVER),auto) | tail -n1) && \
-	out=bench-results/$$(date +%Y%m%d-%H%M%S)-$$k && mkdir -p $$out && \
-	echo "bench: results in $$out" && \
-	tests/vm/run --kver $$k --timeout 7200 -- env OUT=/src/$$out BENCH=$(BENCH) \
-		BENCH_QUICK=$(BENCH_QUICK) tests/bench/run
+	BENCH=$(BENCH) BENCH_QUICK=$(BENCH_QUICK) tests/bench/host $(KVER)
 
 vm-run:
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command' [KVER=...]" >&2; exit 2; }
@@ -102,7 +98,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-unit
 inner-kver: $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/lib/libcos.a $(O)/lib/libcos.so \
-	$(O)/bin/cosctl $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-wakeup $(POLICIES) $(O)/bin/readme-example $(GUEST_TESTS)
+	$(O)/bin/cosctl $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(POLICIES) $(O)/bin/readme-example $(GUEST_TESTS)
 inner-unit: $(U)/cos-unit
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).
@@ -151,6 +147,14 @@ $(O)/bin/cosctl: tools/cosctl.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 $(O)/bin/cos-bench-delegation: tools/cos-bench-delegation.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lpthread
+
+$(O)/bin/cos-bench-lord: tools/cos-bench-lord.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lpthread
+
+$(O)/bin/cos-bench-shinjuku: tools/cos-bench-shinjuku.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lrocksdb -lm -lpthread
 
 $(O)/bin/cos-bench-wakeup: tools/cos-bench-wakeup.c
 	@mkdir -p $(@D)

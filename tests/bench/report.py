@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """report.py — turn a `make bench` results directory into summary.json, PNG plots and report.md.
 
-Reads what tests/bench/run wrote (delegation/rep*/delegation-<phase>-<hogs>hogs.csv,
-overhead.csv, wakeup/<scheduler>.csv, meta.json). Every number is a comparison within one boot: cos against the default
-scheduler, as a ratio; a statistic repeated over repetitions is reported as the median across
-them. Plots need matplotlib (in the build tree); without it the summary and report still come.
+Reads what tests/bench/run wrote (delegation/rep*/delegation-<phase>-<hogs>hogs.csv, lord.csv,
+overhead.csv, shinjuku/runs.csv and one CSV per run, wakeup/<scheduler>.csv, meta.json). Every
+number is a comparison within one boot: cos against the default scheduler, as a ratio; a statistic
+repeated over repetitions is reported as the median across them. Plots need matplotlib (in the build tree); without it the summary and report still come.
 """
 import csv
 import glob
@@ -105,7 +105,71 @@ def summarize_wakeup(wk):
     return rows
 
 
-def plots(out, runs, deleg, over, wake=()):
+def read_lord(out):
+    """Rows of lord.csv with rates: shoots placed and started per second, lord µs per shoot."""
+    path = os.path.join(out, "lord.csv")
+    if not os.path.exists(path):
+        return []
+    rows = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            sec, placed, calls = float(r["seconds"]), int(r["placed"]), int(r["calls"])
+            rows.append({"mode": r["mode"], "shoots_per_s": placed / sec,
+                         "started_per_s": int(r["started"]) / sec, "calls_per_s": calls / sec,
+                         "shoots_per_call": placed / calls if calls else float("nan"),
+                         "us_per_shoot": int(r["call_ns"]) / 1000.0 / placed if placed else float("nan"),
+                         "refused": int(r["refused"])})
+    return rows
+
+
+def read_shinjuku(out):
+    """One row per run of shinjuku/runs.csv: latency percentiles (µs) and achieved throughput."""
+    path = os.path.join(out, "shinjuku", "runs.csv")
+    if not os.path.exists(path):
+        return []
+    rows = []
+    with open(path) as f:
+        runs = list(csv.DictReader(f))
+    for run in runs:
+        get, scan, done, unfinished = [], [], [], 0
+        with open(os.path.join(out, "shinjuku", run["file"])) as f:
+            for r in csv.DictReader(f):
+                lat = float(r["latency_us"])
+                if lat < 0:
+                    unfinished += 1
+                    continue
+                (get if r["type"] == "get" else scan).append(lat)
+                done.append(float(r["arrival_us"]) + lat)
+        get.sort()
+        scan.sort()
+        rows.append({"load": float(run["load"]), "rate": int(run["rate"]),
+                     "scheduler": run["scheduler"], "workers": int(run["workers"]),
+                     "config": f"{run['scheduler']}-w{run['workers']}",
+                     "slice_us": int(run["slice_us"]), "gets": len(get), "scans": len(scan),
+                     "busy_pct": float(run.get("busy_pct") or "nan"),
+                     "unfinished": unfinished,
+                     "achieved_per_s": len(done) / (max(done) / 1e6) if done else 0.0,
+                     "get_p50": pct(get, 50), "get_p99": pct(get, 99), "get_p999": pct(get, 99.9),
+                     "scan_p50": pct(scan, 50), "scan_p99": pct(scan, 99)})
+    return rows
+
+
+def summarize_shinjuku(rows):
+    """Per load: the default scheduler's and cos's best configuration (lowest GET p99), ratio."""
+    best = []
+    for load in sorted({r["load"] for r in rows}):
+        at = [r for r in rows if r["load"] == load and not r["unfinished"]]
+        d = min((r for r in at if r["scheduler"] == "default"), key=lambda r: r["get_p99"], default=None)
+        c = min((r for r in at if r["scheduler"] != "default"), key=lambda r: r["get_p99"], default=None)
+        if d and c:
+            best.append({"load": load, "default": d["config"], "cos": c["config"],
+                         "default_get_p99": d["get_p99"], "cos_get_p99": c["get_p99"],
+                         "get_p99_ratio": c["get_p99"] / d["get_p99"] if d["get_p99"] else float("nan"),
+                         "default_achieved": d["achieved_per_s"], "cos_achieved": c["achieved_per_s"]})
+    return best
+
+
+def plots(out, runs, deleg, over, wake=(), lord=(), sj=()):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -160,6 +224,32 @@ def plots(out, runs, deleg, over, wake=()):
         ax.set_title("overhead on normal tasks (higher is better)")
         ax.legend()
         save(fig, "overhead.png")
+    if lord:
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.8))
+        names = [r["mode"] for r in lord]
+        a1.bar(names, [r["shoots_per_s"] for r in lord], color="tab:blue")
+        a1.set_ylabel("shoots placed per second")
+        a1.set_title("lord throughput")
+        a2.bar(names, [r["us_per_shoot"] for r in lord], color="tab:orange")
+        a2.set_ylabel("µs in the commit call per shoot")
+        a2.set_title("lord cost per shoot")
+        for a in (a1, a2):
+            a.tick_params(axis="x", rotation=30)
+        save(fig, "lord-throughput.png")
+    if sj:
+        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        for cfg in sorted({r["config"] for r in sj}, key=lambda c: (not c.startswith("default"), c)):
+            pts = sorted((r["load"], r["get_p99"]) for r in sj if r["config"] == cfg and not r["unfinished"])
+            if pts:
+                ax.plot([x for x, _ in pts], [y / 1000 for _, y in pts], marker="o", label=cfg,
+                        ls="--" if cfg.startswith("default") else "-")
+        ax.set_yscale("log")
+        ax.set_xlabel("offered load (fraction of measured capacity)")
+        ax.set_ylabel("GET p99 latency (ms, log)")
+        ax.set_title("Shinjuku: short-request p99 vs load")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        save(fig, "shinjuku-p99-vs-load.png")
     if wake:
         fig, ax = plt.subplots(figsize=(6, 4))
         for r in wake:
@@ -178,7 +268,7 @@ def fmt_us(v):
     return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.0f} µs"
 
 
-def report(out, meta, deleg, over, made, wake=()):
+def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=()):
     lines = [f"# cos benchmarks — {meta.get('kernel', '?')}, {meta.get('date', '?')}", "",
              "Emulated guest (QEMU TCG): absolute times are ~20× metal and drift between boots; "
              "read the ratios (cos / default, same boot).", ""]
@@ -193,6 +283,17 @@ def report(out, meta, deleg, over, made, wake=()):
             lines.append(f"| {r['phase']} | {r['hogs']} | {fmt_us(r['p50'])} | {fmt_us(r['p99'])} | "
                          f"{fmt_us(r['max'])} | {ratio('p50_ratio')} | {ratio('p99_ratio')} |")
         lines.append("")
+    if lord:
+        lines += ["## Lord throughput", "",
+                  f"One lord keeps CPUs 1-3 busy with 6 CPU-bound COS tasks for {meta.get('lord_seconds')} s "
+                  "per mode, shooting a new task to a CPU as soon as its last one started. `-1`: one CPU "
+                  "per call; `-mask`: all three CPUs in one call once all have started.", "",
+                  "| mode | shoots/s | started/s | calls/s | shoots/call | µs in the call per shoot |",
+                  "|---|---|---|---|---|---|"]
+        for r in lord:
+            lines.append(f"| {r['mode']} | {r['shoots_per_s']:.0f} | {r['started_per_s']:.0f} | "
+                         f"{r['calls_per_s']:.0f} | {r['shoots_per_call']:.2f} | {r['us_per_shoot']:.1f} |")
+        lines.append("")
     if over:
         lines += ["## Overhead on normal tasks (shim attached vs default scheduler)", "",
                   "| benchmark | default (s) | with the shim (s) | throughput ratio |", "|---|---|---|---|"]
@@ -202,6 +303,25 @@ def report(out, meta, deleg, over, made, wake=()):
                 continue
             lines.append(f"| {r['benchmark']} | {r['default_s']:.3f} | {r['cos_s']:.3f} | "
                          f"{r['throughput_ratio']:.2f} |")
+        lines.append("")
+    if sj:
+        lines += ["## Shinjuku tail latency", "",
+                  f"Open-loop RocksDB server, {meta.get('shinjuku_seconds')} s of Poisson arrivals per run, "
+                  "99.5 % GETs (8 random keys), 0.5 % SCANs (20000 keys); load = fraction of the capacity "
+                  "measured with CPUs 1-3 all busy. `default-wN`: N workers under the default scheduler; "
+                  "`cos-wN`: N workers as COS tasks under cos-shinjuku; `cos-hints-wN`: and each worker "
+                  "publishes its request's class. Latency from the scheduled arrival.", "",
+                  "| load | config | offered/s | achieved/s | CPUs 1-3 busy | GET p50 | GET p99 | GET p99.9 | SCAN p50 | unfinished |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in sorted(sj, key=lambda r: (r["load"], not r["config"].startswith("default"), r["config"])):
+            lines.append(f"| {r['load']:.2f} | {r['config']} | {r['rate']} | {r['achieved_per_s']:.0f} | "
+                         f"{r['busy_pct']:.0f} % | {fmt_us(r['get_p50'])} | {fmt_us(r['get_p99'])} | {fmt_us(r['get_p999'])} | "
+                         f"{fmt_us(r['scan_p50'])} | {r['unfinished']} |")
+        lines += ["", "Best of each (lowest GET p99; the goal at 0.7: cos ≤ 0.2× default):", "",
+                  "| load | default | cos | GET p99 default | GET p99 cos | ratio |", "|---|---|---|---|---|---|"]
+        for b in sj_best:
+            lines.append(f"| {b['load']:.2f} | {b['default']} | {b['cos']} | {fmt_us(b['default_get_p99'])} | "
+                         f"{fmt_us(b['cos_get_p99'])} | {b['get_p99_ratio']:.2f}× |")
         lines.append("")
     if wake:
         lines += ["## Wake-up latency under batch load (per-round P99)", "",
@@ -234,13 +354,16 @@ def main():
     deleg = summarize_delegation(runs)
     over = read_overhead(out)
     wake = summarize_wakeup(read_wakeup(out))
-    made = plots(out, runs, deleg, over, wake)
-    summary = {"meta": meta, "delegation": deleg,
+    lord = read_lord(out)
+    sj = read_shinjuku(out)
+    sj_best = summarize_shinjuku(sj)
+    made = plots(out, runs, deleg, over, wake, lord, sj)
+    summary = {"meta": meta, "delegation": deleg, "lord": lord,
                "overhead": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in over],
-               "wakeup": wake, "plots": made}
+               "shinjuku": sj, "shinjuku_best": sj_best, "wakeup": wake, "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    print(report(out, meta, deleg, over, made, wake))
+    print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best))
     return 0
 
 

@@ -1,0 +1,139 @@
+// test_bench.cpp — the benchmark programs `make bench` runs do what they claim: the lord
+// throughput tool places and starts tasks (several per call in mask mode) and leaves the
+// scheduler as it found it; the Shinjuku server serves every request as COS tasks under
+// cos-shinjuku with hints; every tool explains itself and refuses bad usage.  No timing is
+// asserted: that is the benchmarks' job.
+#include <catch2/catch_test_macros.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "guest.h"
+
+using namespace guest;
+
+namespace {
+
+/* Rows of a CSV file with a header line, as maps column -> text. */
+std::vector<std::map<std::string, std::string>> read_csv(const std::string &path)
+{
+	std::ifstream f(path);
+	std::string line;
+	std::vector<std::string> cols;
+	std::vector<std::map<std::string, std::string>> rows;
+
+	if (!std::getline(f, line))
+		return rows;
+	std::stringstream h(line);
+	for (std::string c; std::getline(h, c, ',');)
+		cols.push_back(c);
+	while (std::getline(f, line)) {
+		std::stringstream l(line);
+		std::map<std::string, std::string> row;
+		size_t i = 0;
+		for (std::string v; std::getline(l, v, ',') && i < cols.size(); i++)
+			row[cols[i]] = v;
+		rows.push_back(row);
+	}
+	return rows;
+}
+
+/* The lords this kernel takes (see REQUIRE_LORD_SUPPORT), with the shim detached again. */
+void require_lords()
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+}
+
+} // namespace
+
+TEST_CASE("cos-bench-lord places and starts tasks, several per call with the mask, and detaches", "[bench][lord]")
+{
+	require_lords();
+	std::string out;
+	int rc = sh(build_path("bin/cos-bench-lord") +
+			    " --seconds 1 --modes ioctl-1,uring-mask --csv /tmp/bench-lord.csv 2>&1", &out);
+	INFO(out);
+	REQUIRE(rc == 0);
+	auto rows = read_csv("/tmp/bench-lord.csv");
+	REQUIRE(rows.size() == 2);
+	for (auto &r : rows) {
+		CAPTURE(r["mode"]);
+		unsigned long placed = std::stoul(r["placed"]), started = std::stoul(r["started"]),
+			      calls = std::stoul(r["calls"]);
+		CHECK(placed > 10);
+		CHECK(started > 10);
+		CHECK(started <= placed);
+		if (r["mode"] == "ioctl-1")
+			CHECK(placed <= calls);		/* one CPU per call */
+		else
+			CHECK(placed > calls);		/* the mask: several per call */
+	}
+	CHECK(rows[0]["mode"] == "ioctl-1");
+	CHECK(rows[1]["mode"] == "uring-mask");
+	CHECK(sched_ext_state() == "disabled");	/* the shim it attached is gone */
+	CHECK(access("/sys/module/cos", F_OK) == 0);
+}
+
+TEST_CASE("cos-bench-lord refuses to run over a scheduler someone else attached", "[bench][lord][errors]")
+{
+	Shim shim;
+	std::string out;
+	CHECK(sh(build_path("bin/cos-bench-lord") + " --seconds 1 --modes ioctl-1 2>&1", &out) == 1);
+	CHECK(out.find("cannot attach the shim") != std::string::npos);
+	CHECK(sched_ext_state() == "enabled");	/* ours, untouched */
+}
+
+TEST_CASE("cos-bench-shinjuku serves every request as COS tasks under cos-shinjuku with hints", "[bench][shinjuku]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	std::string out;
+	/* 10 % SCANs so that both kinds surely occur; small database, a second and a half */
+	int rc = sh("rm -rf /tmp/bench-sj.db; " + build_path("bin/cos-shinjuku") +
+			    " --cpus 1-3 --stall-ms 1000 --starve-ms 10000 --slice-us 20000 2>/tmp/bench-sj-lord.txt & "
+			    "L=$!; for i in $(seq 100); do grep -q 'lord on CPU' /tmp/bench-sj-lord.txt && break; sleep 0.1; done; " +
+			    build_path("bin/cos-bench-shinjuku") +
+			    " --rate 40 --seconds 1.5 --workers 4 --keys 2000 --get-keys 2 --scan-keys 300"
+			    " --scan-permille 100 --db /tmp/bench-sj.db --sched-ext --hints --csv /tmp/bench-sj.csv; "
+			    "rc=$?; kill -INT $L; wait $L; cat /tmp/bench-sj-lord.txt; exit $rc", &out);
+	INFO(out);
+	REQUIRE(rc == 0);
+	auto rows = read_csv("/tmp/bench-sj.csv");
+	int gets = 0, scans = 0;
+	for (auto &r : rows) {
+		CHECK(std::stod(r["latency_us"]) >= 0);	/* finished */
+		gets += r["type"] == "get";
+		scans += r["type"] == "scan";
+	}
+	CHECK(gets > 20);
+	CHECK(scans > 0);
+	CHECK(out.find("unfinished 0 ") != std::string::npos);
+	/* the workers were this lord's tasks and it read their hints */
+	auto num_after = [&](const std::string &key) {
+		size_t p = out.rfind(key + " ");
+		return p == std::string::npos ? 0ul : std::stoul(out.substr(p + key.size() + 1));
+	};
+	CHECK(num_after("runnable") > 20);
+	CHECK(num_after("hinted") > 20);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("benchmark programs explain themselves and refuse bad usage with status 2", "[bench][usage]")
+{
+	for (const char *p : {"bin/cos-bench-delegation", "bin/cos-bench-lord", "bin/cos-bench-shinjuku",
+			      "bin/cos-bench-wakeup"}) {
+		CAPTURE(p);
+		std::string out;
+		CHECK(sh(build_path(p) + " --help", &out) == 0);
+		CHECK(out.find("usage: ") == 0);
+		CHECK(sh(build_path(p) + " --bogus 2>/dev/null") == 2);
+	}
+	std::string sj = build_path("bin/cos-bench-shinjuku");
+	CHECK(sh(sj + " 2>/dev/null") == 2);				/* no --rate */
+	CHECK(sh(sj + " --rate 10 --hints 2>/dev/null") == 2);	/* hints without --sched-ext */
+	CHECK(sh(sj + " --rate 10 --workers 0 2>/dev/null") == 2);
+	CHECK(sh(build_path("bin/cos-bench-lord") + " --modes ioctl-1,nope 2>&1") == 2);
+	CHECK(sh(build_path("bin/cos-bench-lord") + " --seconds 0 2>/dev/null") == 2);
+}

@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cos-bench-shinjuku.c — Shinjuku tail latency: an open-loop RocksDB request server with a
+ * dispersive mix (by default 99.5 % short GETs, 0.5 % long SCANs), as in the Shinjuku paper
+ * (NSDI '19) and ghOSt's Shinjuku experiments.
+ *
+ * The generator thread (on CPU 0) makes requests at Poisson arrival times for --seconds and hands
+ * each to an idle worker, or queues it in a FIFO when every worker is busy.  --workers N threads
+ * on CPUs 1-3 serve them from one RocksDB database (a GET of --get-keys random keys, or a SCAN
+ * of --scan-keys consecutive keys from a random one) and take the next queued request when
+ * done.  With one worker per CPU a SCAN holds its CPU until done; with many workers the scheduler decides who runs
+ * (time-sharing under the default scheduler; under cos-shinjuku with --sched-ext the workers are
+ * COS tasks, preempted after the lord's slice, and with --hints each worker publishes its
+ * request's class: 1 for a GET, 3 for a SCAN, and 1 while it sleeps).
+ *
+ * Latency = completion - the request's scheduled arrival (so a late generator counts against the
+ * server, not for it).  Output: one line with the achieved throughput, how busy CPUs 1-3 were
+ * while requests arrived (/proc/stat), and p50/p99/p99.9 of the short and long requests; --csv FILE writes every request.  --calibrate measures the mean GET
+ * and SCAN with CPUs 1-3 all serving (the bench picks its request rates from that).  A
+ * benchmark: it asserts nothing about time.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <linux/futex.h>
+#include <malloc.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rocksdb/c.h>
+
+#include "cos.h"
+
+#define NCPU_WORKERS	3		/* CPUs 1..3; the generator on CPU 0 */
+#define MAX_WORKERS	256
+#define VALUE_SIZE	100
+
+enum { REQ_GET, REQ_SCAN };
+
+struct request {
+	uint64_t arrival;		/* scheduled, CLOCK_MONOTONIC ns */
+	uint64_t done;			/* 0 = not finished */
+	uint32_t key;
+	uint8_t type;
+};
+
+struct worker {
+	_Atomic uint32_t go;		/* futex: 1 = @req is assigned */
+	int req;			/* -1 = stop */
+	pthread_t thread;
+	int err;
+};
+
+static struct {
+	rocksdb_t *db;
+	rocksdb_readoptions_t *ro;
+	unsigned int keys, get_keys, scan_keys;
+	bool sched_ext, hints;
+	struct request *reqs;
+	struct worker workers[MAX_WORKERS];
+	int nworkers;
+	pthread_mutex_t lock;		/* protects fifo, idle */
+	int *fifo, head, tail;		/* queued request indices */
+	int idle[MAX_WORKERS], nidle;
+	_Atomic bool stopping;
+	_Atomic uint64_t completed;
+	_Atomic uint64_t checksum;	/* keeps the reads from being optimised away */
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static double rng_unit(uint64_t *s)	/* (0, 1] */
+{
+	return ((rng_next(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
+}
+
+static void pin_to(int first, int last)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	for (int c = first; c <= last; c++)
+		CPU_SET(c, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+static int key_name(char *buf, uint32_t k)
+{
+	return sprintf(buf, "key%010u", k);
+}
+
+static int db_open(const char *path, unsigned int keys)
+{
+	rocksdb_options_t *o = rocksdb_options_create();
+	rocksdb_writeoptions_t *wo;
+	char *err = NULL, key[32], val[VALUE_SIZE];
+	size_t len;
+	char *probe;
+
+	rocksdb_options_set_create_if_missing(o, 1);
+	g.db = rocksdb_open(o, path, &err);
+	rocksdb_options_destroy(o);
+	if (err) {
+		fprintf(stderr, "cos-bench-shinjuku: rocksdb_open %s: %s\n", path, err);
+		free(err);
+		return -1;
+	}
+	g.ro = rocksdb_readoptions_create();
+	/* filled already? (the last key is there) */
+	probe = rocksdb_get(g.db, g.ro, key, key_name(key, keys - 1), &len, &err);
+	if (probe) {
+		rocksdb_free(probe);
+		return 0;
+	}
+	free(err);
+	err = NULL;
+	wo = rocksdb_writeoptions_create();
+	rocksdb_writeoptions_disable_WAL(wo, 1);
+	for (uint32_t k = 0; k < keys && !err; k++) {
+		memset(val, 'a' + k % 26, sizeof(val));
+		rocksdb_put(g.db, wo, key, key_name(key, k), val, sizeof(val), &err);
+	}
+	rocksdb_writeoptions_destroy(wo);
+	if (!err) {
+		rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+
+		rocksdb_flush(g.db, fo, &err);	/* reads come from SST files, as in a real store */
+		rocksdb_flushoptions_destroy(fo);
+	}
+	if (err) {
+		fprintf(stderr, "cos-bench-shinjuku: filling %s: %s\n", path, err);
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
+static void serve(const struct request *r)
+{
+	char key[32], *err = NULL;
+	uint64_t sum = 0;
+	size_t len;
+
+	if (r->type == REQ_GET) {
+		for (unsigned int i = 0; i < g.get_keys; i++) {
+			uint32_t k = (r->key + i * 7919u) % g.keys;
+			char *v = rocksdb_get(g.db, g.ro, key, key_name(key, k), &len, &err);
+
+			if (v)
+				sum += (unsigned char)v[0] + len;
+			rocksdb_free(v);
+			free(err);
+			err = NULL;
+		}
+	} else {
+		rocksdb_iterator_t *it = rocksdb_create_iterator(g.db, g.ro);
+
+		rocksdb_iter_seek(it, key, key_name(key, r->key));
+		for (unsigned int i = 0; i < g.scan_keys; i++) {
+			if (!rocksdb_iter_valid(it))
+				rocksdb_iter_seek_to_first(it);
+			sum += (unsigned char)rocksdb_iter_value(it, &len)[0] + len;
+			rocksdb_iter_next(it);
+		}
+		rocksdb_iter_destroy(it);
+	}
+	atomic_fetch_add_explicit(&g.checksum, sum, memory_order_relaxed);
+}
+
+static void futex_wait(_Atomic uint32_t *w, uint32_t val)
+{
+	syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *w)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/*
+ * A worker: wait for a request (go, paired with the generator's release store), serve it and
+ * every queued one, then put itself on the idle stack (under g.lock) and wait again.
+ */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct cos_hint *hint = NULL;
+
+	pin_to(1, NCPU_WORKERS);
+	if (g.sched_ext) {
+		struct sched_param sp = { 0 };
+
+		if (sched_setscheduler(0, COS_SCHED_EXT, &sp)) {
+			w->err = errno;
+			return NULL;
+		}
+	}
+	if (g.hints && !(hint = cos_hint_self())) {
+		w->err = errno;
+		return NULL;
+	}
+	for (;;) {
+		int r;
+
+		while (!atomic_load_explicit(&w->go, memory_order_acquire))
+			futex_wait(&w->go, 0);
+		atomic_store_explicit(&w->go, 0, memory_order_relaxed);
+		r = w->req;
+		if (r < 0)
+			return NULL;
+		while (r >= 0) {
+			struct request *q = &g.reqs[r];
+
+			if (hint)
+				cos_hint_set(hint, q->type == REQ_GET ? 1 : 3, 0, 0);
+			serve(q);
+			q->done = now_ns();
+			atomic_fetch_add(&g.completed, 1);
+			if (atomic_load(&g.stopping))
+				return NULL;
+			pthread_mutex_lock(&g.lock);
+			if (g.head < g.tail)
+				r = g.fifo[g.head++];
+			else {
+				r = -1;
+				g.idle[g.nidle++] = w - g.workers;
+			}
+			pthread_mutex_unlock(&g.lock);
+			/*
+			 * Going to sleep: the next request is most likely short, and the lord queues
+			 * the worker by the class it shows when it wakes up.
+			 */
+			if (hint && r < 0)
+				cos_hint_set(hint, 1, 0, 0);
+		}
+	}
+}
+
+static void hand_out(int r)
+{
+	struct worker *w = NULL;
+
+	pthread_mutex_lock(&g.lock);
+	if (g.nidle)
+		w = &g.workers[g.idle[--g.nidle]];
+	else
+		g.fifo[g.tail++] = r;
+	pthread_mutex_unlock(&g.lock);
+	if (w) {
+		w->req = r;
+		atomic_store_explicit(&w->go, 1, memory_order_release);
+		futex_wake(&w->go);
+	}
+}
+
+/* Busy (non-idle) jiffies and all jiffies of the worker CPUs, from /proc/stat. */
+static void cpu_times(unsigned long long *busy, unsigned long long *all)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	char line[512];
+
+	*busy = *all = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long v[8] = { 0 };
+		int cpu;
+
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9 ||
+		    cpu < 1 || cpu > NCPU_WORKERS)
+			continue;
+		for (int i = 0; i < 8; i++)
+			*all += v[i];
+		*busy += v[0] + v[1] + v[2] + v[5] + v[6] + v[7];	/* not idle, iowait */
+	}
+	if (f)
+		fclose(f);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Element (n-1)*p of the sorted samples, in µs (as the other cos benchmarks compute it). */
+static double pct(const uint64_t *v, int n, double p)
+{
+	return n ? v[(int)((n - 1) * p)] / 1000.0 : 0;
+}
+
+/*
+ * Calibration: every worker CPU busy at once (in an emulator the CPUs share host cores, so one
+ * request alone runs faster than under load), first with GETs, then with SCANs.
+ */
+struct calib {
+	pthread_t thread;
+	int cpu, type, count;
+	uint64_t ns;
+};
+
+static void *calib_main(void *arg)
+{
+	struct calib *c = arg;
+	struct request r = { .type = c->type };
+	uint64_t seed = 42 + c->cpu, t = now_ns();
+
+	pin_to(c->cpu, c->cpu);
+	for (int i = 0; i < c->count; i++) {
+		r.key = rng_next(&seed) % g.keys;
+		serve(&r);
+	}
+	c->ns = now_ns() - t;
+	return NULL;
+}
+
+/* Mean time of one request of @type with every worker CPU serving them (ns). */
+static uint64_t calib_type(int type, int count)
+{
+	struct calib c[NCPU_WORKERS];
+	uint64_t sum = 0;
+
+	for (int i = 0; i < NCPU_WORKERS; i++) {
+		c[i] = (struct calib){ .cpu = 1 + i, .type = type, .count = count };
+		pthread_create(&c[i].thread, NULL, calib_main, &c[i]);
+	}
+	for (int i = 0; i < NCPU_WORKERS; i++) {
+		pthread_join(c[i].thread, NULL);
+		sum += c[i].ns / count;
+	}
+	return sum / NCPU_WORKERS;
+}
+
+static void calibrate(void)
+{
+	uint64_t get_ns, scan_ns;
+
+	calib_type(REQ_GET, 50);	/* warm the block cache */
+	get_ns = calib_type(REQ_GET, 500);
+	scan_ns = calib_type(REQ_SCAN, 4);
+	printf("calibrate: get_us=%.1f scan_us=%.1f (each with %d CPUs busy)\n", get_ns / 1000.0,
+	       scan_ns / 1000.0, NCPU_WORKERS);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cos-bench-shinjuku --calibrate [--db DIR] [--keys N] [--get-keys N] [--scan-keys N]\n"
+		"       cos-bench-shinjuku --rate R [--workers N] [--seconds S] [--scan-permille P]\n"
+		"                          [--sched-ext [--hints]] [--csv FILE] [--db DIR] ...\n"
+		"An open-loop RocksDB request server (Poisson arrivals from CPU 0, workers on CPUs 1-3)\n"
+		"with a mix of short GETs and long SCANs; reports throughput and p50/p99/p99.9.\n"
+		"  --calibrate        time GETs and SCANs on CPUs 1-3 at once and exit\n"
+		"  --rate R           requests per second\n"
+		"  --workers N        worker threads (default 3, at most %d)\n"
+		"  --seconds S        how long requests arrive (default 10)\n"
+		"  --scan-permille P  SCANs per 1000 requests (default 5)\n"
+		"  --get-keys N       random keys a short request (GET) reads (default 1)\n"
+		"  --scan-keys N      consecutive keys a SCAN reads (default 2000)\n"
+		"  --keys N           keys in the database (default 100000; filled if missing)\n"
+		"  --db DIR           the database (default /tmp/cos-bench-rocksdb)\n"
+		"  --sched-ext        the workers make themselves COS tasks (run a lord first)\n"
+		"  --hints            and publish their request's class: GET 1, SCAN 3 (1 asleep)\n"
+		"  --drain-s S        wait at most S seconds for queued requests after the last\n"
+		"                     arrival (default 20); the rest are reported unfinished\n"
+		"  --seed X           of the arrivals and keys (default 1)\n"
+		"  --csv FILE         every request: type,arrival_us,latency_us (-1: unfinished)\n",
+		MAX_WORKERS);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "calibrate", no_argument, NULL, 'C' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "scan-permille", required_argument, NULL, 'p' },
+		{ "scan-keys", required_argument, NULL, 'k' },
+		{ "get-keys", required_argument, NULL, 'g' },
+		{ "keys", required_argument, NULL, 'K' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "sched-ext", no_argument, NULL, 'x' },
+		{ "hints", no_argument, NULL, 'H' },
+		{ "drain-s", required_argument, NULL, 'D' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *db = "/tmp/cos-bench-rocksdb", *csv = NULL;
+	double rate = 0, seconds = 10, drain_s = 20;
+	unsigned int permille = 5;
+	bool do_calibrate = false;
+	uint64_t seed = 1, *lat_get, *lat_scan, t0, t, last_done = 0;
+	unsigned long long busy0, all0, busy1, all1;
+	int c, n, ngets = 0, nscans = 0, unfinished = 0;
+
+	g.nworkers = 3;
+	g.keys = 100000;
+	g.get_keys = 1;
+	g.scan_keys = 2000;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'C': do_calibrate = true; break;
+		case 'r': rate = atof(optarg); break;
+		case 'w': g.nworkers = atoi(optarg); break;
+		case 's': seconds = atof(optarg); break;
+		case 'p': permille = atoi(optarg); break;
+		case 'k': g.scan_keys = atoi(optarg); break;
+		case 'g': g.get_keys = atoi(optarg); break;
+		case 'K': g.keys = atoi(optarg); break;
+		case 'd': db = optarg; break;
+		case 'x': g.sched_ext = true; break;
+		case 'H': g.hints = true; break;
+		case 'D': drain_s = atof(optarg); break;
+		case 'S': seed = strtoull(optarg, NULL, 0); break;
+		case 'c': csv = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || (!do_calibrate && (rate <= 0 || rate > 1e6)) || g.nworkers < 1 ||
+	    g.nworkers > MAX_WORKERS || seconds <= 0 || seconds > 3600 || permille > 1000 ||
+	    g.keys < 10 || !g.scan_keys || !g.get_keys || (g.hints && !g.sched_ext) || !seed ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < NCPU_WORKERS + 1) {
+		usage(stderr);
+		return 2;
+	}
+	/*
+	 * Keep freed memory in the process: glibc would otherwise give arena tops back and fault
+	 * them in again, so the workers queue on mmap_lock (seen in a perf profile of this server).
+	 */
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TOP_PAD, 16 << 20);
+	if (db_open(db, g.keys))
+		return 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (do_calibrate) {
+		calibrate();
+		return 0;
+	}
+
+	n = (int)(rate * seconds * 1.2) + 100;
+	g.reqs = calloc(n, sizeof(*g.reqs));
+	g.fifo = calloc(n, sizeof(*g.fifo));
+	lat_get = calloc(n, sizeof(*lat_get));
+	lat_scan = calloc(n, sizeof(*lat_scan));
+	if (!g.reqs || !g.fifo || !lat_get || !lat_scan) {
+		fprintf(stderr, "cos-bench-shinjuku: out of memory for %d requests\n", n);
+		return 1;
+	}
+	pin_to(0, 0);
+	for (int i = 0; i < g.nworkers; i++) {
+		int err = pthread_create(&g.workers[i].thread, NULL, worker_main, &g.workers[i]);
+
+		if (err) {
+			fprintf(stderr, "cos-bench-shinjuku: pthread_create: %s\n", strerror(err));
+			return 1;
+		}
+		pthread_mutex_lock(&g.lock);
+		g.idle[g.nidle++] = i;
+		pthread_mutex_unlock(&g.lock);
+	}
+	usleep(200000);		/* the workers are set up (and under the lord) and asleep */
+	for (int i = 0; i < g.nworkers; i++) {
+		if (g.workers[i].err) {
+			fprintf(stderr, "cos-bench-shinjuku: worker: %s%s\n", strerror(g.workers[i].err),
+				g.hints ? " (hints)" : " (SCHED_EXT: is the shim attached?)");
+			return 1;
+		}
+	}
+
+	/* the generator: Poisson arrivals, absolute times, never catching up by skipping */
+	cpu_times(&busy0, &all0);
+	t0 = now_ns() + 10000000;
+	t = t0;
+	n = 0;
+	while (t < t0 + (uint64_t)(seconds * 1e9)) {
+		struct timespec ts = { .tv_sec = t / 1000000000ull, .tv_nsec = t % 1000000000ull };
+		struct request *q = &g.reqs[n];
+
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		q->arrival = t;
+		q->key = rng_next(&seed) % g.keys;
+		q->type = rng_next(&seed) % 1000 < permille ? REQ_SCAN : REQ_GET;
+		hand_out(n++);
+		t += (uint64_t)(-log(rng_unit(&seed)) / rate * 1e9);
+	}
+	cpu_times(&busy1, &all1);	/* over the arrivals only: the drain would dilute it */
+	while (atomic_load(&g.completed) < (uint64_t)n && now_ns() < t + (uint64_t)(drain_s * 1e9))
+		usleep(10000);
+
+	/* stop: busy workers leave after their request, idle ones are told to */
+	atomic_store(&g.stopping, true);
+	pthread_mutex_lock(&g.lock);
+	for (int i = 0; i < g.nidle; i++) {
+		struct worker *w = &g.workers[g.idle[i]];
+
+		w->req = -1;
+		atomic_store_explicit(&w->go, 1, memory_order_release);
+		futex_wake(&w->go);
+	}
+	pthread_mutex_unlock(&g.lock);
+	for (int i = 0; i < g.nworkers; i++)
+		pthread_join(g.workers[i].thread, NULL);
+
+	FILE *out = csv ? fopen(csv, "w") : NULL;
+
+	if (csv && !out)
+		perror(csv);
+	if (out)
+		fprintf(out, "type,arrival_us,latency_us\n");
+	for (int i = 0; i < n; i++) {
+		const struct request *q = &g.reqs[i];
+		uint64_t l = q->done ? q->done - q->arrival : 0;
+
+		if (!q->done)
+			unfinished++;
+		else if (q->type == REQ_GET)
+			lat_get[ngets++] = l;
+		else
+			lat_scan[nscans++] = l;
+		if (q->done > last_done)
+			last_done = q->done;
+		if (out)
+			fprintf(out, "%s,%.1f,%.1f\n", q->type == REQ_GET ? "get" : "scan",
+				(q->arrival - t0) / 1000.0, q->done ? l / 1000.0 : -1.0);
+	}
+	if (out)
+		fclose(out);
+	qsort(lat_get, ngets, sizeof(*lat_get), cmp_u64);
+	qsort(lat_scan, nscans, sizeof(*lat_scan), cmp_u64);
+	printf("workers %d offered %.0f/s achieved %.0f/s requests %d unfinished %d busy %.1f%% | "
+	       "get p50 %.1f p99 %.1f p99.9 %.1f us | scan n %d p50 %.1f p99 %.1f us\n",
+	       g.nworkers, rate, (n - unfinished) / ((last_done > t0 ? last_done - t0 : 1) / 1e9),
+	       n, unfinished, all1 > all0 ? 100.0 * (busy1 - busy0) / (all1 - all0) : 0,
+	       pct(lat_get, ngets, 0.5), pct(lat_get, ngets, 0.99), pct(lat_get, ngets, 0.999),
+	       nscans, pct(lat_scan, nscans, 0.5), pct(lat_scan, nscans, 0.99));
+	rocksdb_readoptions_destroy(g.ro);
+	rocksdb_close(g.db);
+	return 0;
+}
