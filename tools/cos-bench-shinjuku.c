@@ -15,9 +15,10 @@
  *
  * Latency = completion - the request's scheduled arrival (so a late generator counts against the
  * server, not for it).  Output: one line with the achieved throughput, how busy CPUs 1-3 were
- * while requests arrived (/proc/stat), and p50/p99/p99.9 of the short and long requests; --csv FILE writes every request.  --calibrate measures the mean GET
- * and SCAN with CPUs 1-3 all serving (the bench picks its request rates from that).  A
- * benchmark: it asserts nothing about time.
+ * while requests arrived (/proc/stat), and p50/p99/p99.9 of the short and long requests; --csv
+ * FILE writes every request.  --calibrate measures the capacity: requests per second with one
+ * worker per CPU serving back to back (the bench offers fractions of it).  A benchmark: it
+ * asserts nothing about time.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -313,67 +314,81 @@ static double pct(const uint64_t *v, int n, double p)
 }
 
 /*
- * Calibration: every worker CPU busy at once (in an emulator the CPUs share host cores, so one
- * request alone runs faster than under load), first with GETs, then with SCANs.
+ * Calibration: the server's capacity, closed loop.  One worker per CPU 1-3 serves requests back
+ * to back for a while (no arrivals, no wake-ups), every (1000 / P)-th one a SCAN, so the mix is
+ * exact; capacity = requests done per second.  Each kind's mean service time is measured in the
+ * same run, with every CPU busy (in an emulator the CPUs share host cores: a request alone runs
+ * faster than under load).
  */
 struct calib {
 	pthread_t thread;
-	int cpu, type, count;
-	uint64_t ns;
+	int cpu;
+	unsigned int every;		/* a SCAN every @every requests */
+	uint64_t n[2], ns[2];		/* per REQ_*: done, time spent */
 };
 
 static void *calib_main(void *arg)
 {
 	struct calib *c = arg;
-	struct request r = { .type = c->type };
-	uint64_t seed = 42 + c->cpu, t = now_ns();
+	struct request r = { 0 };
+	uint64_t seed = 42 + c->cpu;
 
 	pin_to(c->cpu, c->cpu);
-	for (int i = 0; i < c->count; i++) {
+	/* start the SCANs at different places in each worker's sequence */
+	for (uint64_t i = c->cpu * c->every / NCPU_WORKERS; !atomic_load(&g.stopping); i++) {
+		uint64_t t = now_ns();
+
+		r.type = c->every && i % c->every == 0 ? REQ_SCAN : REQ_GET;
 		r.key = rng_next(&seed) % g.keys;
 		serve(&r);
+		if (atomic_load(&g.stopping))
+			break;		/* cut short by the end: not counted */
+		c->ns[r.type] += now_ns() - t;
+		c->n[r.type]++;
 	}
-	c->ns = now_ns() - t;
 	return NULL;
 }
 
-/* Mean time of one request of @type with every worker CPU serving them (ns). */
-static uint64_t calib_type(int type, int count)
+static void calibrate(double seconds, unsigned int permille)
 {
 	struct calib c[NCPU_WORKERS];
-	uint64_t sum = 0;
+	uint64_t n[2] = { 0 }, ns[2] = { 0 }, t;
 
+	for (int i = 0; i < 200; i++) {	/* warm the block cache */
+		struct request r = { .key = (uint32_t)(i * 7919u) % g.keys };
+
+		serve(&r);
+	}
+	t = now_ns();
 	for (int i = 0; i < NCPU_WORKERS; i++) {
-		c[i] = (struct calib){ .cpu = 1 + i, .type = type, .count = count };
+		c[i] = (struct calib){ .cpu = 1 + i, .every = permille ? 1000 / permille : 0 };
 		pthread_create(&c[i].thread, NULL, calib_main, &c[i]);
 	}
+	usleep((useconds_t)(seconds * 1e6));
+	atomic_store(&g.stopping, true);
 	for (int i = 0; i < NCPU_WORKERS; i++) {
 		pthread_join(c[i].thread, NULL);
-		sum += c[i].ns / count;
+		for (int k = 0; k < 2; k++)
+			n[k] += c[i].n[k], ns[k] += c[i].ns[k];
 	}
-	return sum / NCPU_WORKERS;
-}
-
-static void calibrate(void)
-{
-	uint64_t get_ns, scan_ns;
-
-	calib_type(REQ_GET, 50);	/* warm the block cache */
-	get_ns = calib_type(REQ_GET, 500);
-	scan_ns = calib_type(REQ_SCAN, 4);
-	printf("calibrate: get_us=%.1f scan_us=%.1f (each with %d CPUs busy)\n", get_ns / 1000.0,
-	       scan_ns / 1000.0, NCPU_WORKERS);
+	t = now_ns() - t;
+	printf("calibrate: capacity_rps=%.1f get_us=%.1f scan_us=%.1f (%llu GETs, %llu SCANs on %d "
+	       "CPUs in %.1f s)\n", (n[0] + n[1]) / (t / 1e9), n[0] ? ns[0] / 1000.0 / n[0] : 0,
+	       n[1] ? ns[1] / 1000.0 / n[1] : 0, (unsigned long long)n[0], (unsigned long long)n[1],
+	       NCPU_WORKERS, t / 1e9);
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cos-bench-shinjuku --calibrate [--db DIR] [--keys N] [--get-keys N] [--scan-keys N]\n"
+		"usage: cos-bench-shinjuku --calibrate [--seconds S] [--scan-permille P] [--db DIR] ...\n"
 		"       cos-bench-shinjuku --rate R [--workers N] [--seconds S] [--scan-permille P]\n"
 		"                          [--sched-ext [--hints]] [--csv FILE] [--db DIR] ...\n"
 		"An open-loop RocksDB request server (Poisson arrivals from CPU 0, workers on CPUs 1-3)\n"
 		"with a mix of short GETs and long SCANs; reports throughput and p50/p99/p99.9.\n"
-		"  --calibrate        time GETs and SCANs on CPUs 1-3 at once and exit\n"
+		"  --calibrate        measure the capacity (requests/s, closed loop, one worker on\n"
+		"                     each of CPUs 1-3, for --seconds) and the mean GET and SCAN\n"
+		"                     times, and exit\n"
 		"  --rate R           requests per second\n"
 		"  --workers N        worker threads (default 3, at most %d)\n"
 		"  --seconds S        how long requests arrive (default 10)\n"
@@ -461,7 +476,7 @@ int main(int argc, char **argv)
 		return 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (do_calibrate) {
-		calibrate();
+		calibrate(seconds, permille);
 		return 0;
 	}
 

@@ -23,14 +23,25 @@ def pct(sorted_vals, p):
 
 
 def read_delegation(out):
-    """{(phase, hogs): [ [latencies of rep 1], [rep 2], ... ]} in microseconds."""
+    """{(phase, hogs): [ [latencies of rep 1], [rep 2], ... ]} in microseconds.
+
+    With some but not all target CPUs hogged (hogs run on CPUs 1..hogs), a cos round lands on a
+    hogged CPU (the shoot preempts the hog) or an idle one (the lord's round robin), while the
+    default scheduler wakes the thread on an idle CPU when there is one. Those cos rounds are also
+    kept apart, as phases "<phase>@idle" and "<phase>@hogged".
+    """
     runs = {}
     for path in sorted(glob.glob(os.path.join(out, "delegation", "rep*", "delegation-*.csv"))):
         m = re.search(r"delegation-(.+)-(\d+)hogs\.csv$", path)
         phase, hogs = m.group(1), int(m.group(2))
         with open(path) as f:
-            lat = sorted(int(r["latency_ns"]) / 1000.0 for r in csv.DictReader(f))
-        runs.setdefault((phase, hogs), []).append(lat)
+            rows = [(int(r["latency_ns"]) / 1000.0, int(r["cpu"])) for r in csv.DictReader(f)]
+        runs.setdefault((phase, hogs), []).append(sorted(v for v, _ in rows))
+        if phase != "default" and 0 < hogs < 3:
+            for part, keep in (("idle", lambda c: c > hogs), ("hogged", lambda c: c <= hogs)):
+                lat = sorted(v for v, c in rows if keep(c))
+                if lat:
+                    runs.setdefault((f"{phase}@{part}", hogs), []).append(lat)
     return runs
 
 
@@ -185,7 +196,7 @@ def plots(out, runs, deleg, over, wake=(), lord=(), sj=()):
         made.append(name)
 
     hogs_levels = sorted({h for _, h in runs})
-    phases = sorted({p for p, _ in runs}, key=lambda p: (p != "default", p))
+    phases = sorted({p for p, _ in runs if "@" not in p}, key=lambda p: (p != "default", p))
     # latency CDFs: the fewest and the most hogs
     for hogs in sorted({hogs_levels[0], hogs_levels[-1]}) if hogs_levels else []:
         fig, ax = plt.subplots(figsize=(6, 4))
@@ -244,7 +255,7 @@ def plots(out, runs, deleg, over, wake=(), lord=(), sj=()):
                 ax.plot([x for x, _ in pts], [y / 1000 for _, y in pts], marker="o", label=cfg,
                         ls="--" if cfg.startswith("default") else "-")
         ax.set_yscale("log")
-        ax.set_xlabel("offered load (fraction of measured capacity)")
+        ax.set_xlabel("offered load (fraction of the closed-loop capacity)")
         ax.set_ylabel("GET p99 latency (ms, log)")
         ax.set_title("Shinjuku: short-request p99 vs load")
         ax.grid(True, which="both", alpha=0.3)
@@ -276,7 +287,10 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=()):
         lines += ["## Delegation latency", "",
                   f"{meta.get('rounds')} rounds per run, median of {meta.get('reps')} repetition(s). "
                   "`default`: futex wake → woken thread runs on another CPU; `cos`: the lord's "
-                  "shoot (ioctl) → the task runs on the chosen CPU; `cos-ur`: the same through io_uring.",
+                  "shoot (ioctl) → the task runs on the chosen CPU (round robin over CPUs 1-3); `cos-ur`: the "
+                  "same through io_uring. Hogs run on CPUs 1..N; with 1 or 2 hogs, `@hogged` rows are the "
+                  "cos rounds whose shoot preempted a hog, `@idle` those that went to an idle CPU (the "
+                  "default scheduler wakes the thread on an idle CPU when there is one).",
                   "", "| phase | hogs | p50 | p99 | max | p50 ratio | p99 ratio |", "|---|---|---|---|---|---|---|"]
         for r in deleg:
             ratio = lambda k: f"{r[k]:.2f}×" if k in r else "—"
@@ -308,7 +322,7 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=()):
         lines += ["## Shinjuku tail latency", "",
                   f"Open-loop RocksDB server, {meta.get('shinjuku_seconds')} s of Poisson arrivals per run, "
                   "99.5 % GETs (8 random keys), 0.5 % SCANs (20000 keys); load = fraction of the capacity "
-                  "measured with CPUs 1-3 all busy. `default-wN`: N workers under the default scheduler; "
+                  "(requests/s with one worker per CPU 1-3 serving back to back, no wake-ups). `default-wN`: N workers under the default scheduler; "
                   "`cos-wN`: N workers as COS tasks under cos-shinjuku; `cos-hints-wN`: and each worker "
                   "publishes its request's class. Latency from the scheduled arrival.", "",
                   "| load | config | offered/s | achieved/s | CPUs 1-3 busy | GET p50 | GET p99 | GET p99.9 | SCAN p50 | unfinished |",
