@@ -144,19 +144,19 @@ $(O)/bin/cosctl: tools/cosctl.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
 
-$(O)/bin/cos-bench-delegation: tools/cos-bench-delegation.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+$(O)/bin/cos-bench-delegation: tools/cos-bench-delegation.c tools/bench.h $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lpthread
 
-$(O)/bin/cos-bench-lord: tools/cos-bench-lord.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+$(O)/bin/cos-bench-lord: tools/cos-bench-lord.c tools/bench.h $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lpthread
 
-$(O)/bin/cos-bench-shinjuku: tools/cos-bench-shinjuku.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+$(O)/bin/cos-bench-shinjuku: tools/cos-bench-shinjuku.c tools/bench.h $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lrocksdb -lm -lpthread
 
-$(O)/bin/cos-bench-wakeup: tools/cos-bench-wakeup.c
+$(O)/bin/cos-bench-wakeup: tools/cos-bench-wakeup.c tools/bench.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ -lm
 

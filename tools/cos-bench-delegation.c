@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "cos.h"
 
 #define MAX_SHOOTS	100000
@@ -46,33 +47,6 @@ struct shared {
 	uint64_t t1[MAX_SHOOTS];
 	int cpu[MAX_SHOOTS];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	sched_setaffinity(0, sizeof(s), &s);
-}
-
-static void allow_enclave(void)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	for (int c = 1; c <= NCPU_ENCLAVE; c++)
-		CPU_SET(c, &s);
-	sched_setaffinity(0, sizeof(s), &s);
-}
 
 static void futex_wait(_Atomic uint32_t *w, uint32_t val)
 {
@@ -91,7 +65,7 @@ static void target_loop(struct shared *sh, int rounds)
 		atomic_store(&sh->asleep, r);
 		while (atomic_load(&sh->word) < (uint32_t)r)
 			futex_wait(&sh->word, r - 1);
-		sh->t1[r - 1] = now_ns();
+		sh->t1[r - 1] = bench_now_ns();
 		sh->cpu[r - 1] = sched_getcpu();
 		atomic_store(&sh->done, r);
 	}
@@ -102,18 +76,11 @@ static pid_t spawn_hog(int cpu)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		pin(cpu);
+		bench_pin(cpu, cpu);
 		for (;;)
 			__asm__ __volatile__("" ::: "memory");
 	}
 	return pid;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 struct stats {
@@ -140,7 +107,7 @@ static struct stats summarize(uint64_t *lat, int n)
 {
 	struct stats s;
 
-	qsort(lat, n, sizeof(*lat), cmp_u64);
+	qsort(lat, n, sizeof(*lat), bench_cmp_u64);
 	s.p50 = lat[n / 2] / 1000.0;
 	s.p99 = lat[(int)((n - 1) * 0.99)] / 1000.0;
 	s.max = lat[n - 1] / 1000.0;
@@ -187,10 +154,10 @@ static int run_default(int rounds, uint64_t *lat, int *cpu)
 	pid_t child;
 	int st;
 
-	pin(0);
+	bench_pin(0, 0);
 	child = fork();
 	if (child == 0) {
-		allow_enclave();
+		bench_pin(1, NCPU_ENCLAVE);
 		target_loop(sh, rounds);
 		_exit(0);
 	}
@@ -200,7 +167,7 @@ static int run_default(int rounds, uint64_t *lat, int *cpu)
 		while (atomic_load(&sh->asleep) < (uint32_t)r)
 			;
 		usleep(200);		/* let it really block in FUTEX_WAIT */
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		atomic_store(&sh->word, r);
 		futex_wake(&sh->word);
 		while (atomic_load(&sh->done) < (uint32_t)r)
@@ -244,7 +211,7 @@ static int run_cos(int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat
 	if (child == 0) {
 		struct sched_param sp = { 0 };
 
-		allow_enclave();
+		bench_pin(1, NCPU_ENCLAVE);
 		atomic_store(&sh->setattr_err,
 			     sched_setscheduler(0, COS_SCHED_EXT, &sp) ? errno : 0);
 		atomic_store(&sh->ready, 1);
@@ -263,13 +230,13 @@ static int run_cos(int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat
 	}
 	for (int r = 1; r <= rounds && !failed; r++) {
 		bool runnable = false, woken = false, shot = false;
-		uint64_t t0 = 0, deadline = now_ns() + 5000000000ull;
+		uint64_t t0 = 0, deadline = bench_now_ns() + 5000000000ull;
 
 		/* wake the target once it sleeps (its BLOCKED message); shoot it once RUNNABLE */
 		while (atomic_load(&sh->done) < (uint32_t)r) {
 			const struct cos_msg *m;
 
-			if (now_ns() > deadline) {
+			if (bench_now_ns() > deadline) {
 				fprintf(stderr, "cos-bench-delegation: round %d: the target never ran\n", r);
 				failed = 1;
 				break;
@@ -307,12 +274,12 @@ static int run_cos(int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat
 			}
 			if (runnable) {
 				runnable = false;
-				t0 = now_ns();
+				t0 = bench_now_ns();
 				cos_lord_prepare(lord, next_cpu, slot, gen, 0);
 				if (cos_lord_shoot(lord, 0) != 1) {
 					runnable = true;	/* behind on a message: drain, retry */
 				} else {
-					call[r - 1] = now_ns() - t0;
+					call[r - 1] = bench_now_ns() - t0;
 					shot = true;
 					next_cpu = next_cpu % NCPU_ENCLAVE + 1;
 				}

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "cos.h"
 
 #define NCPU_ENCLAVE	3		/* CPUs 1..3; the lord on CPU 0 */
@@ -69,22 +70,9 @@ struct task {
 	uint64_t since;			/* when it started waiting (to pick the longest waiting) */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* NTASKS processes (not the lord's threads): each becomes a COS task and spins. */
 static pid_t spawn_tasks(pid_t *pids)
 {
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	for (int c = 1; c <= NCPU_ENCLAVE; c++)
-		CPU_SET(c, &s);
 	for (int i = 0; i < NTASKS; i++) {
 		pids[i] = fork();
 		if (pids[i] < 0)
@@ -92,7 +80,7 @@ static pid_t spawn_tasks(pid_t *pids)
 		if (pids[i] == 0) {
 			struct sched_param sp = { 0 };
 
-			sched_setaffinity(0, sizeof(s), &s);
+			bench_pin(1, NCPU_ENCLAVE);
 			if (sched_setscheduler(0, COS_SCHED_EXT, &sp))
 				_exit(3);
 			usleep(1000);	/* come under the lord at this wake-up */
@@ -187,11 +175,11 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 	for (int c = 0; c <= NCPU_ENCLAVE; c++)
 		on_cpu[c] = -1, ready[c] = true;
 
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	end = t0 + (uint64_t)(seconds * 1e9);
 	for (;;) {
 		const struct cos_msg *msg;
-		uint64_t now = now_ns();
+		uint64_t now = bench_now_ns();
 		int batch[NCPU_ENCLAVE], nbatch = 0;
 		bool go;
 
@@ -259,9 +247,9 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 			cos_lord_prepare(lord, c, tasks[i].slot, tasks[i].gen, 0);
 			if (m->mask && b < nbatch - 1)
 				continue;
-			t = now_ns();
+			t = bench_now_ns();
 			placed = cos_lord_shoot(lord, 0);
-			res->call_ns += now_ns() - t;
+			res->call_ns += bench_now_ns() - t;
 			res->calls++;
 			if (placed < 0) {
 				fprintf(stderr, "cos-bench-lord: shoot: %s\n", cos_strerror(placed));
@@ -281,7 +269,7 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 		if (!nbatch)
 			cos_lord_publish(lord);
 	}
-	res->seconds = (now_ns() - t0) / 1e9;
+	res->seconds = (bench_now_ns() - t0) / 1e9;
 out:
 	end_tasks(pids, lord);
 	return err;

@@ -39,6 +39,7 @@
 
 #include <rocksdb/c.h>
 
+#include "bench.h"
 #include "cos.h"
 
 #define NCPU_WORKERS	3		/* CPUs 1..3; the generator on CPU 0 */
@@ -77,14 +78,6 @@ static struct {
 	_Atomic uint64_t checksum;	/* keeps the reads from being optimised away */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static uint64_t rng_next(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -96,16 +89,6 @@ static uint64_t rng_next(uint64_t *s)
 static double rng_unit(uint64_t *s)	/* (0, 1] */
 {
 	return ((rng_next(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
-}
-
-static void pin_to(int first, int last)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	for (int c = first; c <= last; c++)
-		CPU_SET(c, &s);
-	sched_setaffinity(0, sizeof(s), &s);
 }
 
 static int key_name(char *buf, uint32_t k)
@@ -210,7 +193,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct cos_hint *hint = NULL;
 
-	pin_to(1, NCPU_WORKERS);
+	bench_pin(1, NCPU_WORKERS);
 	if (g.sched_ext) {
 		struct sched_param sp = { 0 };
 
@@ -238,7 +221,7 @@ static void *worker_main(void *arg)
 			if (hint)
 				cos_hint_set(hint, q->type == REQ_GET ? 1 : 3, 0, 0);
 			serve(q);
-			q->done = now_ns();
+			q->done = bench_now_ns();
 			atomic_fetch_add(&g.completed, 1);
 			if (atomic_load(&g.stopping))
 				return NULL;
@@ -300,13 +283,6 @@ static void cpu_times(unsigned long long *busy, unsigned long long *all)
 		fclose(f);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Element (n-1)*p of the sorted samples, in µs (as the other cos benchmarks compute it). */
 static double pct(const uint64_t *v, int n, double p)
 {
@@ -333,17 +309,17 @@ static void *calib_main(void *arg)
 	struct request r = { 0 };
 	uint64_t seed = 42 + c->cpu;
 
-	pin_to(c->cpu, c->cpu);
+	bench_pin(c->cpu, c->cpu);
 	/* start the SCANs at different places in each worker's sequence */
 	for (uint64_t i = c->cpu * c->every / NCPU_WORKERS; !atomic_load(&g.stopping); i++) {
-		uint64_t t = now_ns();
+		uint64_t t = bench_now_ns();
 
 		r.type = c->every && i % c->every == 0 ? REQ_SCAN : REQ_GET;
 		r.key = rng_next(&seed) % g.keys;
 		serve(&r);
 		if (atomic_load(&g.stopping))
 			break;		/* cut short by the end: not counted */
-		c->ns[r.type] += now_ns() - t;
+		c->ns[r.type] += bench_now_ns() - t;
 		c->n[r.type]++;
 	}
 	return NULL;
@@ -359,7 +335,7 @@ static void calibrate(double seconds, unsigned int permille)
 
 		serve(&r);
 	}
-	t = now_ns();
+	t = bench_now_ns();
 	for (int i = 0; i < NCPU_WORKERS; i++) {
 		c[i] = (struct calib){ .cpu = 1 + i, .every = permille ? 1000 / permille : 0 };
 		pthread_create(&c[i].thread, NULL, calib_main, &c[i]);
@@ -371,7 +347,7 @@ static void calibrate(double seconds, unsigned int permille)
 		for (int k = 0; k < 2; k++)
 			n[k] += c[i].n[k], ns[k] += c[i].ns[k];
 	}
-	t = now_ns() - t;
+	t = bench_now_ns() - t;
 	printf("calibrate: capacity_rps=%.1f get_us=%.1f scan_us=%.1f (%llu GETs, %llu SCANs on %d "
 	       "CPUs in %.1f s)\n", (n[0] + n[1]) / (t / 1e9), n[0] ? ns[0] / 1000.0 / n[0] : 0,
 	       n[1] ? ns[1] / 1000.0 / n[1] : 0, (unsigned long long)n[0], (unsigned long long)n[1],
@@ -489,7 +465,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cos-bench-shinjuku: out of memory for %d requests\n", n);
 		return 1;
 	}
-	pin_to(0, 0);
+	bench_pin(0, 0);
 	for (int i = 0; i < g.nworkers; i++) {
 		int err = pthread_create(&g.workers[i].thread, NULL, worker_main, &g.workers[i]);
 
@@ -512,7 +488,7 @@ int main(int argc, char **argv)
 
 	/* the generator: Poisson arrivals, absolute times, never catching up by skipping */
 	cpu_times(&busy0, &all0);
-	t0 = now_ns() + 10000000;
+	t0 = bench_now_ns() + 10000000;
 	t = t0;
 	n = 0;
 	while (t < t0 + (uint64_t)(seconds * 1e9)) {
@@ -527,7 +503,7 @@ int main(int argc, char **argv)
 		t += (uint64_t)(-log(rng_unit(&seed)) / rate * 1e9);
 	}
 	cpu_times(&busy1, &all1);	/* over the arrivals only: the drain would dilute it */
-	while (atomic_load(&g.completed) < (uint64_t)n && now_ns() < t + (uint64_t)(drain_s * 1e9))
+	while (atomic_load(&g.completed) < (uint64_t)n && bench_now_ns() < t + (uint64_t)(drain_s * 1e9))
 		usleep(10000);
 
 	/* stop: busy workers leave after their request, idle ones are told to */
@@ -568,8 +544,8 @@ int main(int argc, char **argv)
 	}
 	if (out)
 		fclose(out);
-	qsort(lat_get, ngets, sizeof(*lat_get), cmp_u64);
-	qsort(lat_scan, nscans, sizeof(*lat_scan), cmp_u64);
+	qsort(lat_get, ngets, sizeof(*lat_get), bench_cmp_u64);
+	qsort(lat_scan, nscans, sizeof(*lat_scan), bench_cmp_u64);
 	printf("workers %d offered %.0f/s achieved %.0f/s requests %d unfinished %d busy %.1f%% | "
 	       "get p50 %.1f p99 %.1f p99.9 %.1f us | scan n %d p50 %.1f p99 %.1f us\n",
 	       g.nworkers, rate, (n - unfinished) / ((last_done > t0 ? last_done - t0 : 1) / 1e9),

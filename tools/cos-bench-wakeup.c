@@ -19,20 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "bench.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -86,11 +73,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (cpu >= 0) {
-		cpu_set_t s;
-
-		CPU_ZERO(&s);
-		CPU_SET(cpu, &s);
-		if (sched_setaffinity(0, sizeof(s), &s)) {
+		if (bench_pin(cpu, cpu)) {
 			fprintf(stderr, "cos-bench-wakeup: CPU %d: %s\n", cpu, strerror(errno));
 			return 1;
 		}
@@ -109,7 +92,7 @@ int main(int argc, char **argv)
 	printf("policy %d\n%5s %10s %10s %10s\n", sched_getscheduler(0), "round", "p50_us", "p99_us",
 	       "max_us");
 	for (int r = 0; r < rounds; r++) {
-		uint64_t next = now_ns() + interval_us * 1000ull;
+		uint64_t next = bench_now_ns() + interval_us * 1000ull;
 
 		for (int i = 0; i < loops; i++) {
 			struct timespec ts = { .tv_sec = next / 1000000000ull, .tv_nsec = next % 1000000000ull };
@@ -117,7 +100,7 @@ int main(int argc, char **argv)
 
 			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 				;
-			t = now_ns();
+			t = bench_now_ns();
 			lat[i] = t - next;
 			if (out)
 				fprintf(out, "%d,%d,%llu\n", r, i, (unsigned long long)lat[i]);
@@ -125,7 +108,7 @@ int main(int argc, char **argv)
 			if (next < t)		/* overran a whole period: restart from now */
 				next = t + interval_us * 1000ull;
 		}
-		qsort(lat, loops, sizeof(*lat), cmp_u64);
+		qsort(lat, loops, sizeof(*lat), bench_cmp_u64);
 		p99s[r] = lat[(int)((loops - 1) * 0.99)] / 1000.0;
 		printf("%5d %10.1f %10.1f %10.1f\n", r, lat[loops / 2] / 1000.0, p99s[r],
 		       lat[loops - 1] / 1000.0);
