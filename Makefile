@@ -21,7 +21,7 @@ ifneq ($(COS_INNER),1)
 
 KVERS ?= $(if $(KVER),$(KVER),matrix)
 
-.PHONY: all build test run bench vm-run native install clean distclean
+.PHONY: all build test run bench vm-run native install dkms-source dkms-install dkms-uninstall clean distclean
 all build:
 	tests/vm/build $(KVERS) >/dev/null
 
@@ -56,6 +56,21 @@ install:
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libcos.pc && \
 	install -m755 $$b/bin/cosctl $(patsubst policies/%.c,$$b/bin/%,$(wildcard policies/cos-*.c)) \
 		$(DESTDIR)$(PREFIX)/bin/
+
+# The module through DKMS, for KVER (default: the running kernel).  dkms-source assembles the
+# tree DKMS keeps in /usr/src (dkms.conf, kmod/, uapi/: what cos.ko is built from, nothing else).
+COS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+DKMS_SRC := build/dkms/cos-$(COS_VERSION)
+dkms-source:
+	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
+	cp -r dkms.conf kmod uapi $(DKMS_SRC)/
+dkms-install: dkms-source
+	dkms add $(DKMS_SRC)
+	dkms build cos/$(COS_VERSION) $(if $(KVER),-k $(KVER))
+	dkms install cos/$(COS_VERSION) $(if $(KVER),-k $(KVER))
+dkms-uninstall:
+	-dkms remove cos/$(COS_VERSION) --all
+	rm -rf /usr/src/cos-$(COS_VERSION)
 
 native:
 	$(MAKE) COS_INNER=1 KVER=$$(uname -r) KDIR=/lib/modules/$$(uname -r)/build inner-kver inner-unit
