@@ -279,75 +279,80 @@ def fmt_us(v):
     return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.0f} µs"
 
 
+def md_table(cols, rows):
+    """A Markdown table: the header row, its rule, one row per list of cells."""
+    return (["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)] +
+            ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+
+
 def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=()):
     lines = [f"# cos benchmarks — {meta.get('kernel', '?')}, {meta.get('date', '?')}", "",
              "Emulated guest (QEMU TCG): absolute times are ~20× metal and drift between boots; "
              "read the ratios (cos / default, same boot).", ""]
+
+    def section(title, text, cols, rows):
+        lines.extend([title, "", text, ""] if text else [title, ""])
+        lines.extend(md_table(cols, rows) + [""])
+
+    def ratio(r, k):
+        return f"{r[k]:.2f}×" if k in r else "—"
+
     if deleg:
-        lines += ["## Delegation latency", "",
-                  f"{meta.get('rounds')} rounds per run, median of {meta.get('reps')} repetition(s). "
-                  "`default`: futex wake → woken thread runs on another CPU; `cos`: the lord's "
-                  "shoot (ioctl) → the task runs on the chosen CPU (round robin over CPUs 1-3); `cos-ur`: the "
-                  "same through io_uring. Hogs run on CPUs 1..N; with 1 or 2 hogs, `@hogged` rows are the "
-                  "cos rounds whose shoot preempted a hog, `@idle` those that went to an idle CPU (the "
-                  "default scheduler wakes the thread on an idle CPU when there is one).",
-                  "", "| phase | hogs | p50 | p99 | max | p50 ratio | p99 ratio |", "|---|---|---|---|---|---|---|"]
-        for r in deleg:
-            ratio = lambda k: f"{r[k]:.2f}×" if k in r else "—"
-            lines.append(f"| {r['phase']} | {r['hogs']} | {fmt_us(r['p50'])} | {fmt_us(r['p99'])} | "
-                         f"{fmt_us(r['max'])} | {ratio('p50_ratio')} | {ratio('p99_ratio')} |")
-        lines.append("")
+        section("## Delegation latency",
+                f"{meta.get('rounds')} rounds per run, median of {meta.get('reps')} repetition(s). "
+                "`default`: futex wake → woken thread runs on another CPU; `cos`: the lord's "
+                "shoot (ioctl) → the task runs on the chosen CPU (round robin over CPUs 1-3); "
+                "`cos-ur`: the same through io_uring. Hogs run on CPUs 1..N; with 1 or 2 hogs, "
+                "`@hogged` rows are the cos rounds whose shoot preempted a hog, `@idle` those that "
+                "went to an idle CPU (the default scheduler wakes the thread on an idle CPU when "
+                "there is one).",
+                ["phase", "hogs", "p50", "p99", "max", "p50 ratio", "p99 ratio"],
+                [[r["phase"], r["hogs"], fmt_us(r["p50"]), fmt_us(r["p99"]), fmt_us(r["max"]),
+                  ratio(r, "p50_ratio"), ratio(r, "p99_ratio")] for r in deleg])
     if lord:
-        lines += ["## Lord throughput", "",
-                  f"One lord keeps CPUs 1-3 busy with 6 CPU-bound COS tasks for {meta.get('lord_seconds')} s "
-                  "per mode, shooting a new task to a CPU as soon as its last one started. `-1`: one CPU "
-                  "per call; `-mask`: all three CPUs in one call once all have started.", "",
-                  "| mode | shoots/s | started/s | calls/s | shoots/call | µs in the call per shoot |",
-                  "|---|---|---|---|---|---|"]
-        for r in lord:
-            lines.append(f"| {r['mode']} | {r['shoots_per_s']:.0f} | {r['started_per_s']:.0f} | "
-                         f"{r['calls_per_s']:.0f} | {r['shoots_per_call']:.2f} | {r['us_per_shoot']:.1f} |")
-        lines.append("")
+        section("## Lord throughput",
+                f"One lord keeps CPUs 1-3 busy with 6 CPU-bound COS tasks for "
+                f"{meta.get('lord_seconds')} s per mode, shooting a new task to a CPU as soon as its "
+                "last one started. `-1`: one CPU per call; `-mask`: all three CPUs in one call once "
+                "all have started.",
+                ["mode", "shoots/s", "started/s", "calls/s", "shoots/call", "µs in the call per shoot"],
+                [[r["mode"], f"{r['shoots_per_s']:.0f}", f"{r['started_per_s']:.0f}",
+                  f"{r['calls_per_s']:.0f}", f"{r['shoots_per_call']:.2f}",
+                  f"{r['us_per_shoot']:.1f}"] for r in lord])
     if over:
-        lines += ["## Overhead on normal tasks (shim attached vs default scheduler)", "",
-                  "| benchmark | default (s) | with the shim (s) | throughput ratio |", "|---|---|---|---|"]
-        for r in over:
-            if r.get("missing"):
-                lines.append(f"| {r['benchmark']} | no result on one side (see log.txt) | | |")
-                continue
-            lines.append(f"| {r['benchmark']} | {r['default_s']:.3f} | {r['cos_s']:.3f} | "
-                         f"{r['throughput_ratio']:.2f} |")
-        lines.append("")
+        section("## Overhead on normal tasks (shim attached vs default scheduler)", None,
+                ["benchmark", "default (s)", "with the shim (s)", "throughput ratio"],
+                [[r["benchmark"], "no result on one side (see log.txt)", "", ""] if r.get("missing")
+                 else [r["benchmark"], f"{r['default_s']:.3f}", f"{r['cos_s']:.3f}",
+                       f"{r['throughput_ratio']:.2f}"] for r in over])
     if sj:
-        lines += ["## Shinjuku tail latency", "",
-                  f"Open-loop RocksDB server, {meta.get('shinjuku_seconds')} s of Poisson arrivals per run, "
-                  "99.5 % GETs (8 random keys), 0.5 % SCANs (20000 keys); load = fraction of the capacity "
-                  "(requests/s with one worker per CPU 1-3 serving back to back, no wake-ups). `default-wN`: N workers under the default scheduler; "
-                  "`cos-wN`: N workers as COS tasks under cos-shinjuku; `cos-hints-wN`: and each worker "
-                  "publishes its request's class. Latency from the scheduled arrival.", "",
-                  "| load | config | offered/s | achieved/s | CPUs 1-3 busy | GET p50 | GET p99 | GET p99.9 | SCAN p50 | unfinished |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for r in sorted(sj, key=lambda r: (r["load"], not r["config"].startswith("default"), r["config"])):
-            lines.append(f"| {r['load']:.2f} | {r['config']} | {r['rate']} | {r['achieved_per_s']:.0f} | "
-                         f"{r['busy_pct']:.0f} % | {fmt_us(r['get_p50'])} | {fmt_us(r['get_p99'])} | {fmt_us(r['get_p999'])} | "
-                         f"{fmt_us(r['scan_p50'])} | {r['unfinished']} |")
-        lines += ["", "Best of each (lowest GET p99; the goal at 0.7: cos ≤ 0.2× default):", "",
-                  "| load | default | cos | GET p99 default | GET p99 cos | ratio |", "|---|---|---|---|---|---|"]
-        for b in sj_best:
-            lines.append(f"| {b['load']:.2f} | {b['default']} | {b['cos']} | {fmt_us(b['default_get_p99'])} | "
-                         f"{fmt_us(b['cos_get_p99'])} | {b['get_p99_ratio']:.2f}× |")
+        section("## Shinjuku tail latency",
+                f"Open-loop RocksDB server, {meta.get('shinjuku_seconds')} s of Poisson arrivals per "
+                "run, 99.5 % GETs (8 random keys), 0.5 % SCANs (20000 keys); load = fraction of the "
+                "capacity (requests/s with one worker per CPU 1-3 serving back to back, no "
+                "wake-ups). `default-wN`: N workers under the default scheduler; `cos-wN`: N workers "
+                "as COS tasks under cos-shinjuku; `cos-hints-wN`: and each worker publishes its "
+                "request's class. Latency from the scheduled arrival.",
+                ["load", "config", "offered/s", "achieved/s", "CPUs 1-3 busy", "GET p50", "GET p99",
+                 "GET p99.9", "SCAN p50", "unfinished"],
+                [[f"{r['load']:.2f}", r["config"], r["rate"], f"{r['achieved_per_s']:.0f}",
+                  f"{r['busy_pct']:.0f} %", fmt_us(r["get_p50"]), fmt_us(r["get_p99"]),
+                  fmt_us(r["get_p999"]), fmt_us(r["scan_p50"]), r["unfinished"]]
+                 for r in sorted(sj, key=lambda r: (r["load"], not r["config"].startswith("default"),
+                                                    r["config"]))])
+        del lines[-1]  # the best-of table follows without a title of its own
+        lines += ["", "Best of each (lowest GET p99; the goal at 0.7: cos ≤ 0.2× default):", ""]
+        lines += md_table(["load", "default", "cos", "GET p99 default", "GET p99 cos", "ratio"],
+                          [[f"{b['load']:.2f}", b["default"], b["cos"], fmt_us(b["default_get_p99"]),
+                            fmt_us(b["cos_get_p99"]), f"{b['get_p99_ratio']:.2f}×"] for b in sj_best])
         lines.append("")
     if wake:
-        lines += ["## Wake-up latency under batch load (per-round P99)", "",
-                  "A timer loop (1 ms period) on CPU 1 with stress-ng CPU hogs on CPUs 1-3: under the "
-                  "default scheduler, and as a COS task under cos-fifo (the hogs stay normal tasks).", "",
-                  "| scheduler | rounds | P99 mean | P99 median | P99 stdev | median ratio |",
-                  "|---|---|---|---|---|---|"]
-        for r in wake:
-            ratio = f"{r['p99_median_ratio']:.2f}×" if "p99_median_ratio" in r else "—"
-            lines.append(f"| {r['scheduler']} | {r['rounds']} | {fmt_us(r['p99_mean'])} | "
-                         f"{fmt_us(r['p99_median'])} | {fmt_us(r['p99_stdev'])} | {ratio} |")
-        lines.append("")
+        section("## Wake-up latency under batch load (per-round P99)",
+                "A timer loop (1 ms period) on CPU 1 with stress-ng CPU hogs on CPUs 1-3: under the "
+                "default scheduler, and as a COS task under cos-fifo (the hogs stay normal tasks).",
+                ["scheduler", "rounds", "P99 mean", "P99 median", "P99 stdev", "median ratio"],
+                [[r["scheduler"], r["rounds"], fmt_us(r["p99_mean"]), fmt_us(r["p99_median"]),
+                  fmt_us(r["p99_stdev"]), ratio(r, "p99_median_ratio")] for r in wake])
     for name in made:
         lines.append(f"![{name}]({name})")
     with open(os.path.join(out, "report.md"), "w") as f:
