@@ -223,9 +223,15 @@ static void *worker_main(void *arg)
 			serve(q);
 			q->done = bench_now_ns();
 			atomic_fetch_add(&g.completed, 1);
-			if (atomic_load(&g.stopping))
-				return NULL;
 			pthread_mutex_lock(&g.lock);
+			/*
+			 * Checked under g.lock: main sets stopping before it takes the lock to wake
+			 * the idle workers, so a worker never goes idle after that wake-up round.
+			 */
+			if (atomic_load(&g.stopping)) {
+				pthread_mutex_unlock(&g.lock);
+				return NULL;
+			}
 			if (g.head < g.tail)
 				r = g.fifo[g.head++];
 			else {
@@ -408,7 +414,7 @@ int main(int argc, char **argv)
 	bool do_calibrate = false;
 	uint64_t seed = 1, *lat_get, *lat_scan, t0, t, last_done = 0;
 	unsigned long long busy0, all0, busy1, all1;
-	int c, n, ngets = 0, nscans = 0, unfinished = 0;
+	int c, n, max_reqs, ngets = 0, nscans = 0, unfinished = 0;
 
 	g.nworkers = 3;
 	g.keys = 100000;
@@ -456,13 +462,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	n = (int)(rate * seconds * 1.2) + 100;
-	g.reqs = calloc(n, sizeof(*g.reqs));
-	g.fifo = calloc(n, sizeof(*g.fifo));
-	lat_get = calloc(n, sizeof(*lat_get));
-	lat_scan = calloc(n, sizeof(*lat_scan));
+	max_reqs = (int)(rate * seconds * 1.2) + 100;	/* Poisson: far above the mean */
+	g.reqs = calloc(max_reqs, sizeof(*g.reqs));
+	g.fifo = calloc(max_reqs, sizeof(*g.fifo));
+	lat_get = calloc(max_reqs, sizeof(*lat_get));
+	lat_scan = calloc(max_reqs, sizeof(*lat_scan));
 	if (!g.reqs || !g.fifo || !lat_get || !lat_scan) {
-		fprintf(stderr, "cos-bench-shinjuku: out of memory for %d requests\n", n);
+		fprintf(stderr, "cos-bench-shinjuku: out of memory for %d requests\n", max_reqs);
 		return 1;
 	}
 	bench_pin(0, 0);
@@ -491,7 +497,7 @@ int main(int argc, char **argv)
 	t0 = bench_now_ns() + 10000000;
 	t = t0;
 	n = 0;
-	while (t < t0 + (uint64_t)(seconds * 1e9)) {
+	while (t < t0 + (uint64_t)(seconds * 1e9) && n < max_reqs) {
 		struct timespec ts = { .tv_sec = t / 1000000000ull, .tv_nsec = t % 1000000000ull };
 		struct request *q = &g.reqs[n];
 
