@@ -284,9 +284,9 @@ const char *cos_shoot_status_name(unsigned int status);
  * A COS task may publish a small record for whatever lord schedules it: a request class, a
  * priority, whether it is in a critical section (do not preempt me now), a deadline.  The meaning
  * of class and priority is the policy's (cos-shinjuku: class 1 = the most urgent, runs before
- * class 2, the default, and so on; 0 = none given).  Each thread has its own record in a page of its process's
- * hint table (a sealed memfd the lord maps read-only); writing it is a few stores, no system
- * call.  Only the owning thread writes its record.
+ * class 2, the default, and so on; 0 = none given).  Each thread has its own record in a page of
+ * its process's hint table (a sealed memfd the lord maps read-only); writing it is a few stores,
+ * no system call.  Only the owning thread writes its record.
  */
 #define COS_HINT_MEMFD_NAME	"cos-hints"
 #define COS_HINT_PAGES		1024		/* per process: the header + 1023 threads */

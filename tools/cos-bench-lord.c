@@ -26,14 +26,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -41,12 +38,11 @@
 
 #define NCPU_ENCLAVE	3		/* CPUs 1..3; the lord on CPU 0 */
 #define NTASKS		(2 * NCPU_ENCLAVE)
-#define MAX_SLOTS	4096
 
 struct mode {
 	const char *name;
 	unsigned int submit;		/* COS_SUBMIT_* */
-	bool mask;			/* every ready CPU in one call */
+	bool mask;			/* all CPUs in one call, once all are ready */
 };
 
 static const struct mode modes[] = {

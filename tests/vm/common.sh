@@ -18,9 +18,9 @@ COS_RECIPE=2
 # Everything the build and the guest need.  Keep sorted.
 COS_PACKAGES=(
 	bpftool busybox-static catch2 clang dkms g++ gcc iproute2 kmod libbpf-dev libc6-dev
-	libcap-dev libelf-dev libkmod-dev librocksdb-dev liburing-dev linux-perf llvm make mount pahole pkg-config
-	procps python3 python3-matplotlib qemu-system-x86 rt-tests stress-ng util-linux virtiofsd
-	zlib1g-dev
+	libcap-dev libelf-dev libkmod-dev librocksdb-dev liburing-dev linux-perf llvm make mount
+	pahole pkg-config procps python3 python3-matplotlib qemu-system-x86 rt-tests stress-ng
+	util-linux virtiofsd zlib1g-dev
 )
 
 # Taken from trixie-backports.  QEMU >= 11: multi-threaded TCG in 10.x (trixie) executes stale
