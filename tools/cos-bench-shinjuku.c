@@ -8,10 +8,10 @@
  * each to an idle worker, or queues it in a FIFO when every worker is busy.  --workers N threads
  * on CPUs 1-3 serve them from one RocksDB database (a GET of --get-keys random keys, or a SCAN
  * of --scan-keys consecutive keys from a random one) and take the next queued request when
- * done.  With one worker per CPU a SCAN holds its CPU until done; with many workers the scheduler decides who runs
- * (time-sharing under the default scheduler; under cos-shinjuku with --sched-ext the workers are
- * COS tasks, preempted after the lord's slice, and with --hints each worker publishes its
- * request's class: 1 for a GET, 3 for a SCAN, and 1 while it sleeps).
+ * done.  With one worker per CPU a SCAN holds its CPU until done; with many workers the
+ * scheduler decides who runs (time-sharing under the default scheduler; under cos-shinjuku with
+ * --sched-ext the workers are COS tasks, preempted after the lord's slice, and with --hints each
+ * worker publishes its request's class: 1 for a GET, 3 for a SCAN, and 1 while it sleeps).
  *
  * Latency = completion - the request's scheduled arrival (so a late generator counts against the
  * server, not for it).  Output: one line with the achieved throughput, how busy CPUs 1-3 were
