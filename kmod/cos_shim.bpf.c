@@ -36,6 +36,15 @@
  *    lord that shot a task to its own CPU (local shoot) is put back with COS_ENQ_LORD_YIELD and
  *    parks in COS_LORD_DSQ; ops.dispatch on its CPU inserts the shot task first and then moves
  *    the lord behind it, so the lord runs again as soon as that task stops.
+ *    The kthread's ENQ_PREEMPT can be lost: the core drops the rq lock while it flushes the
+ *    dispatch buffer, a kthread inserted then is passed by the shot task, inserted at the head
+ *    after it with a fresh slice — SCX_SLICE_INF for a run-to-block lord, so the kthread would
+ *    wait until the COS task blocks (seen: a kworker starved 30 s, sched_ext's watchdog ejected
+ *    the scheduler).  So cos_kthreads_waiting[cpu] counts the per-CPU kthreads queued on a CPU
+ *    and not yet run, and ops.tick ends a COS task's slice while it is not zero: a kthread waits
+ *    at most a tick.  The count is best effort (plain loads and stores from several CPUs; a
+ *    kthread leaving without running leaves it high until the next one runs there): a wrong
+ *    value costs at most an early end of a COS task's slice, never a stall.
  *
  * E. ABI.  ops.init fails (the attach fails) unless the module's ABI version is the one this shim
  *    was built with; a test can change the expected version through cos_abi_expected.  ops.exit
@@ -67,6 +76,27 @@ __u32 cos_fair_vtime;
 __s64 cos_exit_kind;
 char cos_exit_reason[128];
 char cos_exit_msg[256];
+
+/* Per-CPU kthreads queued on each CPU and not yet run (see D); CPUs beyond the array go without. */
+#define COS_KTHREAD_CPUS 8192
+static u32 cos_kthreads_waiting[COS_KTHREAD_CPUS];
+
+static bool cos_is_pcpu_kthread(const struct task_struct *p)
+{
+	return (p->flags & COS_PF_KTHREAD) && p->nr_cpus_allowed == 1;
+}
+
+/* @cpu's count, NULL beyond the array.  The mask (after a barrier, so that clang keeps it) is
+ * for the verifier: clang may otherwise test the bound on a copy it does not index with. */
+static u32 *cos_kthreads_at(s32 cpu)
+{
+	u32 c = cpu;
+
+	if (cpu < 0 || cpu >= COS_KTHREAD_CPUS)
+		return NULL;
+	barrier_var(c);
+	return &cos_kthreads_waiting[c & (COS_KTHREAD_CPUS - 1)];
+}
 
 /* Global virtual time: the largest vtime of any task that started running. */
 static u64 cos_vtime_now;
@@ -150,8 +180,13 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 	struct cos_task_ctx *tctx = cos_ctx(p);
 	s32 slot = tctx ? cos_slot(p, tctx, true) : COS_NO_SLOT;
 
-	if ((p->flags & COS_PF_KTHREAD) && p->nr_cpus_allowed == 1) {
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | scx_bpf_task_cpu(p), cos_slice_ns,
+	if (cos_is_pcpu_kthread(p)) {
+		s32 cpu = scx_bpf_task_cpu(p);
+		u32 *waiting = cos_kthreads_at(cpu);
+
+		if (waiting)
+			(*waiting)++;
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, cos_slice_ns,
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
 		return;
 	}
@@ -227,6 +262,12 @@ void BPF_PROG(cos_running, struct task_struct *p)
 
 	if ((s64)(p->scx.dsq_vtime - cos_vtime_now) > 0)
 		cos_vtime_now = p->scx.dsq_vtime;
+	if (cos_is_pcpu_kthread(p)) {
+		u32 *waiting = cos_kthreads_at(scx_bpf_task_cpu(p));
+
+		if (waiting && *waiting)
+			(*waiting)--;
+	}
 	if (!tctx)
 		return;
 	tctx->exec_at_start = p->se.sum_exec_runtime;
@@ -246,6 +287,17 @@ void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 	p->scx.dsq_vtime += used * 100 / (p->scx.weight ?: 1);
 	if (tctx->slot >= 0)
 		cos_kf_stopping(p, tctx->slot, runnable);
+}
+
+/* A COS task gives way at the tick to per-CPU kthreads queued behind it (see D). */
+SEC("struct_ops/cos_tick")
+void BPF_PROG(cos_tick, struct task_struct *p)
+{
+	struct cos_task_ctx *tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
+	u32 *waiting = cos_kthreads_at(scx_bpf_task_cpu(p));
+
+	if (tctx && tctx->slot >= 0 && waiting && *waiting)
+		p->scx.slice = 0;
 }
 
 SEC("struct_ops/cos_quiescent")
@@ -344,6 +396,7 @@ struct sched_ext_ops cos_ops = {
 	.dispatch	= (void *)cos_dispatch,
 	.running	= (void *)cos_running,
 	.stopping	= (void *)cos_stopping,
+	.tick		= (void *)cos_tick,
 	.quiescent	= (void *)cos_quiescent,
 	.yield		= (void *)cos_yield,
 	.set_cpumask	= (void *)cos_set_cpumask,

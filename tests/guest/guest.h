@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <new>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -216,6 +218,66 @@ struct LordOpts {
 	}
 	LordOpts(const LordOpts &) = delete;
 	LordOpts &operator=(const LordOpts &) = delete;
+};
+
+/* A policy program running in its own process; its stderr is collected through a pipe. */
+struct PolicyProc {
+	pid_t pid = -1;
+	int err_fd = -1;
+	std::string err;
+
+	explicit PolicyProc(const std::vector<std::string> &argv)
+	{
+		int p[2];
+		REQUIRE(pipe(p) == 0);
+		pid = fork();
+		if (pid == 0) {
+			dup2(p[1], 2);
+			close(p[0]);
+			std::vector<char *> a;
+			for (auto &s : argv)
+				a.push_back(const_cast<char *>(s.c_str()));
+			a.push_back(nullptr);
+			execv(a[0], a.data());
+			_exit(127);
+		}
+		close(p[1]);
+		err_fd = p[0];
+	}
+	/* Read its stderr until @what appears (or it exits, or @ms pass). */
+	bool wait_for(const std::string &what, int ms = 20000)
+	{
+		uint64_t until = now_ns() + ms * 1000000ull;
+		while (err.find(what) == std::string::npos && now_ns() < until) {
+			fd_set set;
+			FD_ZERO(&set);
+			FD_SET(err_fd, &set);
+			timeval tv = {0, 100000};
+			if (select(err_fd + 1, &set, nullptr, nullptr, &tv) > 0) {
+				char buf[4096];
+				ssize_t n = read(err_fd, buf, sizeof(buf));
+				if (n <= 0)
+					break;
+				err.append(buf, n);
+			}
+		}
+		return err.find(what) != std::string::npos;
+	}
+	int stop(int sig)
+	{
+		kill(pid, sig);
+		int st = 0;
+		waitpid(pid, &st, 0);
+		wait_for("\x01", 200);	/* collect the rest of its output */
+		pid = -1;
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	~PolicyProc()
+	{
+		if (pid > 0)
+			stop(SIGKILL);
+		close(err_fd);
+	}
 };
 
 /* The shim attached for the scope (also while a SKIP or a failed REQUIRE unwinds). */

@@ -20,66 +20,6 @@ using namespace guest;
 
 namespace {
 
-/* A policy program running in its own process; its stderr is collected through a pipe. */
-struct PolicyProc {
-	pid_t pid = -1;
-	int err_fd = -1;
-	std::string err;
-
-	explicit PolicyProc(const std::vector<std::string> &argv)
-	{
-		int p[2];
-		REQUIRE(pipe(p) == 0);
-		pid = fork();
-		if (pid == 0) {
-			dup2(p[1], 2);
-			close(p[0]);
-			std::vector<char *> a;
-			for (auto &s : argv)
-				a.push_back(const_cast<char *>(s.c_str()));
-			a.push_back(nullptr);
-			execv(a[0], a.data());
-			_exit(127);
-		}
-		close(p[1]);
-		err_fd = p[0];
-	}
-	/* Read its stderr until @what appears (or it exits, or @ms pass). */
-	bool wait_for(const std::string &what, int ms = 20000)
-	{
-		uint64_t until = now_ns() + ms * 1000000ull;
-		while (err.find(what) == std::string::npos && now_ns() < until) {
-			fd_set set;
-			FD_ZERO(&set);
-			FD_SET(err_fd, &set);
-			timeval tv = {0, 100000};
-			if (select(err_fd + 1, &set, nullptr, nullptr, &tv) > 0) {
-				char buf[4096];
-				ssize_t n = read(err_fd, buf, sizeof(buf));
-				if (n <= 0)
-					break;
-				err.append(buf, n);
-			}
-		}
-		return err.find(what) != std::string::npos;
-	}
-	int stop(int sig)
-	{
-		kill(pid, sig);
-		int st = 0;
-		waitpid(pid, &st, 0);
-		wait_for("\x01", 200);	/* collect the rest of its output */
-		pid = -1;
-		return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	}
-	~PolicyProc()
-	{
-		if (pid > 0)
-			stop(SIGKILL);
-		close(err_fd);
-	}
-};
-
 /* The mixed workload: spin/sleep threads, one that moves itself to CPU 2, forks that exit. */
 constexpr int THREADS = 8, ROUNDS = 60;
 struct Work {
@@ -571,4 +511,68 @@ TEST_CASE("a policy started without CAP_SYS_NICE says which capability is missin
 	CHECK(WEXITSTATUS(st) == 1);
 	CHECK(err.find("a lord needs CAP_SYS_NICE") != std::string::npos);	/* checked up front */
 	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("per-CPU kthreads still run on CPUs that a run-to-block lord keeps busy with COS tasks", "[policies][fifo][kthread]")
+{
+	/*
+	 * cos-fifo gives its tasks SCX_SLICE_INF.  Two spinners fill CPUs 2-3 while we make every
+	 * CPU's kworker run again and again (writing vm/stat_refresh queues work on each CPU and
+	 * waits for all of it).  A kworker that lost its preemption race used to wait until the
+	 * spinner blocked — here never, until sched_ext's watchdog ejected the scheduler after 30 s.
+	 */
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3", "--stall-ms", "1000"});
+	REQUIRE(lord.wait_for("lord on CPU 0"));
+	auto *stop = shared_new<std::atomic<bool>>();
+	pid_t spin = fork();
+	if (spin == 0) {
+		cpu_set_t s;
+		CPU_ZERO(&s);
+		CPU_SET(2, &s);
+		CPU_SET(3, &s);
+		if (sched_setaffinity(0, sizeof(s), &s) || become_cos_task())
+			_exit(1);
+		std::thread t([stop] {
+			while (!stop->load(std::memory_order_relaxed))
+				;
+		});
+		uint64_t until = now_ns() + 60000000000ull;	/* a bound if the test dies */
+		while (!stop->load(std::memory_order_relaxed) && now_ns() < until)
+			;
+		t.join();
+		_exit(0);
+	}
+	std::this_thread::sleep_for(std::chrono::seconds(1));
+
+	std::atomic<int> refreshes{0};
+	std::atomic<bool> done{false};
+	std::thread writer([&] {
+		uint64_t until = now_ns() + 8000000000ull;
+		while (now_ns() < until) {
+			int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+			if (fd < 0 || write(fd, "1", 1) != 1)
+				break;
+			close(fd);
+			refreshes++;
+		}
+		done = true;
+	});
+	/* The spinners keep running: the writer ends only if every kworker got its CPU. */
+	for (int i = 0; i < 250 && !done; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	bool finished = done;
+	stop->store(true);
+	writer.join();
+	int st = 0;
+	waitpid(spin, &st, 0);
+	CHECK(WIFEXITED(st));
+	CHECK(WEXITSTATUS(st) == 0);
+	CAPTURE(refreshes.load());
+	CHECK(finished);
+	CHECK(refreshes > 0);
+	CHECK(sched_ext_state() == "enabled");
+	CHECK(lord.stop(SIGINT) == 0);
+	shared_delete(stop);
 }
