@@ -291,6 +291,10 @@ const char *cos_shoot_status_name(unsigned int status);
 #define COS_HINT_MEMFD_NAME	"cos-hints"
 #define COS_HINT_PAGES		1024		/* per process: the header + 1023 threads */
 #define COS_HINT_F_CRITICAL	(1U << 0)	/* in a critical section: preempt me later */
+/* A cgroup's class for its tasks without a record (written by cos-oci-hook; root only) */
+#define COS_HINT_CGROUP_ROOT	"/sys/fs/cgroup"
+#define COS_HINT_CGROUP_XATTR	"trusted.cos.class"
+#define COS_HINT_CLASS_MAX	1000000
 
 /** struct cos_hint - one thread's hint record (64 bytes, at the start of its page) */
 struct cos_hint {
@@ -475,7 +479,9 @@ bool cos_sched_task_may_run(const struct cos_sched *s, const struct cos_task *t,
  *
  * The first call for a task of a process finds the process's hint table (/proc, a few system
  * calls; a process without one is looked at again at most every 50 ms); later calls copy 64
- * bytes from shared memory.  From policy callbacks (the lord thread).
+ * bytes from shared memory.  A task without a record of its own gets its cgroup's class, if
+ * the cgroup has one (COS_HINT_CGROUP_XATTR: a record with only hint_class and tid set).  From
+ * policy callbacks (the lord thread).
  * Return: 0; -ENOENT if the task publishes no hint (yet); -EAGAIN if its owner was mid-update
  * for long; -ESRCH if the task is gone; -ENOSPC if the lord tracks too many hint tables (64).
  */

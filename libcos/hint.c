@@ -18,6 +18,12 @@
  * mapped table; a found record is read with a seqcount-checked copy of 64 bytes.  Opening another
  * process's fd needs ptrace access to it (root, or CAP_SYS_PTRACE).
  *
+ * A container's class.  A task that publishes no record of its own gets the class its cgroup
+ * (v2) carries in the xattr COS_HINT_CGROUP_XATTR, if any: cos-oci-hook writes it for a container
+ * annotated io.cos.class.  Read once per task, at its first lookup without a record (a task that
+ * moves to another cgroup keeps the first one's class).  Only root can write trusted.* xattrs, so
+ * a container cannot give itself a class.
+ *
  * Ordering: the writer makes seq odd, fences (release), writes the fields, and makes seq even
  * with a release store; the reader loads seq (acquire), copies, fences (acquire), reloads seq and
  * retries if it changed or was odd — the same contract as the kernel's status table.
@@ -25,12 +31,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -361,6 +369,8 @@ struct hint_task {
 	int table;			/* index into tables, with @rec */
 	int tgid;			/* 0 = not read yet */
 	unsigned long long start;	/* its process's start time (clock ticks since boot) */
+	bool cgroup_read;		/* @cgroup_class is known */
+	unsigned int cgroup_class;	/* its cgroup's class, 0 = none */
 };
 
 struct cos_hint_cache {
@@ -542,6 +552,37 @@ static int hint_lookup(struct cos_hint_cache *c, struct hint_task *ht, int tid,
 	return -ENOENT;
 }
 
+/* The class in @tid's cgroup's COS_HINT_CGROUP_XATTR, 0 without one. */
+static unsigned int cgroup_class(int tid)
+{
+	char path[64], line[PATH_MAX + 8], dir[PATH_MAX + 32], val[16];
+	unsigned long class = 0;
+	ssize_t n = -1;
+	char *end;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "0::/", 4)) {
+			snprintf(dir, sizeof(dir), "%s%s", COS_HINT_CGROUP_ROOT, line + 3);
+			n = getxattr(dir, COS_HINT_CGROUP_XATTR, val, sizeof(val) - 1);
+			break;
+		}
+	}
+	fclose(f);
+	if (n > 0) {
+		val[n] = 0;
+		class = strtoul(val, &end, 10);
+		if (*end || class > COS_HINT_CLASS_MAX)
+			class = 0;
+	}
+	return class;
+}
+
 int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
 			struct cos_hint *out, unsigned long long now)
 {
@@ -554,8 +595,20 @@ int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
 	if (!ht->rec) {
 		/* cheap unless the process's table must be opened (at most every 50 ms) */
 		err = hint_lookup(c, ht, tid, now);
-		if (err)
-			return err == -ENOSPC || err == -ESRCH ? err : -ENOENT;
+		if (err == -ENOSPC || err == -ESRCH)
+			return err;
+		if (err) {
+			if (!ht->cgroup_read) {
+				ht->cgroup_class = cgroup_class(tid);
+				ht->cgroup_read = true;
+			}
+			if (!ht->cgroup_class)
+				return -ENOENT;
+			memset(out, 0, sizeof(*out));
+			out->tid = tid;
+			out->hint_class = ht->cgroup_class;
+			return 0;
+		}
 	}
 	for (tries = 0; tries < 1000; tries++) {
 		unsigned int s1 = __atomic_load_n(&ht->rec->seq, __ATOMIC_ACQUIRE), s2;

@@ -325,7 +325,7 @@ static int cmd_run(int argc, char **argv)
 			break;
 		}
 		hint_class = strtol(v, &end, 10);
-		if (*end || end == v || hint_class < 0 || hint_class > 1000000) {
+		if (*end || end == v || hint_class < 0 || hint_class > COS_HINT_CLASS_MAX) {
 			fprintf(stderr, "cosctl run: bad --policy-class '%s'\n", v);
 			return 2;
 		}

@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cos-oci-hook.c — the OCI runtime hook: puts an annotated container under the running cos lord.
+ *
+ * A container runtime (crun, runc, podman, CRI-O) runs the hook at the createRuntime stage with
+ * the container's state JSON on stdin.  createRuntime, not prestart: it is the stage the runtime
+ * spec keeps (prestart is deprecated), it runs in the runtime's namespaces (so the pid in the
+ * state is a pid we can use and /sys/fs/cgroup is the host's), and it runs after the container's
+ * first process exists but before it executes the container's program: every task the container
+ * ever runs is a COS task from its first instruction, and nothing has forked yet to be missed.
+ *
+ * The annotations (all values are strings):
+ *   io.cos.policy=<name>    required to do anything: the lord policy the container wants.  A lord
+ *                           must be running and its program be <name> or cos-<name>.
+ *   io.cos.class=<N>        optional: the container's class for the lord (1..1000000; for
+ *                           cos-shinjuku 1 is the most urgent).  Written as the cgroup xattr
+ *                           trusted.cos.class, which libcos's hint reader gives the lord for
+ *                           every task of the cgroup that publishes no hint of its own.
+ *   io.cos.enclave=<cpus>   optional: a CPU list ("1-3,5") the container's tasks are limited to.
+ * Without io.cos.policy the hook does nothing (another io.cos.* annotation alone is an error).
+ *
+ * Safety: the state comes from the runtime, the annotations from whoever wrote the container's
+ * config, so every field is checked before any task is touched: unknown io.cos.* keys, malformed
+ * values, a pid that is 1, ours, our parent's or not alive, a process in the root cgroup or in
+ * ours (the runtime's), a lord that is not the one asked for — each is an error, with nothing
+ * changed.  Then, in this order: the class xattr on the container's cgroup, the affinity, and
+ * SCHED_EXT, set on the container's process tree only (the threads of the pid and of its
+ * descendants, found through /proc/<pid>/task/<tid>/children until a pass finds no new one).
+ * No shell and no other program is run.  Exit status: 0 done (or nothing to do), 1 error (the
+ * runtime then fails the container's creation), 2 bad usage.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <cos.h>
+
+#define STATE_MAX	(1 << 20)	/* bytes of state JSON accepted */
+#define TREE_MAX	65536		/* tasks of a container's tree the hook handles */
+
+static const char usage[] =
+	"usage: cos-oci-hook [-h|--help]\n"
+	"\n"
+	"An OCI runtime hook for the createRuntime stage: reads the container's state JSON on stdin\n"
+	"and, if the container is annotated io.cos.policy=<name>, makes its tasks COS tasks\n"
+	"(SCHED_EXT) of the running lord, which must be <name> or cos-<name>.\n"
+	"\n"
+	"annotations:\n"
+	"  io.cos.policy=NAME   the lord policy the container wants (without it: nothing is done)\n"
+	"  io.cos.class=N       the container's class for the lord, 1..1000000 (cos-shinjuku: 1 is\n"
+	"                       the most urgent); tasks that publish their own hint keep theirs\n"
+	"  io.cos.enclave=CPUS  limit the container's tasks to these CPUs, e.g. 1-3,5\n"
+	"\n"
+	"Exit status: 0 done or nothing to do, 1 error (nothing changed when the input was bad),\n"
+	"2 bad usage.  Errors go to stderr and to syslog (crun drops a hook's stderr unless the\n"
+	"annotation run.oci.hooks.stderr names a file).\n";
+
+static const char *container_id = "";
+
+/* An error, to stderr and to syslog: runtimes may drop a hook's stderr (crun does by default). */
+static void __attribute__((format(printf, 1, 2))) err(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "cos-oci-hook: %s%s%s\n", container_id, *container_id ? ": " : "", msg);
+	syslog(LOG_ERR, "%s%s%s", container_id, *container_id ? ": " : "", msg);
+}
+
+/* ---------------------------------------------------------------- the state and annotations */
+
+struct request {
+	pid_t pid;
+	const char *policy;		/* NULL: not annotated */
+	long class;			/* 0: none */
+	cpu_set_t cpus;
+	bool have_cpus;
+};
+
+static bool printable(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	for (; *s; s++, n++)
+		if (n >= max || !isprint((unsigned char)*s))
+			return false;
+	return n > 0;
+}
+
+static int parse_class(const char *v, long *class)
+{
+	char *end;
+
+	errno = 0;
+	*class = strtol(v, &end, 10);
+	if (!isdigit((unsigned char)*v) || *end || errno || *class < 1 ||
+	    *class > COS_HINT_CLASS_MAX) {
+		err("io.cos.class '%s': not a number in 1..%d", v, COS_HINT_CLASS_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+/* A CPU list: "N" or "N-M" items separated by commas, every CPU below CPU_SETSIZE. */
+static int parse_cpus(const char *v, cpu_set_t *set)
+{
+	const char *p = v;
+
+	CPU_ZERO(set);
+	while (*p) {
+		unsigned long a, b;
+		char *end;
+
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		a = b = strtoul(p, &end, 10);
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				goto bad;
+			b = strtoul(end + 1, &end, 10);
+		}
+		if (a > b || b >= CPU_SETSIZE)
+			goto bad;
+		for (unsigned long c = a; c <= b; c++)
+			CPU_SET(c, set);
+		p = end;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (CPU_COUNT(set))
+		return 0;
+bad:
+	err("io.cos.enclave '%s': not a CPU list such as 1-3,5 (CPUs below %d)", v, CPU_SETSIZE);
+	return -1;
+}
+
+/* Check the state's shape and read what the hook needs; nothing is touched here. */
+static int parse_state(json_t *st, struct request *rq)
+{
+	json_t *v, *ann, *pid;
+	const char *key;
+
+	if (!json_is_object(st)) {
+		err("the state is not a JSON object");
+		return -1;
+	}
+	v = json_object_get(st, "id");
+	if (!json_is_string(v) || !printable(json_string_value(v), 1024)) {
+		err("the state has no valid \"id\" (a printable string)");
+		return -1;
+	}
+	container_id = json_string_value(v);
+	v = json_object_get(st, "ociVersion");
+	if (!json_is_string(v)) {
+		err("the state has no \"ociVersion\" string");
+		return -1;
+	}
+	ann = json_object_get(st, "annotations");
+	if (ann && !json_is_object(ann)) {
+		err("\"annotations\" is not an object");
+		return -1;
+	}
+	json_object_foreach(ann, key, v) {
+		const char *s;
+
+		if (strncmp(key, "io.cos.", 7))
+			continue;
+		if (!json_is_string(v)) {
+			err("annotation %s is not a string", key);
+			return -1;
+		}
+		s = json_string_value(v);
+		if (!strcmp(key, "io.cos.policy")) {
+			if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+			    strlen(s) || !*s || strlen(s) > 32 || *s == '.' || *s == '-') {
+				err("io.cos.policy '%s': not a policy name (letters, digits, _ . -; "
+				    "at most 32)", s);
+				return -1;
+			}
+			rq->policy = s;
+		} else if (!strcmp(key, "io.cos.class")) {
+			if (parse_class(s, &rq->class))
+				return -1;
+		} else if (!strcmp(key, "io.cos.enclave")) {
+			if (parse_cpus(s, &rq->cpus))
+				return -1;
+			rq->have_cpus = true;
+		} else {
+			err("unknown annotation %s (known: io.cos.policy, io.cos.class, "
+			    "io.cos.enclave)", key);
+			return -1;
+		}
+	}
+	if (!rq->policy && (rq->class || rq->have_cpus)) {
+		err("io.cos.class or io.cos.enclave without io.cos.policy");
+		return -1;
+	}
+	pid = json_object_get(st, "pid");
+	if (!rq->policy) {
+		/* nothing to do; a pid, if given, must still be a pid */
+		if (pid && !json_is_integer(pid)) {
+			err("\"pid\" is not an integer");
+			return -1;
+		}
+		return 0;
+	}
+	if (!json_is_integer(pid) || json_integer_value(pid) <= 1 ||
+	    json_integer_value(pid) > INT_MAX) {
+		err("the state has no valid \"pid\" (an integer above 1)");
+		return -1;
+	}
+	rq->pid = (pid_t)json_integer_value(pid);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the container's process */
+
+/* Field 22 of /proc/<pid>/stat (start time, clock ticks since boot): pid + start name a process. */
+static int start_time(pid_t pid, unsigned long long *start)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	for (n = 0; p && n < 19; n++)
+		p = strchr(p + 1, ' ');
+	return p && sscanf(p, " %llu", start) == 1 ? 0 : -1;
+}
+
+/* The cgroup v2 path of @pid ("0::/path" in /proc/<pid>/cgroup), into @buf. */
+static int cgroup_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64], line[PATH_MAX + 8];
+	FILE *f;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "0::/", 4) && strlen(line + 3) < len) {
+			strcpy(buf, line + 3);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Is cgroup @a (a path) @b or one of @b's ancestors? */
+static bool cgroup_covers(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	if (!strcmp(a, "/"))
+		return true;
+	return !strncmp(a, b, n) && (b[n] == 0 || b[n] == '/');
+}
+
+/* Check the container's process: alive, not us or our parent, in a cgroup of its own. */
+static int check_process(pid_t pid, unsigned long long *start, char *cg, size_t len)
+{
+	char mine[PATH_MAX];
+
+	if (pid == getpid() || pid == getppid()) {
+		err("pid %d is the hook or the runtime, not a container", pid);
+		return -1;
+	}
+	if (start_time(pid, start)) {
+		err("the container's process %d does not exist", pid);
+		return -1;
+	}
+	if (cgroup_of(pid, cg, len)) {
+		err("cannot read the cgroup (v2) of process %d", pid);
+		return -1;
+	}
+	if (cgroup_of(getpid(), mine, sizeof(mine)))
+		strcpy(mine, "/");
+	if (cgroup_covers(cg, mine)) {
+		err("process %d is in cgroup %s, which holds the runtime too: not a container's",
+		    pid, cg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The running lord must be the policy asked for: its program is <name> or cos-<name>. */
+static int check_lord(const char *policy)
+{
+	struct cos_info info = { 0 };
+	char path[64], comm[64] = "";
+	FILE *f;
+	int fd, e;
+
+	fd = cos_open();
+	if (fd < 0) {
+		err("asks for cos policy '%s', but /dev/cos cannot be opened: %s", policy,
+		    cos_strerror(fd));
+		return -1;
+	}
+	e = cos_get_info(fd, &info);
+	close(fd);
+	if (e) {
+		err("cannot ask cos.ko about its lord: %s", cos_strerror(e));
+		return -1;
+	}
+	if (info.lord_pid <= 0) {
+		err("asks for cos policy '%s', but no lord is running", policy);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", info.lord_pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+	}
+	comm[strcspn(comm, "\n")] = 0;
+	if (strcmp(comm, policy) && !(!strncmp(comm, "cos-", 4) && !strcmp(comm + 4, policy))) {
+		err("asks for cos policy '%s', but the running lord is '%s' (thread %d)", policy,
+		    comm, info.lord_pid);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- acting on the tree */
+
+struct tree {
+	pid_t tids[TREE_MAX];
+	size_t nr;
+};
+
+static bool tree_has(const struct tree *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->tids[i] == tid)
+			return true;
+	return false;
+}
+
+static int tree_add(struct tree *t, pid_t tid)
+{
+	if (tree_has(t, tid))
+		return 0;
+	if (t->nr == TREE_MAX) {
+		err("the container has more than %d tasks already", TREE_MAX);
+		return -1;
+	}
+	t->tids[t->nr++] = tid;
+	return 1;
+}
+
+/* Add process @pid's threads, and recurse into their children; returns tasks added, or -1. */
+static int tree_walk(struct tree *t, pid_t pid, int depth)
+{
+	char path[96];
+	struct dirent *d;
+	DIR *dir;
+	int added = 0, r;
+
+	if (depth > 64)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;			/* gone meanwhile */
+	while ((d = readdir(dir))) {
+		pid_t tid = atoi(d->d_name), child;
+		FILE *f;
+
+		if (tid <= 0)
+			continue;
+		r = tree_add(t, tid);
+		if (r < 0)
+			goto out;
+		added += r;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fscanf(f, "%d", &child) == 1) {
+			r = tree_walk(t, child, depth + 1);
+			if (r < 0) {
+				fclose(f);
+				goto out;
+			}
+			added += r;
+		}
+		fclose(f);
+	}
+	r = added;
+out:
+	closedir(dir);
+	return r;
+}
+
+/*
+ * Apply @fn to every task of the tree, and walk again until a pass finds nothing new (a task
+ * forked meanwhile inherits what its parent had by then, or is found by the next pass).
+ */
+static int tree_apply(struct tree *t, pid_t pid, int (*fn)(pid_t, const struct request *),
+		      const struct request *rq)
+{
+	size_t done = 0;
+
+	for (int pass = 0; pass < 100; pass++) {
+		int r = tree_walk(t, pid, 0);
+
+		if (r < 0)
+			return -1;
+		for (; done < t->nr; done++)
+			if (fn(t->tids[done], rq))
+				return -1;
+		if (r == 0)
+			return 0;
+	}
+	err("the container's tasks keep forking; gave up");
+	return -1;
+}
+
+static int set_affinity(pid_t tid, const struct request *rq)
+{
+	if (sched_setaffinity(tid, sizeof(rq->cpus), &rq->cpus) && errno != ESRCH) {
+		err("cannot limit task %d to the io.cos.enclave CPUs: %s%s", tid, strerror(errno),
+		    errno == EINVAL ? " (offline, or outside its cpuset)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+static int set_sched_ext(pid_t tid, const struct request *rq)
+{
+	struct sched_param sp = { 0 };
+
+	if (sched_setscheduler(tid, COS_SCHED_EXT, &sp) && errno != ESRCH) {
+		err("cannot make task %d SCHED_EXT: %s%s", tid, strerror(errno),
+		    errno == EINVAL ? " (does this kernel have sched_ext?)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+static int set_class(const char *cg, long class)
+{
+	char path[PATH_MAX + sizeof(COS_HINT_CGROUP_ROOT)], val[16];
+	int n = snprintf(val, sizeof(val), "%ld", class);
+
+	snprintf(path, sizeof(path), "%s%s", COS_HINT_CGROUP_ROOT, cg);
+	if (setxattr(path, COS_HINT_CGROUP_XATTR, val, n, 0)) {
+		err("cannot set %s on %s: %s", COS_HINT_CGROUP_XATTR, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static struct tree tree;
+	struct request rq = { 0 };
+	unsigned long long start, start2;
+	char cg[PATH_MAX], *buf;
+	json_error_t jerr;
+	size_t len = 0;
+	json_t *st;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		}
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (optind < argc) {
+		/* runtimes may pass args from the hook's config: none is ours, refuse to guess */
+		fprintf(stderr, "cos-oci-hook: unexpected argument '%s'\n\n%s", argv[optind], usage);
+		return 2;
+	}
+
+	openlog("cos-oci-hook", LOG_PID, LOG_DAEMON);
+	buf = malloc(STATE_MAX + 1);
+	if (!buf) {
+		err("out of memory");
+		return 1;
+	}
+	while (len <= STATE_MAX) {
+		size_t n = fread(buf + len, 1, STATE_MAX + 1 - len, stdin);
+
+		if (!n)
+			break;
+		len += n;
+	}
+	if (ferror(stdin) || len > STATE_MAX) {
+		err(ferror(stdin) ? "cannot read the state from stdin" :
+		    "the state on stdin is larger than %d bytes", STATE_MAX);
+		return 1;
+	}
+	st = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!st) {
+		err("malformed state JSON on stdin (line %d, column %d): %s", jerr.line,
+		    jerr.column, jerr.text);
+		return 1;
+	}
+	if (parse_state(st, &rq))
+		return 1;
+	if (!rq.policy)
+		return 0;			/* not a cos container */
+
+	if (check_process(rq.pid, &start, cg, sizeof(cg)) || check_lord(rq.policy))
+		return 1;
+	if (rq.class && set_class(cg, rq.class))
+		return 1;
+	if (rq.have_cpus && tree_apply(&tree, rq.pid, set_affinity, &rq))
+		return 1;
+	tree.nr = 0;
+	if (tree_apply(&tree, rq.pid, set_sched_ext, &rq))
+		return 1;
+	/* the pid was the container's all along (not reused by a stranger after it died)? */
+	if (start_time(rq.pid, &start2) || start2 != start) {
+		err("the container's process %d exited while the hook ran", rq.pid);
+		return 1;
+	}
+	json_decref(st);
+	free(buf);
+	return 0;
+}
