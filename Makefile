@@ -11,17 +11,22 @@
 #                        picks some, BENCH_QUICK=1 is the short run)
 #   make vm-run CMD=...  run CMD in a fresh guest with cos.ko loaded (exit code passes through)
 #   make native          build for the running kernel on a host that has sched_ext + headers
+#   make install         on the target machine: user space, the OCI hook, cos.ko through DKMS
+#   make uninstall       all that install made (PREFIX=, DESTDIR=, MODULES_LOAD=1: see there)
 #   make clean
 #
 # Variables: KVER=<version|prefix|auto> pins one kernel; KVERS="a b" sets the matrix;
 # COS_CACHE=<dir> moves the cache of build trees and kernels (default ~/.cache/cos).
+
+# the ABI version (uapi/linux/cos.h) is libcos's soname version
+COS_ABI = $(shell sed -n 's/^\#define COS_ABI_VERSION[[:space:]]*//p' uapi/linux/cos.h)
 
 ifneq ($(COS_INNER),1)
 # ---------------------------------------------------------------- host side
 
 KVERS ?= $(if $(KVER),$(KVER),matrix)
 
-.PHONY: all build test run bench vm-run native install dkms-source dkms-install dkms-uninstall clean distclean
+.PHONY: all build test run bench vm-run native install uninstall dkms-source dkms-install dkms-uninstall clean distclean
 all build:
 	tests/vm/build $(KVERS) >/dev/null
 
@@ -40,26 +45,53 @@ vm-run:
 	tests/vm/build $(if $(KVER),$(KVER),auto) >/dev/null
 	tests/vm/run --kver $(if $(KVER),$(KVER),auto) -- bash -c '$(CMD)'
 
-# User space (libcos, headers, pkg-config file, cosctl, policies) from a kernel's build.
+# Install on the target machine (a sched_ext kernel, run as root): user space built here against
+# the running kernel's BTF (the shim is CO-RE: the object loads on every supported kernel), and
+# cos.ko through DKMS for the running kernel.  With DESTDIR (packaging) the DKMS source tree is
+# only copied, and registering it is left to the package.  MODULES_LOAD=1 also loads cos.ko at boot
+# (modules-load.d).  uninstall removes everything install made.
 PREFIX ?= /usr/local
+VMLINUX ?= /sys/kernel/btf/vmlinux
+COS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+IB := build/install
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+LIBDIR := $(DESTDIR)$(PREFIX)/lib
+HOOKS_D := $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d
+MODLOAD := $(DESTDIR)/etc/modules-load.d/cos.conf
+USRSRC := $(DESTDIR)/usr/src/cos-$(COS_VERSION)
+PROGRAMS := cosctl cos-oci-hook $(patsubst policies/%.c,%,$(wildcard policies/cos-*.c))
+
 install:
-	@k=$$(tests/vm/build $(if $(KVER),$(KVER),auto) | tail -n1) && b=build/$$k && \
-	v=$$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf) && \
-	set -x && \
-	install -D -m644 libcos/cos.h $(DESTDIR)$(PREFIX)/include/cos.h && \
-	install -D -m644 uapi/linux/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h && \
-	install -D -m644 $$b/lib/libcos.a $(DESTDIR)$(PREFIX)/lib/libcos.a && \
-	install -D -m755 $$b/lib/libcos.so $(DESTDIR)$(PREFIX)/lib/libcos.so.1 && \
-	ln -sf libcos.so.1 $(DESTDIR)$(PREFIX)/lib/libcos.so && \
-	mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin && \
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$v|" libcos/libcos.pc.in \
-		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libcos.pc && \
-	install -m755 $$b/bin/cosctl $(patsubst policies/%.c,$$b/bin/%,$(wildcard policies/cos-*.c)) \
-		$(DESTDIR)$(PREFIX)/bin/
+	@test -r $(VMLINUX) || { echo "make install: no kernel BTF at $(VMLINUX): run it on the target" \
+		"machine (a sched_ext kernel), or set VMLINUX=<a sched_ext vmlinux>" >&2; exit 1; }
+	$(MAKE) --no-print-directory COS_INNER=1 COS_OUT=$(IB) VMLINUX=$(VMLINUX) inner-user
+	install -D -m644 libcos/cos.h $(DESTDIR)$(PREFIX)/include/cos.h
+	install -D -m644 uapi/linux/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h
+	install -D -m644 $(IB)/lib/libcos.a $(LIBDIR)/libcos.a
+	install -D -m755 $(IB)/lib/libcos.so $(LIBDIR)/libcos.so.$(COS_ABI)
+	ln -sf libcos.so.$(COS_ABI) $(LIBDIR)/libcos.so
+	mkdir -p $(LIBDIR)/pkgconfig
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(COS_VERSION)|' libcos/libcos.pc.in \
+		> $(LIBDIR)/pkgconfig/libcos.pc
+	install -D -m755 -t $(BINDIR) $(addprefix $(IB)/bin/,$(PROGRAMS))
+	mkdir -p $(HOOKS_D)
+	sed 's|@BINDIR@|$(PREFIX)/bin|' tools/cos-oci-hook.json.in > $(HOOKS_D)/cos.json
+	$(if $(filter 1,$(MODULES_LOAD)),install -D -m644 tools/modules-load.conf $(MODLOAD))
+	$(if $(DESTDIR),,-ldconfig)
+	$(if $(DESTDIR),$(MAKE) --no-print-directory dkms-source DKMS_SRC=$(USRSRC),$(MAKE) --no-print-directory dkms-install)
+
+uninstall:
+	$(if $(DESTDIR),rm -rf $(USRSRC),$(MAKE) --no-print-directory dkms-uninstall)
+	rm -f $(DESTDIR)$(PREFIX)/include/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h \
+		$(LIBDIR)/libcos.a $(LIBDIR)/libcos.so.$(COS_ABI) $(LIBDIR)/libcos.so \
+		$(LIBDIR)/pkgconfig/libcos.pc $(addprefix $(BINDIR)/,$(PROGRAMS)) $(HOOKS_D)/cos.json \
+		$(MODLOAD)
+	-rmdir $(DESTDIR)$(PREFIX)/include/linux $(HOOKS_D) $(DESTDIR)$(PREFIX)/share/containers/oci \
+		$(DESTDIR)$(PREFIX)/share/containers 2>/dev/null
+	$(if $(DESTDIR),,-ldconfig)
 
 # The module through DKMS, for KVER (default: the running kernel).  dkms-source assembles the
 # tree DKMS keeps in /usr/src (dkms.conf, kmod/, uapi/: what cos.ko is built from, nothing else).
-COS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 DKMS_SRC := build/dkms/cos-$(COS_VERSION)
 dkms-source:
 	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
@@ -91,7 +123,8 @@ endif
 endif
 
 KDIR ?= /usr/src/linux-headers-$(KVER)
-O := build/$(KVER)
+O := $(if $(COS_OUT),$(COS_OUT),build/$(KVER))
+VMLINUX ?= $(KDIR)/vmlinux
 GEN := $(O)/gen
 U := build/unit
 
@@ -111,9 +144,9 @@ POLICIES := $(patsubst policies/%.c,$(O)/bin/%,$(wildcard policies/cos-*.c))
 GUEST_TESTS := $(patsubst tests/guest/%.cpp,$(O)/tests/%,$(wildcard tests/guest/test_*.cpp))
 UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
-.PHONY: inner-kver inner-unit
-inner-kver: $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/lib/libcos.a $(O)/lib/libcos.so \
-	$(O)/bin/cosctl $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(POLICIES) $(O)/bin/readme-example $(GUEST_TESTS)
+.PHONY: inner-kver inner-user inner-unit
+inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
+inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/readme-example $(GUEST_TESTS)
 inner-unit: $(U)/cos-unit
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).
@@ -126,7 +159,7 @@ $(O)/kmod/cos-nobtf.ko: $(O)/kmod/cos.ko
 	objcopy --remove-section=.BTF --remove-section=.BTF.base $< $@
 
 # The shim: BPF object, then a libbpf skeleton that libcos embeds.
-$(GEN)/vmlinux.h: $(KDIR)/vmlinux
+$(GEN)/vmlinux.h: $(VMLINUX)
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file $< format c > $@.tmp && mv $@.tmp $@
 
@@ -152,12 +185,14 @@ $(O)/lib/libcos.so: $(LIBCOS_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libcos.so.$(COS_ABI) -o $@ $^ $(BPF_LIBS)
 
-COS_ABI = $(shell sed -n 's/^\#define COS_ABI_VERSION[[:space:]]*//p' uapi/linux/cos.h)
-
 # tools
 $(O)/bin/cosctl: tools/cosctl.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
+
+$(O)/bin/cos-oci-hook: tools/cos-oci-hook.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -ljansson
 
 $(O)/bin/cos-bench-delegation: tools/cos-bench-delegation.c tools/bench.h $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)

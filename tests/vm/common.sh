@@ -17,11 +17,13 @@ COS_RECIPE=2
 
 # Everything the build and the guest need.  Keep sorted.
 COS_PACKAGES=(
-	bpftool busybox-static catch2 clang dkms g++ gcc iproute2 kmod libbpf-dev libc6-dev
-	libcap-dev libelf-dev libkmod-dev librocksdb-dev liburing-dev linux-perf llvm make mount
-	pahole pkg-config procps python3 python3-matplotlib qemu-system-x86 rt-tests stress-ng
-	util-linux virtiofsd zlib1g-dev
+	bpftool busybox-static catch2 clang crun dkms g++ gcc iproute2 kmod libbpf-dev libc6-dev
+	libcap-dev libelf-dev libjansson-dev libkmod-dev librocksdb-dev liburing-dev
+	linux-headers-cloud-amd64 linux-perf llvm make mount pahole pkg-config procps python3
+	python3-matplotlib qemu-system-x86 rt-tests stress-ng util-linux virtiofsd zlib1g-dev
 )
+# linux-headers-cloud-amd64 comes from trixie itself (6.12, without sched_ext): DKMS must refuse
+# it (tests/guest/install-test).  The sched_ext kernels' headers are added by tests/vm/kernel.
 
 # Taken from trixie-backports.  QEMU >= 11: multi-threaded TCG in 10.x (trixie) executes stale
 # int3 breakpoints while the guest kernel patches its text (sched_ext enable flips static keys):
