@@ -152,6 +152,19 @@ struct cos_sys_status {
  */
 int cos_sys_status(struct cos_sys_status *st);
 
+/**
+ * cos_proc_start_time() - @pid's start time (field 22 of /proc/<pid>/stat, clock ticks since
+ * boot): a pid and its start time name a process, a reused pid has another
+ * Return: 0, or -ESRCH if there is no such process.
+ */
+int cos_proc_start_time(int pid, unsigned long long *start);
+
+/**
+ * cos_proc_cgroup() - @pid's cgroup v2 path ("/a/b", below the cgroup2 mount), into @buf
+ * Return: 0; -ESRCH (no such process), -ENOENT (no v2 line), -ENAMETOOLONG (@len too short).
+ */
+int cos_proc_cgroup(int pid, char *buf, size_t len);
+
 /*
  * ---------------------------------------------------------------- the lord
  *

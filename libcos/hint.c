@@ -423,12 +423,11 @@ void cos_hint_cache_free(struct cos_hint_cache *c)
 	free(c);
 }
 
-/* @tid's process: its Tgid (/proc/<tid>/status) and start time (field 22 of its stat). */
+/* @tid's process: its Tgid (/proc/<tid>/status) and start time. */
 static int process_of(int tid, int *tgid, unsigned long long *start)
 {
-	char path[64], buf[512], *p;
+	char path[64], buf[512];
 	FILE *f;
-	int n;
 
 	*tgid = -1;
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
@@ -439,19 +438,9 @@ static int process_of(int tid, int *tgid, unsigned long long *start)
 		if (sscanf(buf, "Tgid: %d", tgid) == 1)
 			break;
 	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/stat", *tgid);
-	f = fopen(path, "re");
-	if (!f)
+	if (*tgid <= 0)
 		return -ESRCH;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	p = p ? strrchr(buf, ')') : NULL;	/* the name may hold spaces and parens */
-	/* after ") ": state(3) ... starttime(22): skip 19 fields */
-	for (n = 0; p && n < 19; n++)
-		p = strchr(p + 1, ' ');
-	if (*tgid <= 0 || !p || sscanf(p, " %llu", start) != 1)
-		return -ESRCH;
-	return 0;
+	return cos_proc_start_time(*tgid, start);
 }
 
 /* Map @tgid's table read-only. */
@@ -555,32 +544,19 @@ static int hint_lookup(struct cos_hint_cache *c, struct hint_task *ht, int tid,
 /* The class in @tid's cgroup's COS_HINT_CGROUP_XATTR, 0 without one. */
 static unsigned int cgroup_class(int tid)
 {
-	char path[64], line[PATH_MAX + 8], dir[PATH_MAX + 32], val[16];
-	unsigned long class = 0;
-	ssize_t n = -1;
-	char *end;
-	FILE *f;
+	char cg[PATH_MAX], dir[PATH_MAX + 32], val[16], *end;
+	unsigned long class;
+	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", tid);
-	f = fopen(path, "re");
-	if (!f)
+	if (cos_proc_cgroup(tid, cg, sizeof(cg)))
 		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (!strncmp(line, "0::/", 4)) {
-			snprintf(dir, sizeof(dir), "%s%s", COS_HINT_CGROUP_ROOT, line + 3);
-			n = getxattr(dir, COS_HINT_CGROUP_XATTR, val, sizeof(val) - 1);
-			break;
-		}
-	}
-	fclose(f);
-	if (n > 0) {
-		val[n] = 0;
-		class = strtoul(val, &end, 10);
-		if (*end || class > COS_HINT_CLASS_MAX)
-			class = 0;
-	}
-	return class;
+	snprintf(dir, sizeof(dir), "%s%s", COS_HINT_CGROUP_ROOT, cg);
+	n = getxattr(dir, COS_HINT_CGROUP_XATTR, val, sizeof(val) - 1);
+	if (n <= 0)
+		return 0;
+	val[n] = '\0';
+	class = strtoul(val, &end, 10);
+	return *end || class > COS_HINT_CLASS_MAX ? 0 : class;
 }
 
 int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,

@@ -233,48 +233,6 @@ static int parse_state(json_t *st, struct request *rq)
 
 /* ---------------------------------------------------------------- the container's process */
 
-/* Field 22 of /proc/<pid>/stat (start time, clock ticks since boot): pid + start name a process. */
-static int start_time(pid_t pid, unsigned long long *start)
-{
-	char path[64], buf[1024], *p;
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	p = p ? strrchr(buf, ')') : NULL;
-	for (n = 0; p && n < 19; n++)
-		p = strchr(p + 1, ' ');
-	return p && sscanf(p, " %llu", start) == 1 ? 0 : -1;
-}
-
-/* The cgroup v2 path of @pid ("0::/path" in /proc/<pid>/cgroup), into @buf. */
-static int cgroup_of(pid_t pid, char *buf, size_t len)
-{
-	char path[64], line[PATH_MAX + 8];
-	FILE *f;
-	int ret = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (!strncmp(line, "0::/", 4) && strlen(line + 3) < len) {
-			strcpy(buf, line + 3);
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
 /* Is cgroup @a (a path) @b or one of @b's ancestors? */
 static bool cgroup_covers(const char *a, const char *b)
 {
@@ -294,15 +252,15 @@ static int check_process(pid_t pid, unsigned long long *start, char *cg, size_t 
 		err("pid %d is the hook or the runtime, not a container", pid);
 		return -1;
 	}
-	if (start_time(pid, start)) {
+	if (cos_proc_start_time(pid, start)) {
 		err("the container's process %d does not exist", pid);
 		return -1;
 	}
-	if (cgroup_of(pid, cg, len)) {
+	if (cos_proc_cgroup(pid, cg, len)) {
 		err("cannot read the cgroup (v2) of process %d", pid);
 		return -1;
 	}
-	if (cgroup_of(getpid(), mine, sizeof(mine)))
+	if (cos_proc_cgroup(getpid(), mine, sizeof(mine)))
 		strcpy(mine, "/");
 	if (cgroup_covers(cg, mine)) {
 		err("process %d is in cgroup %s, which holds the runtime too: not a container's",
@@ -552,7 +510,7 @@ int main(int argc, char **argv)
 	if (tree_apply(&tree, rq.pid, set_sched_ext, &rq))
 		return 1;
 	/* the pid was the container's all along (not reused by a stranger after it died)? */
-	if (start_time(rq.pid, &start2) || start2 != start) {
+	if (cos_proc_start_time(rq.pid, &start2) || start2 != start) {
 		err("the container's process %d exited while the hook ran", rq.pid);
 		return 1;
 	}
