@@ -34,17 +34,17 @@
  *    at the head with preemption when it wakes, at the tail when its slice ends.  Nothing of
  *    these tiers goes through a shared queue, whose CPUs nobody would kick.  One exception: a
  *    lord that shot a task to its own CPU (local shoot) is put back with COS_ENQ_LORD_YIELD and
- *    parks in COS_LORD_DSQ; ops.dispatch on its CPU inserts the shot task first and then moves
- *    the lord behind it, so the lord runs again as soon as that task stops.
+ *    parks in COS_LORD_DSQ; ops.dispatch on its CPU inserts the shot task, and the next dispatch
+ *    there, when that task stops, moves the lord back: it runs again at once.
  *    The kthread's ENQ_PREEMPT can be lost: the core drops the rq lock while it flushes the
  *    dispatch buffer, a kthread inserted then is passed by the shot task, inserted at the head
  *    after it with a fresh slice — SCX_SLICE_INF for a run-to-block lord, so the kthread would
  *    wait until the COS task blocks (seen: a kworker starved 30 s, sched_ext's watchdog ejected
- *    the scheduler).  So cos_kthreads_waiting[cpu] counts the per-CPU kthreads queued on a CPU
- *    and not yet run, and ops.tick ends a COS task's slice while it is not zero: a kthread waits
- *    at most a tick.  The count is best effort (plain loads and stores from several CPUs; a
- *    kthread leaving without running leaves it high until the next one runs there): a wrong
- *    value costs at most an early end of a COS task's slice, never a stall.
+ *    the scheduler).  So ops.dispatch moves nothing else to the local DSQ once it has put a shot
+ *    task there (the lord and fair tasks are moved by the dispatch that runs when the local DSQ
+ *    is empty again, the same moment they would have run), and ops.tick ends a running COS
+ *    task's slice whenever its CPU's local DSQ is not empty: whatever waits there is a tier
+ *    above it, and waits at most a tick.
  *
  * E. ABI.  ops.init fails (the attach fails) unless the module's ABI version is the one this shim
  *    was built with; a test can change the expected version through cos_abi_expected.  ops.exit
@@ -77,25 +77,9 @@ __s64 cos_exit_kind;
 char cos_exit_reason[128];
 char cos_exit_msg[256];
 
-/* Per-CPU kthreads queued on each CPU and not yet run (see D); CPUs beyond the array go without. */
-#define COS_KTHREAD_CPUS 8192
-static u32 cos_kthreads_waiting[COS_KTHREAD_CPUS];
-
 static bool cos_is_pcpu_kthread(const struct task_struct *p)
 {
 	return (p->flags & COS_PF_KTHREAD) && p->nr_cpus_allowed == 1;
-}
-
-/* @cpu's count, NULL beyond the array.  The mask (after a barrier, so that clang keeps it) is
- * for the verifier: clang may otherwise test the bound on a copy it does not index with. */
-static u32 *cos_kthreads_at(s32 cpu)
-{
-	u32 c = cpu;
-
-	if (cpu < 0 || cpu >= COS_KTHREAD_CPUS)
-		return NULL;
-	barrier_var(c);
-	return &cos_kthreads_waiting[c & (COS_KTHREAD_CPUS - 1)];
 }
 
 /* Global virtual time: the largest vtime of any task that started running. */
@@ -181,12 +165,7 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 slot = tctx ? cos_slot(p, tctx, true) : COS_NO_SLOT;
 
 	if (cos_is_pcpu_kthread(p)) {
-		s32 cpu = scx_bpf_task_cpu(p);
-		u32 *waiting = cos_kthreads_at(cpu);
-
-		if (waiting)
-			(*waiting)++;
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, cos_slice_ns,
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | scx_bpf_task_cpu(p), cos_slice_ns,
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
 		return;
 	}
@@ -220,6 +199,7 @@ SEC("struct_ops/cos_dispatch")
 void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct task_struct *p;
+	bool shot = false;
 	s32 pid;
 	int i;
 
@@ -232,10 +212,12 @@ void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 
 		/* Dispatching where the task may not run would eject the scheduler: re-check. */
 		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
-		    (!p->migration_disabled || scx_bpf_task_cpu(p) == cpu))
+		    (!p->migration_disabled || scx_bpf_task_cpu(p) == cpu)) {
 			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice ?: SCX_SLICE_INF, SCX_ENQ_HEAD);
-		else
+			shot = true;
+		} else {
 			cos_kf_dispatch_failed(p, slot, cpu);
+		}
 		bpf_task_release(p);
 	}
 	for (i = 0; i < COS_FALLBACK_BATCH; i++) {
@@ -248,6 +230,8 @@ void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 		cos_fair_insert(p, 0);
 		bpf_task_release(p);
 	}
+	if (shot)
+		return;		/* nothing behind it, or ops.tick would end its slice (see D) */
 	if (cos_have(scx_bpf_create_dsq)) {
 		scx_bpf_dsq_move_to_local(COS_LORD_DSQ);
 		scx_bpf_dsq_move_to_local(COS_FAIR_DSQ);
@@ -262,12 +246,6 @@ void BPF_PROG(cos_running, struct task_struct *p)
 
 	if ((s64)(p->scx.dsq_vtime - cos_vtime_now) > 0)
 		cos_vtime_now = p->scx.dsq_vtime;
-	if (cos_is_pcpu_kthread(p)) {
-		u32 *waiting = cos_kthreads_at(scx_bpf_task_cpu(p));
-
-		if (waiting && *waiting)
-			(*waiting)--;
-	}
 	if (!tctx)
 		return;
 	tctx->exec_at_start = p->se.sum_exec_runtime;
@@ -289,14 +267,14 @@ void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 		cos_kf_stopping(p, tctx->slot, runnable);
 }
 
-/* A COS task gives way at the tick to per-CPU kthreads queued behind it (see D). */
+/* A COS task gives way at the tick to whatever waits in its CPU's local DSQ (see D). */
 SEC("struct_ops/cos_tick")
 void BPF_PROG(cos_tick, struct task_struct *p)
 {
 	struct cos_task_ctx *tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
-	u32 *waiting = cos_kthreads_at(scx_bpf_task_cpu(p));
 
-	if (tctx && tctx->slot >= 0 && waiting && *waiting)
+	if (tctx && tctx->slot >= 0 && cos_have(scx_bpf_dsq_nr_queued) &&
+	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0)
 		p->scx.slice = 0;
 }
 

@@ -30,6 +30,7 @@ extern void scx_bpf_kick_cpu(s32 cpu, u64 flags) __weak __ksym;
 #define cos_have(kfunc) bpf_ksym_exists(kfunc)
 
 extern bool scx_bpf_dsq_move_to_local(u64 dsq_id) __weak __ksym;
+extern s32 scx_bpf_dsq_nr_queued(u64 dsq_id) __weak __ksym;
 extern s32 scx_bpf_task_cpu(const struct task_struct *p) __weak __ksym;
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
