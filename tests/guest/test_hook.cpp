@@ -239,11 +239,7 @@ TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of 
 	REQUIRE(out.size() == 3);
 	std::this_thread::sleep_for(std::chrono::milliseconds(500));	/* let the yes run */
 
-	/*
-	 * Annotated: SCHED_EXT, CPUs 1-3 (not 0), the class on its cgroup, listed and placed by the
-	 * lord.  (Not a subset of the enclave that the two spinners would fill: see the README's
-	 * known problems, per-CPU kthreads starve on CPUs COS tasks keep busy.)
-	 */
+	/* annotated: SCHED_EXT, CPUs 1-3 (not 0), the class on its cgroup, listed and placed by the lord */
 	cos_task_info *tasks = nullptr;
 	size_t nr = 0;
 	int fd = cos_open();
