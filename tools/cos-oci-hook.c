@@ -23,8 +23,8 @@
  * config, so every field is checked before any task is touched: unknown io.cos.* keys, malformed
  * values, a pid that is 1, ours, our parent's or not alive, a process in the root cgroup or in
  * ours (the runtime's), a lord that is not the one asked for — each is an error, with nothing
- * changed.  Then, in this order: the class xattr on the container's cgroup, the affinity, and
- * SCHED_EXT, set on the container's process tree only (the threads of the pid and of its
+ * changed.  Then the class xattr on the container's cgroup, and, task by task, the affinity and
+ * SCHED_EXT, on the container's process tree only (the threads of the pid and of its
  * descendants, found through /proc/<pid>/task/<tid>/children until a pass finds no new one).
  * No shell and no other program is run.  Exit status: 0 done (or nothing to do), 1 error (the
  * runtime then fails the container's creation), 2 bad usage.
@@ -381,12 +381,31 @@ out:
 	return r;
 }
 
+/* One task of the container: its CPUs first (if asked), then SCHED_EXT, so the lord never sees
+ * it with CPUs it is not to run on.  A task that exited meanwhile is no error. */
+static int put_under_cos(pid_t tid, const struct request *rq)
+{
+	struct sched_param sp = { 0 };
+
+	if (rq->have_cpus && sched_setaffinity(tid, sizeof(rq->cpus), &rq->cpus) &&
+	    errno != ESRCH) {
+		err("cannot limit task %d to the io.cos.enclave CPUs: %s%s", tid, strerror(errno),
+		    errno == EINVAL ? " (offline, or outside its cpuset)" : "");
+		return -1;
+	}
+	if (sched_setscheduler(tid, COS_SCHED_EXT, &sp) && errno != ESRCH) {
+		err("cannot make task %d SCHED_EXT: %s%s", tid, strerror(errno),
+		    errno == EINVAL ? " (does this kernel have sched_ext?)" : "");
+		return -1;
+	}
+	return 0;
+}
+
 /*
- * Apply @fn to every task of the tree, and walk again until a pass finds nothing new (a task
+ * Put every task of @pid's tree under cos, and walk again until a pass finds nothing new (a task
  * forked meanwhile inherits what its parent had by then, or is found by the next pass).
  */
-static int tree_apply(struct tree *t, pid_t pid, int (*fn)(pid_t, const struct request *),
-		      const struct request *rq)
+static int put_tree_under_cos(struct tree *t, pid_t pid, const struct request *rq)
 {
 	size_t done = 0;
 
@@ -396,35 +415,13 @@ static int tree_apply(struct tree *t, pid_t pid, int (*fn)(pid_t, const struct r
 		if (r < 0)
 			return -1;
 		for (; done < t->nr; done++)
-			if (fn(t->tids[done], rq))
+			if (put_under_cos(t->tids[done], rq))
 				return -1;
 		if (r == 0)
 			return 0;
 	}
 	err("the container's tasks keep forking; gave up");
 	return -1;
-}
-
-static int set_affinity(pid_t tid, const struct request *rq)
-{
-	if (sched_setaffinity(tid, sizeof(rq->cpus), &rq->cpus) && errno != ESRCH) {
-		err("cannot limit task %d to the io.cos.enclave CPUs: %s%s", tid, strerror(errno),
-		    errno == EINVAL ? " (offline, or outside its cpuset)" : "");
-		return -1;
-	}
-	return 0;
-}
-
-static int set_sched_ext(pid_t tid, const struct request *rq)
-{
-	struct sched_param sp = { 0 };
-
-	if (sched_setscheduler(tid, COS_SCHED_EXT, &sp) && errno != ESRCH) {
-		err("cannot make task %d SCHED_EXT: %s%s", tid, strerror(errno),
-		    errno == EINVAL ? " (does this kernel have sched_ext?)" : "");
-		return -1;
-	}
-	return 0;
 }
 
 static int set_class(const char *cg, long class)
@@ -504,10 +501,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (rq.class && set_class(cg, rq.class))
 		return 1;
-	if (rq.have_cpus && tree_apply(&tree, rq.pid, set_affinity, &rq))
-		return 1;
-	tree.nr = 0;
-	if (tree_apply(&tree, rq.pid, set_sched_ext, &rq))
+	if (put_tree_under_cos(&tree, rq.pid, &rq))
 		return 1;
 	/* the pid was the container's all along (not reused by a stranger after it died)? */
 	if (cos_proc_start_time(rq.pid, &start2) || start2 != start) {
