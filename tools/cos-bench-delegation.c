@@ -3,17 +3,20 @@
  * cos-bench-delegation.c — delegation latency: how long from a lord's decision until the task
  * runs on the chosen CPU, beside the default scheduler's cross-CPU wake-up latency, in one boot.
  *
+ * The enclave is every online CPU but CPU 0: CPUs 1..N-1 of N online CPUs.
+ *
  *   default phase (no sched_ext scheduler): a waker pinned to CPU 0 stamps t0 and FUTEX_WAKEs a
  *     target thread allowed on the enclave CPUs; the target stamps t1 when it runs.
  *   cos phase (shim attached, this thread is the lord on CPU 0): the lord wakes the target (a
  *     COS task in a child process), sees its RUNNABLE message, stamps t0 just before
  *     COS_IOC_SHOOT to the next enclave CPU (round robin); the target stamps t1 when it runs.
  *
- * Both phases run with H non-COS CPU hogs (one per enclave CPU, pinned).  Latency = t1 - t0 on
- * CLOCK_MONOTONIC.  Output: one line per (phase, hogs) with p50/p99/max in µs, and the ratio
- * cos/default.  With --submit ioctl,uring the cos phase runs once per way of committing shoots
- * (COS_IOC_SHOOT, or io_uring's uring_cmd), each also reporting the time spent in the shoot call
- * itself.  --csv DIR writes every sample.  A benchmark: it asserts nothing about time.
+ * Both phases run with H non-COS CPU hogs (hog i pinned to CPU i, H at most the enclave size).
+ * Latency = t1 - t0 on CLOCK_MONOTONIC.  Output: the enclave, then one line per (phase, hogs)
+ * with p50/p99/max in µs, and the ratio cos/default.  With --submit ioctl,uring the cos phase
+ * runs once per way of committing shoots (COS_IOC_SHOOT, or io_uring's uring_cmd), each also
+ * reporting the time spent in the shoot call itself.  --csv DIR writes every sample.  A
+ * benchmark: it asserts nothing about time.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,7 +39,7 @@
 #include "cos.h"
 
 #define MAX_SHOOTS	100000
-#define NCPU_ENCLAVE	3	/* CPUs 1..3; the lord / waker on CPU 0 */
+#define MAX_HOG_COUNTS	8	/* entries of --hogs */
 
 struct shared {
 	_Atomic uint32_t word;		/* futex: the round the target may run */
@@ -147,8 +150,8 @@ static struct shared *shared_new(void)
 	return sh;
 }
 
-/* Default scheduler: cross-CPU futex wake-up latency. */
-static int run_default(int rounds, uint64_t *lat, int *cpu)
+/* Default scheduler: cross-CPU futex wake-up latency, the target on the @enclave CPUs 1.. */
+static int run_default(int enclave, int rounds, uint64_t *lat, int *cpu)
 {
 	struct shared *sh = shared_new();
 	pid_t child;
@@ -157,7 +160,7 @@ static int run_default(int rounds, uint64_t *lat, int *cpu)
 	bench_pin(0, 0);
 	child = fork();
 	if (child == 0) {
-		bench_pin(1, NCPU_ENCLAVE);
+		bench_pin(1, enclave);
 		target_loop(sh, rounds);
 		_exit(0);
 	}
@@ -180,9 +183,9 @@ static int run_default(int rounds, uint64_t *lat, int *cpu)
 	return 0;
 }
 
-/* cos: the lord wakes the target, waits for RUNNABLE, stamps and shoots. */
-static int run_cos(int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat, int *cpu,
-		   uint64_t *call)
+/* cos: the lord wakes the target, waits for RUNNABLE, stamps and shoots to the next CPU. */
+static int run_cos(int enclave, int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat,
+		   int *cpu, uint64_t *call)
 {
 	struct shared *sh = shared_new();
 	struct cos_lord_opts o = { .size = sizeof(o) };
@@ -194,7 +197,7 @@ static int run_cos(int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat
 	int err, st, next_cpu = 1, failed = 0;
 
 	CPU_ZERO(&set);
-	for (int c = 1; c <= NCPU_ENCLAVE; c++)
+	for (int c = 1; c <= enclave; c++)
 		CPU_SET(c, &set);
 	o.lord_cpu = 0;
 	o.enclave = &set;
@@ -211,7 +214,7 @@ static int run_cos(int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat
 	if (child == 0) {
 		struct sched_param sp = { 0 };
 
-		bench_pin(1, NCPU_ENCLAVE);
+		bench_pin(1, enclave);
 		atomic_store(&sh->setattr_err,
 			     sched_setscheduler(0, COS_SCHED_EXT, &sp) ? errno : 0);
 		atomic_store(&sh->ready, 1);
@@ -281,7 +284,7 @@ static int run_cos(int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat
 				} else {
 					call[r - 1] = bench_now_ns() - t0;
 					shot = true;
-					next_cpu = next_cpu % NCPU_ENCLAVE + 1;
+					next_cpu = next_cpu % enclave + 1;
 				}
 			}
 		}
@@ -314,10 +317,14 @@ static void usage(FILE *f)
 		"                            [--csv DIR]\n"
 		"Delegation latency (lord's SHOOT -> task running) vs the default scheduler's\n"
 		"cross-CPU futex wake-up latency, side by side in this boot.  Needs root, cos.ko,\n"
-		"sched_ext, 4+ CPUs (lord/waker on CPU 0, targets on CPUs 1-3) and no sched_ext\n"
-		"scheduler attached.\n"
+		"sched_ext, 2 to %d online CPUs and no sched_ext scheduler attached.  The lord\n"
+		"and the waker run on CPU 0, the targets on the enclave: CPUs 1..N-1 (every CPU\n"
+		"but CPU 0) of N online CPUs.\n", BENCH_MAX_CPUS);
+	bench_usage_enclave(f);
+	fprintf(f,
 		"  --shoots N     rounds per configuration (default 2000)\n"
-		"  --hogs LIST    comma-separated hog counts, each 0..3 (default 0,3)\n"
+		"  --hogs LIST    comma-separated hog counts, each 0..N-1 (default 0,N-1); hog i\n"
+		"                 spins on CPU i\n"
 		"  --submit LIST  how the lord commits shoots, comma-separated: ioctl, uring\n"
 		"                 (io_uring uring_cmd); default ioctl.  Each gets its cos row, and a\n"
 		"                 'call' row: time spent in cos_lord_shoot() itself\n"
@@ -336,9 +343,10 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int rounds = 2000, hogs[8], nhogs = 0, c;
+	int rounds = 2000, hogs[MAX_HOG_COUNTS], nhogs = 0, enclave, c;
 	unsigned stall_ms = 1000;
-	const char *csv = NULL, *hog_list = "0,3", *submit_list = "ioctl";
+	const char *csv = NULL, *hog_list = NULL, *submit_list = "ioctl";
+	char default_hogs[16], enclave_cpus[32];
 	unsigned submits[2];
 	int nsubmits = 0;
 	static uint64_t lat[MAX_SHOOTS], call[MAX_SHOOTS];
@@ -355,13 +363,26 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	for (const char *p = hog_list; *p && nhogs < 8; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
-		hogs[nhogs] = atoi(p);
-		if (hogs[nhogs] < 0 || hogs[nhogs] > NCPU_ENCLAVE) {
+	enclave = bench_enclave_size("cos-bench-delegation");
+	if (!enclave)
+		return 2;
+	bench_enclave_cpus(enclave_cpus, sizeof(enclave_cpus), enclave);
+	snprintf(default_hogs, sizeof(default_hogs), "0,%d", enclave);
+	if (!hog_list)
+		hog_list = default_hogs;
+	for (const char *p = hog_list; *p && nhogs < MAX_HOG_COUNTS;) {
+		char *end;
+		long n = strtol(p, &end, 10);
+
+		if (end == p || (*end && *end != ',') || n < 0 || n > enclave) {
+			fprintf(stderr, "cos-bench-delegation: --hogs %s: each count must be "
+				"0..%d (one hog per enclave CPU: %s)\n", hog_list, enclave,
+				enclave_cpus);
 			usage(stderr);
 			return 2;
 		}
-		nhogs++;
+		hogs[nhogs++] = n;
+		p = *end ? end + 1 : end;
 	}
 	for (const char *p = submit_list; *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
 		size_t n = strcspn(p, ",");
@@ -377,21 +398,22 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!nsubmits || rounds < 10 || rounds > MAX_SHOOTS || sysconf(_SC_NPROCESSORS_ONLN) < 4) {
+	if (!nhogs || !nsubmits || rounds < 10 || rounds > MAX_SHOOTS) {
 		usage(stderr);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("enclave: %s; the lord and the waker on CPU 0\n", enclave_cpus);
 	printf("%-8s %5s %7s %10s %10s %10s\n", "phase", "hogs", "rounds", "p50_us", "p99_us", "max_us");
 	for (int h = 0; h < nhogs; h++) {
 		struct stats d, s;
-		pid_t hog_pids[NCPU_ENCLAVE];
+		pid_t hog_pids[BENCH_MAX_CPUS];
 		struct cos_shim *shim;
 		int err = 0, n;
 
 		for (int i = 0; i < hogs[h]; i++)
 			hog_pids[i] = spawn_hog(1 + i);
-		run_default(rounds, lat, cpus);
+		run_default(enclave, rounds, lat, cpus);
 		write_csv(csv, "default", hogs[h], lat, cpus, rounds);
 		d = summarize(lat, rounds);
 		printf("%-8s %5d %7d %10.1f %10.1f %10.1f\n", "default", hogs[h], rounds, d.p50, d.p99, d.max);
@@ -405,7 +427,7 @@ int main(int argc, char **argv)
 					cos_strerror(err));
 				break;
 			}
-			err = run_cos(rounds, stall_ms, submits[m], lat, cpus, call);
+			err = run_cos(enclave, rounds, stall_ms, submits[m], lat, cpus, call);
 			cos_shim_detach(shim);
 			if (err)
 				break;

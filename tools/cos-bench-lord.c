@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cos-bench-lord.c — lord throughput: how many shoots per second one lord thread gets placed and
- * started, committing them one CPU per call or three CPUs per call (the multi-CPU mask), through
- * COS_IOC_SHOOT or io_uring.
+ * started, committing them one CPU per call or every enclave CPU in one call (the multi-CPU
+ * mask), through COS_IOC_SHOOT or io_uring.
  *
- * Child processes run T CPU-bound COS tasks (T = 2 per enclave CPU, so a waiting task is always
- * there).  The lord on CPU 0 keeps every enclave CPU busy with a new task: as soon as a CPU's last
- * shot task has started (COS_MSG_TASK_RUNNING, asked for with COS_LORD_F_RUNNING_MSGS), it shoots
- * the longest-waiting task there, which preempts the one running.  Each mode runs for --seconds:
+ * The enclave is every online CPU but CPU 0: CPUs 1..N-1 of N online CPUs.  Child processes run
+ * T CPU-bound COS tasks (T = 2 per enclave CPU, so a waiting task is always there).  The lord on
+ * CPU 0 keeps every enclave CPU busy with a new task: as soon as a CPU's last shot task has
+ * started (COS_MSG_TASK_RUNNING, asked for with COS_LORD_F_RUNNING_MSGS), it shoots the
+ * longest-waiting task there, which preempts the one running.  Each mode runs for --seconds:
  *
  *   ioctl-1     one COS_IOC_SHOOT per CPU
  *   ioctl-mask  once every CPU's last task has started, one COS_IOC_SHOOT for all of them
@@ -17,9 +18,9 @@
  * Per mode: shoots placed per second (status OK), tasks started per second (RUNNING messages),
  * commit calls per second, shoots per call, and the lord's time in the commit call per shoot
  * placed (what batching saves).  The rate is bounded by how fast the target CPUs start the tasks
- * (each CPU waits for its RUNNING message; a mask waits for the slowest of the three), the call
- * time by the lord alone.  --csv FILE writes one row per mode.  A benchmark: it asserts
- * nothing about time.
+ * (each CPU waits for its RUNNING message; a mask waits for the slowest of them), the call time
+ * by the lord alone.  The first output line names the enclave.  --csv FILE writes one row per
+ * mode.  A benchmark: it asserts nothing about time.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,8 +37,10 @@
 #include "bench.h"
 #include "cos.h"
 
-#define NCPU_ENCLAVE	3		/* CPUs 1..3; the lord on CPU 0 */
-#define NTASKS		(2 * NCPU_ENCLAVE)
+#define MAX_TASKS	(2 * BENCH_MAX_CPUS)
+
+static int enclave_size;		/* the enclave: CPUs 1..enclave_size; the lord on CPU 0 */
+static int ntasks;			/* COS tasks: 2 per enclave CPU */
 
 struct mode {
 	const char *name;
@@ -66,17 +69,17 @@ struct task {
 	uint64_t since;			/* when it started waiting (to pick the longest waiting) */
 };
 
-/* NTASKS processes (not the lord's threads): each becomes a COS task and spins. */
+/* ntasks processes (not the lord's threads): each becomes a COS task and spins. */
 static pid_t spawn_tasks(pid_t *pids)
 {
-	for (int i = 0; i < NTASKS; i++) {
+	for (int i = 0; i < ntasks; i++) {
 		pids[i] = fork();
 		if (pids[i] < 0)
 			return -errno;
 		if (pids[i] == 0) {
 			struct sched_param sp = { 0 };
 
-			bench_pin(1, NCPU_ENCLAVE);
+			bench_pin(1, enclave_size);
 			if (sched_setscheduler(0, COS_SCHED_EXT, &sp))
 				_exit(3);
 			usleep(1000);	/* come under the lord at this wake-up */
@@ -93,18 +96,18 @@ static pid_t spawn_tasks(pid_t *pids)
  */
 static void end_tasks(pid_t *pids, struct cos_lord *lord)
 {
-	for (int i = 0; i < NTASKS; i++)
+	for (int i = 0; i < ntasks; i++)
 		if (pids[i] > 0)
 			kill(pids[i], SIGKILL);
 	cos_lord_destroy(lord);
-	for (int i = 0; i < NTASKS; i++)
+	for (int i = 0; i < ntasks; i++)
 		if (pids[i] > 0)
 			waitpid(pids[i], NULL, 0);
 }
 
 static int task_of(const pid_t *pids, uint32_t pid)
 {
-	for (int i = 0; i < NTASKS; i++)
+	for (int i = 0; i < ntasks; i++)
 		if ((uint32_t)pids[i] == pid)
 			return i;
 	return -1;
@@ -115,7 +118,7 @@ static int pick(struct task *t)
 {
 	int best = -1;
 
-	for (int i = 0; i < NTASKS; i++)
+	for (int i = 0; i < ntasks; i++)
 		if (t[i].waiting && (best < 0 || t[i].since < t[best].since))
 			best = i;
 	return best;
@@ -123,7 +126,7 @@ static int pick(struct task *t)
 
 static bool all_ready(const bool *ready)
 {
-	for (int c = 1; c <= NCPU_ENCLAVE; c++)
+	for (int c = 1; c <= enclave_size; c++)
 		if (!ready[c])
 			return false;
 	return true;
@@ -132,11 +135,11 @@ static bool all_ready(const bool *ready)
 static int run_mode(const struct mode *m, double seconds, struct result *res)
 {
 	struct cos_lord_opts o = { .size = sizeof(o) };
-	struct task tasks[NTASKS] = { 0 };
-	int on_cpu[NCPU_ENCLAVE + 1];		/* task shot to each CPU, -1 none */
-	bool ready[NCPU_ENCLAVE + 1];		/* its last shot task started (or none was shot) */
-	pid_t pids[NTASKS] = { 0 };
-	bool seen[NTASKS] = { 0 };
+	struct task tasks[MAX_TASKS] = { 0 };
+	int on_cpu[BENCH_MAX_CPUS];		/* task shot to each CPU, -1 none */
+	bool ready[BENCH_MAX_CPUS];		/* its last shot task started (or none was shot) */
+	pid_t pids[MAX_TASKS] = { 0 };
+	bool seen[MAX_TASKS] = { 0 };
 	struct cos_lord *lord;
 	cpu_set_t set;
 	uint64_t t0, end;
@@ -144,7 +147,7 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 
 	memset(res, 0, sizeof(*res));
 	CPU_ZERO(&set);
-	for (int c = 1; c <= NCPU_ENCLAVE; c++)
+	for (int c = 1; c <= enclave_size; c++)
 		CPU_SET(c, &set);
 	o.lord_cpu = 0;
 	o.enclave = &set;
@@ -168,7 +171,7 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 		fprintf(stderr, "cos-bench-lord: fork: %s\n", strerror(-err));
 		goto out;
 	}
-	for (int c = 0; c <= NCPU_ENCLAVE; c++)
+	for (int c = 0; c <= enclave_size; c++)
 		on_cpu[c] = -1, ready[c] = true;
 
 	t0 = bench_now_ns();
@@ -176,14 +179,14 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 	for (;;) {
 		const struct cos_msg *msg;
 		uint64_t now = bench_now_ns();
-		int batch[NCPU_ENCLAVE], nbatch = 0;
+		int batch[BENCH_MAX_CPUS], nbatch = 0;
 		bool go;
 
 		if (now >= end)
 			break;
-		if (known < NTASKS && now > t0 + 5000000000ull) {
+		if (known < ntasks && now > t0 + 5000000000ull) {
 			fprintf(stderr, "cos-bench-lord: only %d of %d tasks came under the lord\n",
-				known, NTASKS);
+				known, ntasks);
 			err = -ETIMEDOUT;
 			goto out;
 		}
@@ -213,10 +216,11 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 					break;
 				}
 				if (msg->type == COS_MSG_SHOOT_FAILED || msg->type == COS_MSG_SHOOT_STALE) {
-					if (msg->arg <= NCPU_ENCLAVE)
+					if (msg->arg <= (uint64_t)enclave_size)
 						ready[msg->arg] = true;
 				}
-				if (msg->type == COS_MSG_TASK_RUNNING && msg->arg <= NCPU_ENCLAVE &&
+				if (msg->type == COS_MSG_TASK_RUNNING &&
+				    msg->arg <= (uint64_t)enclave_size &&
 				    on_cpu[msg->arg] == i) {
 					ready[msg->arg] = true;
 					res->started++;
@@ -225,7 +229,7 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 			cos_lord_consume(lord);
 		}
 		go = !m->mask || all_ready(ready);	/* mask: all CPUs in one call */
-		for (int c = 1; c <= NCPU_ENCLAVE; c++) {
+		for (int c = 1; c <= enclave_size; c++) {
 			int i;
 
 			if (!ready[c] || !go || (i = pick(tasks)) < 0)
@@ -275,12 +279,17 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cos-bench-lord [--seconds S] [--modes LIST] [--csv FILE]\n"
-		"Lord throughput: shoots placed and tasks started per second by one lord thread\n"
-		"keeping CPUs 1-3 busy with %d CPU-bound COS tasks.  Needs root, cos.ko, sched_ext,\n"
-		"4+ CPUs and no sched_ext scheduler attached (it attaches the shim itself).\n"
+		"Lord throughput: shoots placed and tasks started per second by one lord\n"
+		"thread on CPU 0 keeping the enclave busy, CPUs 1..N-1 (every CPU but CPU 0)\n"
+		"of N online CPUs, with 2 CPU-bound COS tasks per enclave CPU.  Needs root,\n"
+		"cos.ko, sched_ext, 2 to %d online CPUs and no sched_ext scheduler attached\n"
+		"(it attaches the shim itself).\n", BENCH_MAX_CPUS);
+	bench_usage_enclave(f);
+	fprintf(f,
 		"  --seconds S   per mode (default 5)\n"
 		"  --modes LIST  comma-separated, default all: ioctl-1, ioctl-mask, uring-1, uring-mask\n"
-		"  --csv FILE    one row per mode\n", NTASKS);
+		"                (-mask: every enclave CPU in one call)\n"
+		"  --csv FILE    one row per mode\n");
 }
 
 int main(int argc, char **argv)
@@ -295,6 +304,7 @@ int main(int argc, char **argv)
 	const char *mode_list = "ioctl-1,ioctl-mask,uring-1,uring-mask", *csv = NULL;
 	double seconds = 5;
 	bool selected[NMODES] = { 0 };
+	char enclave_cpus[32];
 	FILE *out = NULL;
 	int c, rc = 0;
 
@@ -307,10 +317,14 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || seconds < 0.1 || seconds > 600 || sysconf(_SC_NPROCESSORS_ONLN) < 4) {
+	if (optind != argc || seconds < 0.1 || seconds > 600) {
 		usage(stderr);
 		return 2;
 	}
+	enclave_size = bench_enclave_size("cos-bench-lord");
+	if (!enclave_size)
+		return 2;
+	ntasks = 2 * enclave_size;
 	for (const char *p = mode_list; *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
 		size_t n = strcspn(p, ",");
 		bool found = false;
@@ -334,6 +348,8 @@ int main(int argc, char **argv)
 		fprintf(out, "mode,seconds,placed,started,calls,refused,call_ns\n");
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("enclave: %s, %d COS tasks; the lord on CPU 0\n",
+	       bench_enclave_cpus(enclave_cpus, sizeof(enclave_cpus), enclave_size), ntasks);
 	printf("%-11s %10s %10s %9s %11s %12s %8s\n", "mode", "shoots/s", "started/s", "calls/s",
 	       "shoots/call", "us/shoot", "refused");
 	for (size_t i = 0; i < NMODES && !rc; i++) {

@@ -5,8 +5,9 @@
  * (NSDI '19) and ghOSt's Shinjuku experiments.
  *
  * The generator thread (on CPU 0) makes requests at Poisson arrival times for --seconds and hands
- * each to an idle worker, or queues it in a FIFO when every worker is busy.  --workers N threads
- * on CPUs 1-3 serve them from one RocksDB database (a GET of --get-keys random keys, or a SCAN
+ * each to an idle worker, or queues it in a FIFO when every worker is busy.  --workers W threads
+ * (default: one per enclave CPU) on the enclave, CPUs 1..N-1 of N online CPUs (every CPU but
+ * CPU 0), serve them from one RocksDB database (a GET of --get-keys random keys, or a SCAN
  * of --scan-keys consecutive keys from a random one) and take the next queued request when
  * done.  With one worker per CPU a SCAN holds its CPU until done; with many workers the
  * scheduler decides who runs (time-sharing under the default scheduler; under cos-shinjuku with
@@ -14,11 +15,11 @@
  * worker publishes its request's class: 1 for a GET, 3 for a SCAN, and 1 while it sleeps).
  *
  * Latency = completion - the request's scheduled arrival (so a late generator counts against the
- * server, not for it).  Output: one line with the achieved throughput, how busy CPUs 1-3 were
- * while requests arrived (/proc/stat), and p50/p99/p99.9 of the short and long requests; --csv
- * FILE writes every request.  --calibrate measures the capacity: requests per second with one
- * worker per CPU serving back to back (the bench offers fractions of it).  A benchmark: it
- * asserts nothing about time.
+ * server, not for it).  Output: one line with the enclave, the achieved throughput, how busy the
+ * enclave CPUs were while requests arrived (/proc/stat), and p50/p99/p99.9 of the short and long
+ * requests; --csv FILE writes every request.  --calibrate measures the capacity: requests per
+ * second with one worker per enclave CPU serving back to back (the bench offers fractions of
+ * it).  A benchmark: it asserts nothing about time.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,7 +43,6 @@
 #include "bench.h"
 #include "cos.h"
 
-#define NCPU_WORKERS	3		/* CPUs 1..3; the generator on CPU 0 */
 #define MAX_WORKERS	256
 #define VALUE_SIZE	100
 
@@ -66,6 +66,7 @@ static struct {
 	rocksdb_t *db;
 	rocksdb_readoptions_t *ro;
 	unsigned int keys, get_keys, scan_keys;
+	int enclave;			/* the workers' CPUs 1..enclave; the generator on CPU 0 */
 	bool sched_ext, hints;
 	struct request *reqs;
 	struct worker workers[MAX_WORKERS];
@@ -193,7 +194,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct cos_hint *hint = NULL;
 
-	bench_pin(1, NCPU_WORKERS);
+	bench_pin(1, g.enclave);
 	if (g.sched_ext) {
 		struct sched_param sp = { 0 };
 
@@ -266,7 +267,7 @@ static void hand_out(int r)
 	}
 }
 
-/* Busy (non-idle) jiffies and all jiffies of the worker CPUs, from /proc/stat. */
+/* Busy (non-idle) jiffies and all jiffies of the enclave (the workers' CPUs), from /proc/stat. */
 static void cpu_times(unsigned long long *busy, unsigned long long *all)
 {
 	FILE *f = fopen("/proc/stat", "r");
@@ -279,7 +280,7 @@ static void cpu_times(unsigned long long *busy, unsigned long long *all)
 
 		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
 			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9 ||
-		    cpu < 1 || cpu > NCPU_WORKERS)
+		    cpu < 1 || cpu > g.enclave)
 			continue;
 		for (int i = 0; i < 8; i++)
 			*all += v[i];
@@ -296,11 +297,11 @@ static double pct(const uint64_t *v, int n, double p)
 }
 
 /*
- * Calibration: the server's capacity, closed loop.  One worker per CPU 1-3 serves requests back
- * to back for a while (no arrivals, no wake-ups), every (1000 / P)-th one a SCAN, so the mix is
- * exact; capacity = requests done per second.  Each kind's mean service time is measured in the
- * same run, with every CPU busy (in an emulator the CPUs share host cores: a request alone runs
- * faster than under load).
+ * Calibration: the server's capacity, closed loop.  One worker per enclave CPU serves requests
+ * back to back for a while (no arrivals, no wake-ups), every (1000 / P)-th one a SCAN, so the mix
+ * is exact; capacity = requests done per second.  Each kind's mean service time is measured in
+ * the same run, with every CPU busy (in an emulator the CPUs share host cores: a request alone
+ * runs faster than under load).
  */
 struct calib {
 	pthread_t thread;
@@ -317,7 +318,7 @@ static void *calib_main(void *arg)
 
 	bench_pin(c->cpu, c->cpu);
 	/* start the SCANs at different places in each worker's sequence */
-	for (uint64_t i = c->cpu * c->every / NCPU_WORKERS; !atomic_load(&g.stopping); i++) {
+	for (uint64_t i = c->cpu * c->every / g.enclave; !atomic_load(&g.stopping); i++) {
 		uint64_t t = bench_now_ns();
 
 		r.type = c->every && i % c->every == 0 ? REQ_SCAN : REQ_GET;
@@ -333,8 +334,9 @@ static void *calib_main(void *arg)
 
 static void calibrate(double seconds, unsigned int permille)
 {
-	struct calib c[NCPU_WORKERS];
+	struct calib c[BENCH_MAX_CPUS];
 	uint64_t n[2] = { 0 }, ns[2] = { 0 }, t;
+	char enclave_cpus[32];
 
 	for (int i = 0; i < 200; i++) {	/* warm the block cache */
 		struct request r = { .key = (uint32_t)(i * 7919u) % g.keys };
@@ -342,37 +344,41 @@ static void calibrate(double seconds, unsigned int permille)
 		serve(&r);
 	}
 	t = bench_now_ns();
-	for (int i = 0; i < NCPU_WORKERS; i++) {
+	for (int i = 0; i < g.enclave; i++) {
 		c[i] = (struct calib){ .cpu = 1 + i, .every = permille ? 1000 / permille : 0 };
 		pthread_create(&c[i].thread, NULL, calib_main, &c[i]);
 	}
 	usleep((useconds_t)(seconds * 1e6));
 	atomic_store(&g.stopping, true);
-	for (int i = 0; i < NCPU_WORKERS; i++) {
+	for (int i = 0; i < g.enclave; i++) {
 		pthread_join(c[i].thread, NULL);
 		for (int k = 0; k < 2; k++)
 			n[k] += c[i].n[k], ns[k] += c[i].ns[k];
 	}
 	t = bench_now_ns() - t;
-	printf("calibrate: capacity_rps=%.1f get_us=%.1f scan_us=%.1f (%llu GETs, %llu SCANs on %d "
-	       "CPUs in %.1f s)\n", (n[0] + n[1]) / (t / 1e9), n[0] ? ns[0] / 1000.0 / n[0] : 0,
+	printf("calibrate: capacity_rps=%.1f get_us=%.1f scan_us=%.1f (%llu GETs, %llu SCANs on %s "
+	       "in %.1f s)\n", (n[0] + n[1]) / (t / 1e9), n[0] ? ns[0] / 1000.0 / n[0] : 0,
 	       n[1] ? ns[1] / 1000.0 / n[1] : 0, (unsigned long long)n[0], (unsigned long long)n[1],
-	       NCPU_WORKERS, t / 1e9);
+	       bench_enclave_cpus(enclave_cpus, sizeof(enclave_cpus), g.enclave), t / 1e9);
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cos-bench-shinjuku --calibrate [--seconds S] [--scan-permille P] [--db DIR] ...\n"
-		"       cos-bench-shinjuku --rate R [--workers N] [--seconds S] [--scan-permille P]\n"
+		"       cos-bench-shinjuku --rate R [--workers W] [--seconds S] [--scan-permille P]\n"
 		"                          [--sched-ext [--hints]] [--csv FILE] [--db DIR] ...\n"
-		"An open-loop RocksDB request server (Poisson arrivals from CPU 0, workers on CPUs 1-3)\n"
-		"with a mix of short GETs and long SCANs; reports throughput and p50/p99/p99.9.\n"
+		"An open-loop RocksDB request server with a mix of short GETs and long SCANs;\n"
+		"reports throughput and p50/p99/p99.9.  Poisson arrivals come from CPU 0, the\n"
+		"workers run on the enclave: CPUs 1..N-1 (every CPU but CPU 0) of N online CPUs,\n"
+		"2 to %d.\n", BENCH_MAX_CPUS);
+	bench_usage_enclave(f);
+	fprintf(f,
 		"  --calibrate        measure the capacity (requests/s, closed loop, one worker on\n"
-		"                     each of CPUs 1-3, for --seconds) and the mean GET and SCAN\n"
+		"                     each enclave CPU, for --seconds) and the mean GET and SCAN\n"
 		"                     times, and exit\n"
 		"  --rate R           requests per second\n"
-		"  --workers N        worker threads (default 3, at most %d)\n"
+		"  --workers W        worker threads, 1..%d (default N-1: one per enclave CPU)\n"
 		"  --seconds S        how long requests arrive (default 10)\n"
 		"  --scan-permille P  SCANs per 1000 requests (default 5)\n"
 		"  --get-keys N       random keys a short request (GET) reads (default 1)\n"
@@ -411,12 +417,12 @@ int main(int argc, char **argv)
 	const char *db = "/tmp/cos-bench-rocksdb", *csv = NULL;
 	double rate = 0, seconds = 10, drain_s = 20;
 	unsigned int permille = 5;
-	bool do_calibrate = false;
+	bool do_calibrate = false, workers_given = false;
+	char enclave_cpus[32];
 	uint64_t seed = 1, *lat_get, *lat_scan, t0, t, last_done = 0;
 	unsigned long long busy0, all0, busy1, all1;
 	int c, n, max_reqs, ngets = 0, nscans = 0, unfinished = 0;
 
-	g.nworkers = 3;
 	g.keys = 100000;
 	g.get_keys = 1;
 	g.scan_keys = 2000;
@@ -424,7 +430,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'C': do_calibrate = true; break;
 		case 'r': rate = atof(optarg); break;
-		case 'w': g.nworkers = atoi(optarg); break;
+		case 'w': g.nworkers = atoi(optarg); workers_given = true; break;
 		case 's': seconds = atof(optarg); break;
 		case 'p': permille = atoi(optarg); break;
 		case 'k': g.scan_keys = atoi(optarg); break;
@@ -440,13 +446,18 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || (!do_calibrate && (rate <= 0 || rate > 1e6)) || g.nworkers < 1 ||
-	    g.nworkers > MAX_WORKERS || seconds <= 0 || seconds > 3600 || permille > 1000 ||
-	    g.keys < 10 || !g.scan_keys || !g.get_keys || (g.hints && !g.sched_ext) || !seed ||
-	    sysconf(_SC_NPROCESSORS_ONLN) < NCPU_WORKERS + 1) {
+	if (optind != argc || (!do_calibrate && (rate <= 0 || rate > 1e6)) ||
+	    (workers_given && (g.nworkers < 1 || g.nworkers > MAX_WORKERS)) || seconds <= 0 ||
+	    seconds > 3600 || permille > 1000 || g.keys < 10 || !g.scan_keys || !g.get_keys ||
+	    (g.hints && !g.sched_ext) || !seed) {
 		usage(stderr);
 		return 2;
 	}
+	g.enclave = bench_enclave_size("cos-bench-shinjuku");
+	if (!g.enclave)
+		return 2;
+	if (!workers_given)
+		g.nworkers = g.enclave;	/* one per enclave CPU */
 	/*
 	 * Keep freed memory in the process: glibc would otherwise give arena tops back and fault
 	 * them in again, so the workers queue on mmap_lock (seen in a perf profile of this server).
@@ -552,10 +563,12 @@ int main(int argc, char **argv)
 		fclose(out);
 	qsort(lat_get, ngets, sizeof(*lat_get), bench_cmp_u64);
 	qsort(lat_scan, nscans, sizeof(*lat_scan), bench_cmp_u64);
-	printf("workers %d offered %.0f/s achieved %.0f/s requests %d unfinished %d busy %.1f%% | "
-	       "get p50 %.1f p99 %.1f p99.9 %.1f us | scan n %d p50 %.1f p99 %.1f us\n",
-	       g.nworkers, rate, (n - unfinished) / ((last_done > t0 ? last_done - t0 : 1) / 1e9),
-	       n, unfinished, all1 > all0 ? 100.0 * (busy1 - busy0) / (all1 - all0) : 0,
+	printf("workers %d on %s offered %.0f/s achieved %.0f/s requests %d unfinished %d "
+	       "busy %.1f%% | get p50 %.1f p99 %.1f p99.9 %.1f us | scan n %d p50 %.1f p99 %.1f "
+	       "us\n",
+	       g.nworkers, bench_enclave_cpus(enclave_cpus, sizeof(enclave_cpus), g.enclave), rate,
+	       (n - unfinished) / ((last_done > t0 ? last_done - t0 : 1) / 1e9), n, unfinished,
+	       all1 > all0 ? 100.0 * (busy1 - busy0) / (all1 - all0) : 0,
 	       pct(lat_get, ngets, 0.5), pct(lat_get, ngets, 0.99), pct(lat_get, ngets, 0.999),
 	       nscans, pct(lat_scan, nscans, 0.5), pct(lat_scan, nscans, 0.99));
 	rocksdb_readoptions_destroy(g.ro);

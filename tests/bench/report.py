@@ -22,10 +22,20 @@ def pct(sorted_vals, p):
     return sorted_vals[int((len(sorted_vals) - 1) * p / 100.0)]
 
 
-def read_delegation(out):
+def enclave_size(meta):
+    """Enclave CPUs of the run: every CPU but the lord's CPU 0 (3 for runs before meta said)."""
+    return max(1, int(meta.get("cpus", 4)) - 1)
+
+
+def enclave_text(meta):
+    n = enclave_size(meta)
+    return "CPU 1" if n == 1 else f"CPUs 1-{n}"
+
+
+def read_delegation(out, enclave=3):
     """{(phase, hogs): [ [latencies of rep 1], [rep 2], ... ]} in microseconds.
 
-    With some but not all target CPUs hogged (hogs run on CPUs 1..hogs), a cos round lands on a
+    With some but not all @enclave target CPUs hogged (hogs run on CPUs 1..hogs), a cos round lands on a
     hogged CPU (the shoot preempts the hog) or an idle one (the lord's round robin), while the
     default scheduler wakes the thread on an idle CPU when there is one. Those cos rounds are also
     kept apart, as phases "<phase>@idle" and "<phase>@hogged".
@@ -37,7 +47,7 @@ def read_delegation(out):
         with open(path) as f:
             rows = [(int(r["latency_ns"]) / 1000.0, int(r["cpu"])) for r in csv.DictReader(f)]
         runs.setdefault((phase, hogs), []).append(sorted(v for v, _ in rows))
-        if phase != "default" and 0 < hogs < 3:
+        if phase != "default" and 0 < hogs < enclave:
             for part, keep in (("idle", lambda c: c > hogs), ("hogged", lambda c: c <= hogs)):
                 lat = sorted(v for v, c in rows if keep(c))
                 if lat:
@@ -286,9 +296,16 @@ def md_table(cols, rows):
 
 
 def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=()):
+    accel = str(meta.get("accel", "tcg")).split()[0]
+    host = meta.get("host_cores")
+    cpus = enclave_text(meta)
     lines = [f"# cos benchmarks — {meta.get('kernel', '?')}, {meta.get('date', '?')}", "",
-             "Emulated guest (QEMU TCG): absolute times are ~20× metal and drift between boots; "
-             "read the ratios (cos / default, same boot).", ""]
+             f"**{meta.get('cpus', 4)} vCPUs** (the lord on CPU 0, the enclave {cpus}) on "
+             f"**{host if host else 'an unrecorded number of'} host cores**, "
+             + ("a KVM guest: absolute times are close to metal's, but a vCPU can still wait for the "
+                "host to run it; read the ratios (cos / default, same boot)." if accel == "kvm" else
+                "an emulated guest (QEMU TCG): absolute times are ~20× metal and drift between "
+                "boots; read the ratios (cos / default, same boot)."), ""]
 
     def section(title, text, cols, rows):
         lines.extend([title, "", text, ""] if text else [title, ""])
@@ -301,8 +318,8 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=()):
         section("## Delegation latency",
                 f"{meta.get('rounds')} rounds per run, median of {meta.get('reps')} repetition(s). "
                 "`default`: futex wake → woken thread runs on another CPU; `cos`: the lord's "
-                "shoot (ioctl) → the task runs on the chosen CPU (round robin over CPUs 1-3); "
-                "`cos-ur`: the same through io_uring. Hogs run on CPUs 1..N; with 1 or 2 hogs, "
+                f"shoot (ioctl) → the task runs on the chosen CPU (round robin over {cpus}); "
+                "`cos-ur`: the same through io_uring. Hogs run on CPUs 1..N; with some CPUs hogged, "
                 "`@hogged` rows are the cos rounds whose shoot preempted a hog, `@idle` those that "
                 "went to an idle CPU (the default scheduler wakes the thread on an idle CPU when "
                 "there is one).",
@@ -311,10 +328,10 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=()):
                   ratio(r, "p50_ratio"), ratio(r, "p99_ratio")] for r in deleg])
     if lord:
         section("## Lord throughput",
-                f"One lord keeps CPUs 1-3 busy with 6 CPU-bound COS tasks for "
+                f"One lord keeps {cpus} busy with {2 * enclave_size(meta)} CPU-bound COS tasks for "
                 f"{meta.get('lord_seconds')} s per mode, shooting a new task to a CPU as soon as its "
-                "last one started. `-1`: one CPU per call; `-mask`: all three CPUs in one call once "
-                "all have started.",
+                "last one started. `-1`: one CPU per call; `-mask`: every enclave CPU in one call "
+                "once all have started.",
                 ["mode", "shoots/s", "started/s", "calls/s", "shoots/call", "µs in the call per shoot"],
                 [[r["mode"], f"{r['shoots_per_s']:.0f}", f"{r['started_per_s']:.0f}",
                   f"{r['calls_per_s']:.0f}", f"{r['shoots_per_call']:.2f}",
@@ -329,11 +346,11 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=()):
         section("## Shinjuku tail latency",
                 f"Open-loop RocksDB server, {meta.get('shinjuku_seconds')} s of Poisson arrivals per "
                 "run, 99.5 % GETs (8 random keys), 0.5 % SCANs (20000 keys); load = fraction of the "
-                "capacity (requests/s with one worker per CPU 1-3 serving back to back, no "
+                f"capacity (requests/s with one worker per enclave CPU, {cpus}, serving back to back, no "
                 "wake-ups). `default-wN`: N workers under the default scheduler; `cos-wN`: N workers "
                 "as COS tasks under cos-shinjuku; `cos-hints-wN`: and each worker publishes its "
                 "request's class. Latency from the scheduled arrival.",
-                ["load", "config", "offered/s", "achieved/s", "CPUs 1-3 busy", "GET p50", "GET p99",
+                ["load", "config", "offered/s", "achieved/s", f"{cpus} busy", "GET p50", "GET p99",
                  "GET p99.9", "SCAN p50", "unfinished"],
                 [[f"{r['load']:.2f}", r["config"], r["rate"], f"{r['achieved_per_s']:.0f}",
                   f"{r['busy_pct']:.0f} %", fmt_us(r["get_p50"]), fmt_us(r["get_p99"]),
@@ -348,7 +365,7 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=()):
         lines.append("")
     if wake:
         section("## Wake-up latency under batch load (per-round P99)",
-                "A timer loop (1 ms period) on CPU 1 with stress-ng CPU hogs on CPUs 1-3: under the "
+                f"A timer loop (1 ms period) on CPU 1 with stress-ng CPU hogs on {cpus}: under the "
                 "default scheduler, and as a COS task under cos-fifo (the hogs stay normal tasks).",
                 ["scheduler", "rounds", "P99 mean", "P99 median", "P99 stdev", "median ratio"],
                 [[r["scheduler"], r["rounds"], fmt_us(r["p99_mean"]), fmt_us(r["p99_median"]),
@@ -369,7 +386,7 @@ def main():
     if os.path.exists(os.path.join(out, "meta.json")):
         with open(os.path.join(out, "meta.json")) as f:
             meta = json.load(f)
-    runs = read_delegation(out)
+    runs = read_delegation(out, enclave_size(meta))
     deleg = summarize_delegation(runs)
     over = read_overhead(out)
     wake = summarize_wakeup(read_wakeup(out))
