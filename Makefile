@@ -9,6 +9,7 @@
 #   make run             the demo, in a guest
 #   make bench           the benchmarks, in a guest: bench-results/<date>-<kernel>/ (BENCH=a,b
 #                        picks some, BENCH_QUICK=1 is the short run)
+#   make bench-pack      build/cos-bench-pack.tar.xz: the benchmark guest for any x86-64 host
 #   make vm-run CMD=...  run CMD in a fresh guest with cos.ko loaded (exit code passes through)
 #   make native          build for the running kernel on a host that has sched_ext + headers
 #   make install         on the target machine: user space, the OCI hook, cos.ko through DKMS
@@ -26,7 +27,7 @@ ifneq ($(COS_INNER),1)
 
 KVERS ?= $(if $(KVER),$(KVER),matrix)
 
-.PHONY: all build test run bench vm-run native install uninstall dkms-source dkms-install dkms-uninstall clean distclean
+.PHONY: all build test run bench bench-pack vm-run native install uninstall dkms-source dkms-install dkms-uninstall clean distclean
 all build:
 	tests/vm/build $(KVERS) >/dev/null
 
@@ -39,6 +40,9 @@ run:
 
 bench:
 	BENCH=$(BENCH) BENCH_QUICK=$(BENCH_QUICK) tests/bench/host $(KVER)
+
+bench-pack:
+	tests/bench/pack $(KVER)
 
 vm-run:
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command' [KVER=...]" >&2; exit 2; }
