@@ -167,7 +167,8 @@ $(GEN)/vmlinux.h: $(VMLINUX)
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file $< format c > $@.tmp && mv $@.tmp $@
 
-$(GEN)/cos_shim.bpf.o: kmod/cos_shim.bpf.c kmod/shim_compat.h uapi/linux/cos.h $(GEN)/vmlinux.h
+$(GEN)/cos_shim.bpf.o: kmod/cos_shim.bpf.c kmod/cos_shim_intf.h kmod/shim_compat.h uapi/linux/cos.h \
+		$(GEN)/vmlinux.h
 	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -Iuapi -Ikmod -c $< -o $@.tmp
 	llvm-strip -g $@.tmp -o $@ && rm -f $@.tmp	# keep BTF, drop DWARF: the skeleton embeds it
 

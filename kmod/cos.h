@@ -15,12 +15,15 @@
 
 #include <linux/cos.h>
 #include <linux/cpumask.h>
+#include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+
+#include "cos_shim_intf.h"
 
 extern raw_spinlock_t cos_lock;
 extern unsigned int cos_max_tasks;
@@ -48,14 +51,17 @@ struct cos_enclave {
 	struct task_struct *lord;	/* the lord thread (referenced) */
 	pid_t lord_tgid;
 	s32 lord_cpu;
-	bool registered;		/* false after unregister/release: regions stay until release */
+	bool registered;		/* false after unregister/release (under cos_lock and shoot_mutex) */
 	bool active;			/* the lord has control (false while stalled or gone) */
 	bool lord_dead;			/* the lord thread exited: never active again */
 	u32 flags;			/* COS_LORD_F_* */
 	cpumask_var_t cpus;
 	cpumask_var_t lord_saved_mask;	/* the lord's affinity before registration */
 
-	/* COS_IOC_SHOOT scratch, preallocated: no allocation per shoot */
+	/*
+	 * COS_IOC_SHOOT scratch, preallocated: no allocation per shoot.  shoot_mutex serialises the
+	 * commits and cos_unregister(), which uses kick_mask too and clears @registered under it.
+	 */
 	struct mutex shoot_mutex;
 	cpumask_var_t shoot_mask;
 	cpumask_var_t kick_mask;
@@ -125,6 +131,17 @@ void cos_lord_release(struct file *file);
 void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick);
 void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick);
 bool cos_lord_consumed(struct cos_enclave *e, u64 consumed);
+void cos_lord_shim_changed_locked(struct cos_enclave *e, bool attached);
+
+/*
+ * The enclave of a lord's /dev/cos file, or NULL: published once by COS_IOC_REGISTER_LORD
+ * (smp_store_release, once the enclave is set up and registered), cleared only by the file's
+ * release, when no ioctl or mmap of it can be running.
+ */
+static inline struct cos_enclave *cos_file_enclave(struct file *file)
+{
+	return smp_load_acquire(&file->private_data);
+}
 
 /* cos_shoot.c */
 int cos_shoot_init(void);

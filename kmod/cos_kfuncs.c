@@ -18,8 +18,12 @@
  * (BTF dedup against vmlinux fails on the task_struct -> sched_dl_entity -> dl_server_pick_f
  * cycle), so the verifier would see two different types ("expected pointer to STRUCT
  * task_struct but R1 has a pointer to STRUCT task_struct").  Because the arguments are not
- * checked, the filter admits only the shim's own programs (sched_ext_ops, named "cos_*").  Unless stated otherwise every kfunc here is called
- * from a sched_ext op with the task's rq lock held and IRQs off, takes cos_lock, never sleeps.
+ * checked, the filter admits only the shim's own programs (sched_ext_ops, named "cos_*").
+ *
+ * Unless its kernel-doc says otherwise, a kfunc here is called from a sched_ext op with the
+ * task's rq lock held and IRQs off, takes cos_lock, and never sleeps.  The exceptions: the task
+ * slot's attach and detach also run from ops.select_cpu (pi_lock, not the rq lock), the
+ * dispatch kfuncs hold the dispatching CPU's rq lock, and ops.init/exit may sleep.
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -74,6 +78,7 @@ static struct cos_task *cos_task_lock(struct task_struct *p, s32 slot, unsigned 
 /* @t no longer needs the shim to move it to the fair policy.  Caller holds cos_lock. */
 static void cos_fallback_clear_locked(struct cos_task *t)
 {
+	lockdep_assert_held(&cos_lock);
 	if (t->fallback) {
 		t->fallback = false;
 		cos_fallback_pending--;
@@ -83,6 +88,7 @@ static void cos_fallback_clear_locked(struct cos_task *t)
 /* Free a slot (the task died or left SCHED_EXT).  Caller holds cos_lock. */
 static void cos_task_free_locked(struct cos_task *t)
 {
+	lockdep_assert_held(&cos_lock);
 	cos_pending_clear_locked(t);
 	cos_taken_forget_locked(t);
 	cos_fallback_clear_locked(t);
@@ -112,7 +118,8 @@ __bpf_kfunc u32 cos_kf_abi_version(void)
  * @caps: COS_SHIM_CAP_* of this shim on this kernel
  *
  * Leaving: sched_ext has already moved every task off the shim (exit_task was called for each),
- * so the lord, if any, has lost its tasks; it is deactivated until a shim attaches again.
+ * so the lord, if any, has lost its tasks; it is deactivated until a shim attaches again, and
+ * then gets control back only if it is alive and caught up (cos_lord_shim_changed_locked()).
  * Context: ops.init / ops.exit (sleepable or not); takes cos_lock with IRQs off.
  */
 __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
@@ -122,11 +129,8 @@ __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
 	raw_spin_lock_irqsave(&cos_lock, irqflags);
 	cos_shim_attached = attached;
 	cos_shim_caps = attached ? caps : 0;
-	if (cos_enclave) {
-		cos_enclave->active = attached;
-		WRITE_ONCE(cos_enclave->ctl->lord_active, attached);
-		WRITE_ONCE(cos_lord_active, attached);
-	}
+	if (cos_enclave)
+		cos_lord_shim_changed_locked(cos_enclave, attached);
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
@@ -135,7 +139,8 @@ __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
  * @p__ign: a task whose policy is SCHED_EXT
  * @runnable: whether it is runnable now (the TASK_NEW message's arg)
  *
- * Context: ops.init_task or ops.enqueue.
+ * Context: the op that first sees @p as a COS task: ops.select_cpu (@p's pi_lock held, not its
+ * rq lock), ops.enqueue or ops.enable (its rq lock held); IRQs off; takes cos_lock.
  * Return: the slot, or -ENOSPC when the table is full (the task stays under the fair policy).
  */
 __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p__ign, bool runnable)
@@ -176,7 +181,9 @@ __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p__ign, bool runnable)
 /**
  * cos_kf_task_detach() - @p died or left SCHED_EXT: post TASK_DEAD and free its slot
  * @p__ign: the task; @slot: its slot
- * Context: ops.exit_task or ops.enqueue.
+ * Context: the op that sees @p leave SCHED_EXT or sched_ext: ops.select_cpu (@p's pi_lock held,
+ * not its rq lock), ops.enqueue, ops.enable, ops.disable or ops.exit_task; IRQs off; takes
+ * cos_lock.
  */
 __bpf_kfunc void cos_kf_task_detach(struct task_struct *p__ign, s32 slot)
 {

@@ -72,6 +72,7 @@ void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 {
 	u32 i;
 
+	lockdep_assert_held(&cos_lock);
 	cos_counters.fallbacks++;
 	for (i = 0; i < cos_max_tasks; i++) {
 		struct cos_task *t = &cos_tasks[i];
@@ -88,6 +89,7 @@ void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 
 static void cos_set_active_locked(struct cos_enclave *e, bool active)
 {
+	lockdep_assert_held(&cos_lock);
 	e->active = active;
 	WRITE_ONCE(e->ctl->lord_active, active);
 	WRITE_ONCE(cos_lord_active, active);
@@ -99,6 +101,7 @@ static void cos_set_active_locked(struct cos_enclave *e, bool active)
  */
 bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
 {
+	lockdep_assert_held(&cos_lock);
 	if (consumed != e->seen_consumed) {
 		e->seen_consumed = consumed;
 		e->seen_at = ktime_get_ns();
@@ -110,9 +113,29 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
 	return false;
 }
 
+/**
+ * cos_lord_shim_changed_locked() - the shim attached (@attached) or left: what it means for @e
+ * @e: the enclave
+ * @attached: true from ops.init, false from ops.exit
+ *
+ * Leaving takes control from the lord: sched_ext has moved every task off the shim.  Coming back
+ * gives it back only the way cos_lord_consumed() does, to a registered lord that is alive and
+ * has consumed every message; a dead lord never gets it again, a stalled one when it catches up.
+ * Context: cos_lock held, IRQs off.
+ */
+void cos_lord_shim_changed_locked(struct cos_enclave *e, bool attached)
+{
+	lockdep_assert_held(&cos_lock);
+	if (attached)
+		cos_lord_consumed(e, e->seen_consumed);
+	else
+		cos_set_active_locked(e, false);
+}
+
 /* Declare @e's lord stalled for @reason (COS_STALL_*).  Caller holds cos_lock. */
 void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick)
 {
+	lockdep_assert_held(&cos_lock);
 	cos_set_active_locked(e, false);
 	WRITE_ONCE(e->ctl->stalls, e->ctl->stalls + 1);
 	cos_post(e, COS_MSG_LORD_STALL, smp_processor_id(), NULL, reason);
@@ -124,6 +147,7 @@ static struct cos_task *cos_starving_locked(struct cos_enclave *e, u64 now)
 {
 	u32 i;
 
+	lockdep_assert_held(&cos_lock);
 	for (i = 0; i < cos_max_tasks; i++) {
 		struct cos_task *t = &cos_tasks[i];
 
@@ -139,6 +163,7 @@ static void cos_stall_report_locked(struct cos_enclave *e, struct cos_task *t, u
 {
 	int n, cpu;
 
+	lockdep_assert_held(&cos_lock);
 	if (!t) {
 		snprintf(e->stall_report, sizeof(e->stall_report),
 			 "lord %d stalled: %llu messages unconsumed for %llu ms", e->lord_tgid,
@@ -291,7 +316,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 		return -EINVAL;
 	if (args.lord_cpu >= nr_cpu_ids || !cpu_online(args.lord_cpu))
 		return -EINVAL;
-	if (file->private_data)
+	if (cos_file_enclave(file))
 		return -EBUSY;
 
 	e = cos_enclave_alloc(entries);
@@ -327,13 +352,13 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 		put_task_struct(e->lord);
 		goto err_free;
 	}
-	e->registered = true;
+	WRITE_ONCE(e->registered, true);
 	cos_enclave = e;
 	WRITE_ONCE(cos_lord_pid, current->pid);
 	WRITE_ONCE(cos_lord_cpu, e->lord_cpu);
 	cos_set_active_locked(e, true);
 	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
-	file->private_data = e;
+	smp_store_release(&file->private_data, e);	/* pairs with cos_file_enclave() */
 	hrtimer_start(&e->stall_timer, ns_to_ktime(max_t(u64, e->stall_ns / 4, NSEC_PER_MSEC)),
 		      HRTIMER_MODE_REL);
 
@@ -358,11 +383,16 @@ err_free:
 	return ret;
 }
 
-/* Take control away from @e's lord; the regions stay until release.  May sleep. */
+/*
+ * Take control away from @e's lord; the regions stay until release.  May sleep.  Holds
+ * shoot_mutex throughout: kick_mask is the commit's too, and a shoot that starts after this
+ * finds @e unregistered (cos_shoot_commit() checks it under the mutex).
+ */
 static void cos_unregister(struct cos_enclave *e)
 {
 	unsigned long irqflags;
 
+	guard(mutex)(&e->shoot_mutex);
 	raw_spin_lock_irqsave(&cos_lock, irqflags);
 	if (!e->registered) {
 		raw_spin_unlock_irqrestore(&cos_lock, irqflags);
@@ -371,7 +401,7 @@ static void cos_unregister(struct cos_enclave *e)
 	cpumask_clear(e->kick_mask);
 	cos_fallback_locked(e, e->kick_mask);
 	cos_set_active_locked(e, false);
-	e->registered = false;
+	WRITE_ONCE(e->registered, false);
 	cos_enclave = NULL;
 	WRITE_ONCE(cos_lord_pid, 0);
 	WRITE_ONCE(cos_lord_cpu, -1);
@@ -396,9 +426,9 @@ static void cos_unregister(struct cos_enclave *e)
  */
 long cos_ioc_unregister(struct file *file)
 {
-	struct cos_enclave *e = file->private_data;
+	struct cos_enclave *e = cos_file_enclave(file);
 
-	if (!e || !e->registered || current->tgid != e->lord_tgid)
+	if (!e || !READ_ONCE(e->registered) || current->tgid != e->lord_tgid)
 		return -EPERM;
 	cos_unregister(e);
 	return 0;
@@ -422,17 +452,19 @@ void cos_lord_release(struct file *file)
  * @uarg: user pointer to struct cos_wait_args
  *
  * Context: process context, sleeps interruptibly.
+ * A @timeout_ns of KTIME_MAX (2^63 - 1) or more waits without a timeout.
+ *
  * Return: 1 if messages are pending, 0 on timeout, -EINTR on a signal, -EPERM (not the lord),
  * -EINVAL, -EFAULT.
  */
 long cos_ioc_wait(struct file *file, void __user *uarg)
 {
-	struct cos_enclave *e = file->private_data;
+	struct cos_enclave *e = cos_file_enclave(file);
 	struct cos_wait_args args;
 	unsigned long irqflags;
 	long usize, ret;
 
-	if (!e || !e->registered || current->tgid != e->lord_tgid)
+	if (!e || !READ_ONCE(e->registered) || current->tgid != e->lord_tgid)
 		return -EPERM;
 	usize = cos_user_size(uarg, COS_WAIT_ARGS_SIZE_VER0);
 	if (usize < 0)
@@ -452,9 +484,11 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
 		return 0;
 	atomic_inc(&e->waiters);
 	smp_mb__after_atomic();	/* waiters visible before we test produced; pairs with cos_post */
+	/* A timeout past KTIME_MAX (S64_MAX ns) would turn negative and expire at once: clamp it;
+	 * KTIME_MAX itself makes the wait start no timer at all (wait without a timeout). */
 	ret = wait_event_interruptible_hrtimeout(e->wq,
 			READ_ONCE(e->produced) > args.consumed || !READ_ONCE(e->registered),
-			ns_to_ktime(args.timeout_ns));
+			ns_to_ktime(min_t(u64, args.timeout_ns, KTIME_MAX)));
 	atomic_dec(&e->waiters);
 	if (ret == -ETIME)
 		return 0;
@@ -476,7 +510,7 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
  */
 int cos_lord_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct cos_enclave *e = file->private_data;
+	struct cos_enclave *e = cos_file_enclave(file);
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	size_t len = vma->vm_end - vma->vm_start;
 	void *region;

@@ -54,6 +54,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <linux/cos.h>
+#include "cos_shim_intf.h"
 #include "shim_compat.h"
 
 char _license[] SEC("license") = "GPL";

@@ -99,6 +99,7 @@ void cos_kick_cpus(const struct cpumask *cpus)
  */
 bool cos_pending_forget_locked(struct cos_task *t)
 {
+	lockdep_assert_held(&cos_lock);
 	if (t->state != COS_TASK_QUEUED || cos_pending_peek_locked(t->cpu) != t)
 		return false;
 	cos_pending[t->cpu] = NULL;
@@ -108,6 +109,7 @@ bool cos_pending_forget_locked(struct cos_task *t)
 /* @t leaves custody while queued: cancel its pending shoot (SHOOT_STALE).  Under cos_lock. */
 void cos_pending_clear_locked(struct cos_task *t)
 {
+	lockdep_assert_held(&cos_lock);
 	if (cos_pending_forget_locked(t))
 		cos_post(cos_enclave, COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
 }
@@ -115,6 +117,7 @@ void cos_pending_clear_locked(struct cos_task *t)
 /* The task shot to @cpu and not yet taken, if any.  Caller holds cos_lock. */
 struct cos_task *cos_pending_peek_locked(s32 cpu)
 {
+	lockdep_assert_held(&cos_lock);
 	return cpu >= 0 && cpu < nr_cpu_ids ? cos_pending[cpu] : NULL;
 }
 
@@ -123,6 +126,7 @@ struct cos_task *cos_pending_take_locked(s32 cpu)
 {
 	struct cos_task *t;
 
+	lockdep_assert_held(&cos_lock);
 	if (cpu < 0 || cpu >= nr_cpu_ids)
 		return NULL;
 	t = cos_pending[cpu];
@@ -134,6 +138,7 @@ struct cos_task *cos_pending_take_locked(s32 cpu)
 /* @t (a COS task) starts running on @cpu, or could not: the CPU's taken shoot is over. */
 void cos_taken_clear_locked(s32 cpu)
 {
+	lockdep_assert_held(&cos_lock);
 	if (cpu >= 0 && cpu < nr_cpu_ids)
 		cos_taken[cpu] = NULL;
 }
@@ -141,6 +146,7 @@ void cos_taken_clear_locked(s32 cpu)
 /* @t's slot is freed: it may not stay behind as its CPU's taken shoot.  Caller holds cos_lock. */
 void cos_taken_forget_locked(const struct cos_task *t)
 {
+	lockdep_assert_held(&cos_lock);
 	if (t->cpu >= 0 && t->cpu < nr_cpu_ids && cos_taken[t->cpu] == t)
 		cos_taken[t->cpu] = NULL;
 }
@@ -148,6 +154,7 @@ void cos_taken_forget_locked(const struct cos_task *t)
 /* Is a shot task other than @t about to run on @cpu?  Caller holds cos_lock. */
 bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t)
 {
+	lockdep_assert_held(&cos_lock);
 	if (cpu < 0 || cpu >= nr_cpu_ids)
 		return false;
 	return cos_pending[cpu] || (cos_taken[cpu] && cos_taken[cpu] != t);
@@ -231,7 +238,7 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 	long usize, placed = 0;
 	int cpu, ret;
 
-	if (!e || !e->registered || current->tgid != e->lord_tgid)
+	if (!e || !READ_ONCE(e->registered) || current->tgid != e->lord_tgid)
 		return -EPERM;
 	usize = cos_user_size(uarg, COS_SHOOT_ARGS_SIZE_VER0);
 	if (usize < 0)
@@ -245,6 +252,10 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 		mutex_lock(&e->shoot_mutex);
 	else if (!mutex_trylock(&e->shoot_mutex))
 		return -EAGAIN;
+	if (!READ_ONCE(e->registered)) {	/* unregistered since the check above */
+		ret = -EPERM;
+		goto out;
+	}
 	mask = e->shoot_mask;
 	kick = e->kick_mask;
 	cpumask_clear(kick);
@@ -304,7 +315,7 @@ out:
  */
 long cos_ioc_shoot(struct file *file, void __user *uarg)
 {
-	return cos_shoot_commit(file->private_data, uarg, false);
+	return cos_shoot_commit(cos_file_enclave(file), uarg, false);
 }
 
 /**
@@ -330,6 +341,6 @@ int cos_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		return -EOPNOTSUPP;
 	if (READ_ONCE(cmd->flags) || READ_ONCE(cmd->__reserved))
 		return -EINVAL;
-	return cos_shoot_commit(ioucmd->file->private_data, u64_to_user_ptr(args),
+	return cos_shoot_commit(cos_file_enclave(ioucmd->file), u64_to_user_ptr(args),
 				issue_flags & IO_URING_F_NONBLOCK);
 }

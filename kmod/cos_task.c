@@ -50,6 +50,7 @@ void cos_status_sync(struct cos_task *t)
 	struct cos_task_status *s = &cos_status[cos_task_slot(t)];
 	u32 sc = READ_ONCE(s->seqcount);
 
+	lockdep_assert_held(&cos_lock);
 	WRITE_ONCE(s->seqcount, sc + 1);
 	smp_wmb();	/* count odd before fields change; pairs with the lord's acquire loads */
 	WRITE_ONCE(s->gen, t->gen);
@@ -91,6 +92,7 @@ static u64 cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
  */
 void cos_overflow_end_locked(struct cos_enclave *e, u64 consumed)
 {
+	lockdep_assert_held(&cos_lock);
 	if (!e->overflowed || consumed < e->produced)
 		return;
 	e->overflowed = false;
@@ -112,6 +114,7 @@ void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 
 {
 	u64 consumed, ts;
 
+	lockdep_assert_held(&cos_lock);
 	if (!e || !e->registered) {
 		if (t)
 			cos_status_sync(t);
@@ -148,6 +151,7 @@ wake:
 /* Fill @info from @t.  Caller holds cos_lock; @t is in use (t->p valid, see struct cos_task). */
 static void cos_task_info_fill(struct cos_task_info *info, const struct cos_task *t)
 {
+	lockdep_assert_held(&cos_lock);
 	*info = (struct cos_task_info){
 		.slot = cos_task_slot(t),
 		.gen = t->gen,

@@ -2,9 +2,9 @@
 /*
  * shim_compat.h — the one place where the shim meets kernel API drift.
  *
- * Every sched_ext and cos kfunc the shim calls is declared here, weak, with the signature of the
- * kernels we support (7.2, 7.3).  bpftool's vmlinux.h emits most kfunc prototypes but not all
- * (see below for what 7.2 lacks), so the shim
+ * Every sched_ext kfunc the shim calls is declared here, weak, with the signature of the kernels
+ * we support (7.2, 7.3); cos.ko's own kfuncs are declared in cos_shim_intf.h.  bpftool's
+ * vmlinux.h emits most kfunc prototypes but not all (see below for what 7.2 lacks), so the shim
  * does not rely on it for kfuncs.  Add a wrapper here when a kfunc is renamed or gains arguments.
  */
 #ifndef _COS_SHIM_COMPAT_H
@@ -34,25 +34,5 @@ extern s32 scx_bpf_dsq_nr_queued(u64 dsq_id) __weak __ksym;
 extern s32 scx_bpf_task_cpu(const struct task_struct *p) __weak __ksym;
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
-
-/* cos.ko (kmod/cos_kfuncs.c documents each) */
-extern u32 cos_kf_abi_version(void) __ksym;
-extern void cos_kf_shim_attached(bool attached, u32 caps) __ksym;
-extern s32 cos_kf_task_attach(struct task_struct *p, bool runnable) __ksym;
-extern void cos_kf_task_detach(struct task_struct *p, s32 slot) __ksym;
-extern void cos_kf_exit_task(struct task_struct *p) __ksym;
-extern u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags) __ksym;
-extern void cos_kf_dequeue(struct task_struct *p, s32 slot) __ksym;
-extern s32 cos_kf_dispatch(s32 cpu) __ksym;
-extern u64 cos_kf_task_slice(struct task_struct *p, s32 slot) __ksym;
-extern void cos_kf_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu) __ksym;
-extern s32 cos_kf_fallback_take(void) __ksym;
-extern void cos_kf_running(struct task_struct *p, s32 slot, s32 cpu) __ksym;
-extern void cos_kf_stopping(struct task_struct *p, s32 slot, bool runnable) __ksym;
-extern void cos_kf_quiescent(struct task_struct *p, s32 slot, bool sleep) __ksym;
-extern void cos_kf_yield(struct task_struct *p, s32 slot) __ksym;
-extern void cos_kf_set_cpumask(struct task_struct *p, s32 slot) __ksym;
-extern s32 cos_kf_lord_cpu(void) __ksym;
-extern bool cos_kf_lord_active(void) __ksym;
 
 #endif /* _COS_SHIM_COMPAT_H */

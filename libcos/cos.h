@@ -199,8 +199,8 @@ struct cos_lord_opts {
  * Opens /dev/cos, registers (the calling thread is pinned to @opts->lord_cpu) and maps the ring,
  * status table, shoot area and control page.  The shim must be attached.
  * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if another lord holds CPUs; -ENXIO if the shim
- * is not attached; -EOPNOTSUPP if this kernel cannot run lords (see COS_SHIM_CAP_FAIR_DSQ);
- * -EINVAL for bad options; -ENODEV without cos.ko; see cos_strerror().
+ * is not attached; -EOPNOTSUPP if this kernel cannot run lords (see COS_SHIM_CAP_FAIR_DSQ in
+ * kmod/cos_shim_intf.h); -EINVAL for bad options; -ENODEV without cos.ko; see cos_strerror().
  */
 int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_opts *opts);
 

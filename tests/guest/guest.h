@@ -175,7 +175,8 @@ template <typename T> void shared_delete(T *p)
 
 /*
  * Can a lord register now (shim attached with its own fair DSQ)?  If not — Debian 7.2.12, see
- * COS_SHIM_CAP_FAIR_DSQ — check that registration is refused as documented and skip the rest.
+ * COS_SHIM_CAP_FAIR_DSQ (kmod/cos_shim_intf.h) — check that registration is refused as
+ * documented and skip the rest.
  */
 #define REQUIRE_LORD_SUPPORT()								\
 	do {										\

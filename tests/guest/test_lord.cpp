@@ -279,6 +279,68 @@ TEST_CASE("lord registration refuses bad requests", "[lord][errors]")
 	CHECK(sched_ext_state() == "enabled");
 }
 
+TEST_CASE("COS_IOC_WAIT with the longest timeouts sleeps until a signal", "[lord][wait]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	/* 2^63 - 1 is the longest timeout the kernel's clock holds; anything above it once turned
+	 * negative and returned 0 (timeout) at once. Both must wait until something happens: here a
+	 * signal, sent 300 ms later by a thread that says so first. */
+	for (unsigned long long timeout : { 0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull }) {
+		int rc = in_child([&] {
+			static std::atomic<bool> signalled;
+			struct sigaction sa = {};
+			cos_lord *l = nullptr;
+			LordOpts lo({1});
+
+			sa.sa_handler = [](int) {};
+			sigaction(SIGUSR1, &sa, nullptr);	/* no SA_RESTART: the wait ends with EINTR */
+			if (cos_lord_register(&l, &lo.o))
+				return 10;
+			pthread_t self = pthread_self();
+			std::thread t([&] {
+				std::this_thread::sleep_for(std::chrono::milliseconds(300));
+				signalled = true;
+				pthread_kill(self, SIGUSR1);
+			});
+			int ret = cos_lord_wait(l, timeout);
+			bool was_signalled = signalled;
+			t.join();
+			cos_lord_destroy(l);
+			if (ret != -EINTR)
+				return 20 + ret;	/* 20: returned 0 (timed out) */
+			return was_signalled ? 0 : 11;
+		});
+		INFO("timeout " << timeout);
+		CHECK(rc == 0);
+	}
+}
+
+TEST_CASE("a lord whose thread died gets no control back when the shim attaches again", "[lord][dead]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	LordOpts lo({1});
+	cos_lord *l = nullptr;
+	int err = -1;
+
+	/* The lord thread registers and exits; the process keeps its file (and the lord object). */
+	std::thread([&] { err = cos_lord_register(&l, &lo.o); }).join();
+	REQUIRE(err == 0);
+	const cos_ctl *ctl = cos_lord_ctl(l);
+	for (int i = 0; i < 200 && __atomic_load_n(&ctl->lord_active, __ATOMIC_ACQUIRE); i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+	REQUIRE(__atomic_load_n(&ctl->lord_active, __ATOMIC_ACQUIRE) == 0);
+
+	/* The shim leaves and comes back (ops.exit, ops.init): the dead lord stays without control. */
+	cos_shim_detach(shim.shim);
+	shim.shim = nullptr;
+	REQUIRE(cos_shim_attach(&shim.shim, nullptr) == 0);
+	CHECK(__atomic_load_n(&ctl->lord_active, __ATOMIC_ACQUIRE) == 0);
+	cos_lord_destroy(l);
+	CHECK(sched_ext_state() == "enabled");
+}
+
 TEST_CASE("a COS task preempted by a shoot to its CPU is told so (PREEMPTED, BY_COS)", "[lord][preempt]")
 {
 	Shim shim;

@@ -347,7 +347,7 @@ struct cos_uring_shoot {
  * @size:	sizeof(struct cos_wait_args)
  * @flags:	0
  * @consumed:	the last sequence number the lord has handled
- * @timeout_ns:	0 = do not sleep
+ * @timeout_ns:	0 = do not sleep; 2^63 - 1 or more = no timeout (until a message or a signal)
  * Return of the ioctl: 1 if messages are pending, 0 on timeout, -1/EINTR on a signal.
  */
 struct cos_wait_args {
@@ -412,23 +412,6 @@ struct cos_tasks_args {
 };
 #define COS_TASKS_ARGS_SIZE_VER0	32
 #define COS_TASKS_BATCH_MAX		256
-
-/*
- * ---------------------------------------------------------------- module <-> shim
- * Not for applications: what cos_kf_enqueue() tells the shim to do with a runnable task.
- */
-#define COS_ENQ_FAIR		0	/* the shim's fair policy runs it */
-#define COS_ENQ_CUSTODY		1	/* it waits for the lord: the shim queues it nowhere */
-#define COS_ENQ_LORD		2	/* it is the lord: run it first on its CPU */
-#define COS_ENQ_LORD_YIELD	3	/* the lord, yielding to its local shoot: run it after that */
-
-/*
- * Shim capabilities (cos_kf_shim_attached).  FAIR_DSQ: the fair policy has its own DSQ, drained
- * by ops.dispatch after the lord's shot tasks.  Without it (kernels where scx_bpf_create_dsq is
- * unusable) fair tasks sit in the built-in global DSQ, which sched_ext drains *before* asking
- * ops.dispatch, so a shot task could not preempt them: lords are refused (EOPNOTSUPP).
- */
-#define COS_SHIM_CAP_FAIR_DSQ	(1U << 0)
 
 #define COS_IOC_MAGIC		0xCE
 

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cos_shim_intf.h — the contract between cos.ko and its shim, and only that: the values the
+ * module's kfuncs and the shim pass each other, and the kfuncs' prototypes.  Both sides include
+ * it (kmod/cos.h for the module, kmod/cos_shim.bpf.c after vmlinux.h); it is not installed.
+ *
+ * Each kfunc is declared once, through COS_KFUNC(): the module compiles the list as prototypes
+ * of its definitions in cos_kfuncs.c, so a definition whose signature differs fails the build;
+ * the shim compiles the same list as __ksym externs, so it calls what the module defines.  The
+ * kernel-doc of each kfunc is at its definition.  The ABI between them is versioned by
+ * COS_ABI_VERSION (uapi/linux/cos.h), which the shim checks through cos_kf_abi_version().
+ */
+#ifndef _COS_SHIM_INTF_H
+#define _COS_SHIM_INTF_H
+
+/* What cos_kf_enqueue() tells the shim to do with a runnable task. */
+#define COS_ENQ_FAIR		0	/* the shim's fair policy runs it */
+#define COS_ENQ_CUSTODY		1	/* it waits for the lord: the shim queues it nowhere */
+#define COS_ENQ_LORD		2	/* it is the lord: run it first on its CPU */
+#define COS_ENQ_LORD_YIELD	3	/* the lord, yielding to its local shoot: run it after that */
+
+/*
+ * Shim capabilities (cos_kf_shim_attached).  FAIR_DSQ: the fair policy has its own DSQ, drained
+ * by ops.dispatch after the lord's shot tasks.  Without it (kernels where scx_bpf_create_dsq is
+ * unusable) fair tasks sit in the built-in global DSQ, which sched_ext drains *before* asking
+ * ops.dispatch, so a shot task could not preempt them: lords are refused (EOPNOTSUPP).
+ */
+#define COS_SHIM_CAP_FAIR_DSQ	(1U << 0)
+
+#ifdef __VMLINUX_H__	/* the shim (BPF) */
+#define COS_KFUNC(ret, name, ...)	extern ret name(__VA_ARGS__) __ksym
+#else			/* cos.ko */
+#define COS_KFUNC(ret, name, ...)	ret name(__VA_ARGS__)
+#endif
+
+COS_KFUNC(u32, cos_kf_abi_version, void);
+COS_KFUNC(void, cos_kf_shim_attached, bool attached, u32 caps);
+COS_KFUNC(s32, cos_kf_task_attach, struct task_struct *p, bool runnable);
+COS_KFUNC(void, cos_kf_task_detach, struct task_struct *p, s32 slot);
+COS_KFUNC(void, cos_kf_exit_task, struct task_struct *p);
+COS_KFUNC(u32, cos_kf_enqueue, struct task_struct *p, s32 slot, u64 enq_flags);
+COS_KFUNC(void, cos_kf_dequeue, struct task_struct *p, s32 slot);
+COS_KFUNC(s32, cos_kf_dispatch, s32 cpu);
+COS_KFUNC(u64, cos_kf_task_slice, struct task_struct *p, s32 slot);
+COS_KFUNC(void, cos_kf_dispatch_failed, struct task_struct *p, s32 slot, s32 cpu);
+COS_KFUNC(s32, cos_kf_fallback_take, void);
+COS_KFUNC(void, cos_kf_running, struct task_struct *p, s32 slot, s32 cpu);
+COS_KFUNC(void, cos_kf_stopping, struct task_struct *p, s32 slot, bool runnable);
+COS_KFUNC(void, cos_kf_quiescent, struct task_struct *p, s32 slot, bool sleep);
+COS_KFUNC(void, cos_kf_yield, struct task_struct *p, s32 slot);
+COS_KFUNC(void, cos_kf_set_cpumask, struct task_struct *p, s32 slot);
+COS_KFUNC(s32, cos_kf_lord_cpu, void);
+COS_KFUNC(bool, cos_kf_lord_active, void);
+
+#undef COS_KFUNC
+
+#endif /* _COS_SHIM_INTF_H */
