@@ -152,7 +152,6 @@ int cos_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
 void cos_kick_cpus(const struct cpumask *cpus);
 int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
 bool cos_pending_forget_locked(struct cos_task *t);
-bool cos_pending_none(s32 cpu);
 void cos_pending_clear_locked(struct cos_task *t);
 struct cos_task *cos_pending_take_locked(s32 cpu);
 struct cos_task *cos_pending_peek_locked(s32 cpu);

@@ -323,8 +323,7 @@ __bpf_kfunc void cos_kf_dequeue(struct task_struct *p__ign, s32 slot)
  * The shim looks the task up (bpf_task_from_pid), checks it may still run on @cpu and inserts
  * it into the local DSQ; if it cannot, it reports cos_kf_dispatch_failed().  A task that exits
  * in between is not found, or sched_ext drops the insert; exit_task cleans up either way.
- * Context: ops.dispatch (rq lock of @cpu held, IRQs off); lock-free when nothing is shot to
- * @cpu (cos_pending_none()), else takes cos_lock.
+ * Context: ops.dispatch (rq lock of @cpu held).
  */
 __bpf_kfunc s32 cos_kf_dispatch(s32 cpu)
 {
@@ -332,8 +331,6 @@ __bpf_kfunc s32 cos_kf_dispatch(s32 cpu)
 	struct cos_task *t;
 	s32 pid = 0;
 
-	if (cos_pending_none(cpu))	/* every dispatch of every CPU: no global lock */
-		return 0;
 	raw_spin_lock_irqsave(&cos_lock, irqflags);
 	t = cos_pending_take_locked(cpu);
 	if (t)

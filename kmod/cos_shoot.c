@@ -24,11 +24,7 @@
 
 #include "cos.h"
 
-/*
- * [nr_cpu_ids]: the task shot to that CPU and not yet taken by its ops.dispatch.  Written under
- * cos_lock (WRITE_ONCE); read under it, or lock-free by cos_pending_none().
- */
-static struct cos_task **cos_pending;
+static struct cos_task **cos_pending;	/* [nr_cpu_ids], under cos_lock */
 /*
  * [nr_cpu_ids], under cos_lock: the shot task ops.dispatch took on that CPU, until it starts
  * running there.  sched_ext calls ops.dispatch before it puts the preempted task back
@@ -106,7 +102,7 @@ bool cos_pending_forget_locked(struct cos_task *t)
 	lockdep_assert_held(&cos_lock);
 	if (t->state != COS_TASK_QUEUED || cos_pending_peek_locked(t->cpu) != t)
 		return false;
-	WRITE_ONCE(cos_pending[t->cpu], NULL);
+	cos_pending[t->cpu] = NULL;
 	return true;
 }
 
@@ -116,22 +112,6 @@ void cos_pending_clear_locked(struct cos_task *t)
 	lockdep_assert_held(&cos_lock);
 	if (cos_pending_forget_locked(t))
 		cos_post(cos_enclave, COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
-}
-
-/**
- * cos_pending_none() - nothing is shot to @cpu: ops.dispatch's lock-free fast path
- * @cpu: the dispatching CPU
- *
- * A shoot stores cos_pending[@cpu] under cos_lock and kicks @cpu only after dropping it
- * (cos_shoot_commit(): cos_kick_cpus() after the unlock; a local shoot, cos_lord_yield(), runs
- * on @cpu itself).  So a dispatch that reads NULL here just before the store is followed by
- * the kick's schedule on @cpu, whose dispatch sees the store: the IPI's queueing (llist_add, a
- * full barrier) orders it.  A stale non-NULL read only costs the locked path.
- * Context: any; lock-free.
- */
-bool cos_pending_none(s32 cpu)
-{
-	return cpu < 0 || cpu >= nr_cpu_ids || !READ_ONCE(cos_pending[cpu]);
 }
 
 /* The task shot to @cpu and not yet taken, if any.  Caller holds cos_lock. */
@@ -150,7 +130,7 @@ struct cos_task *cos_pending_take_locked(s32 cpu)
 	if (cpu < 0 || cpu >= nr_cpu_ids)
 		return NULL;
 	t = cos_pending[cpu];
-	WRITE_ONCE(cos_pending[cpu], NULL);
+	cos_pending[cpu] = NULL;
 	cos_taken[cpu] = t;
 	return t;
 }
@@ -216,7 +196,7 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 	t->slice = req->slice_ns;
 	if (cpu == e->lord_cpu && !t->slice)
 		t->slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */
-	WRITE_ONCE(cos_pending[cpu], t);	/* before the kick: see cos_pending_none() */
+	cos_pending[cpu] = t;
 	cos_status_sync(t);
 	return COS_SHOOT_OK;
 }
