@@ -484,8 +484,9 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
 		return 0;
 	atomic_inc(&e->waiters);
 	smp_mb__after_atomic();	/* waiters visible before we test produced; pairs with cos_post */
-	/* A timeout past KTIME_MAX (S64_MAX ns) would turn negative and expire at once: clamp it;
-	 * KTIME_MAX itself makes the wait start no timer at all (wait without a timeout). */
+	/* A timeout past KTIME_MAX (S64_MAX ns) is negative as a ktime; only the hrtimer's
+	 * saturating add (ktime_add_safe) kept it from expiring at once.  Clamp it: KTIME_MAX makes
+	 * the wait start no timer at all (wait without a timeout). */
 	ret = wait_event_interruptible_hrtimeout(e->wq,
 			READ_ONCE(e->produced) > args.consumed || !READ_ONCE(e->registered),
 			ns_to_ktime(min_t(u64, args.timeout_ns, KTIME_MAX)));

@@ -283,9 +283,9 @@ TEST_CASE("COS_IOC_WAIT with the longest timeouts sleeps until a signal", "[lord
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	/* 2^63 - 1 is the longest timeout the kernel's clock holds; anything above it once turned
-	 * negative and returned 0 (timeout) at once. Both must wait until something happens: here a
-	 * signal, sent 300 ms later by a thread that says so first. */
+	/* 2^63 - 1 is the longest timeout the kernel's clock holds; above it the value is negative
+	 * as a ktime (cos.ko clamps it). All must wait until something happens: here a signal, sent
+	 * 300 ms later by a thread that says so first. */
 	for (unsigned long long timeout : { 0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull }) {
 		int rc = in_child([&] {
 			static std::atomic<bool> signalled;
