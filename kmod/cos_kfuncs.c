@@ -237,7 +237,7 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p__ign)
  * For a COS task, posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has
  * control and @p may run on one of its CPUs, keeps it in custody for the lord.
  * The lord itself gets COS_ENQ_LORD, or COS_ENQ_LORD_YIELD when it is put back (not a wake-up)
- * while a local shoot waits for its CPU.
+ * while a local shoot waits for its CPU or was taken there and has not started yet.
  * Context: ops.enqueue.  Lock-free unless @slot >= 0 or @p is the lord.
  * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY, COS_ENQ_LORD or COS_ENQ_LORD_YIELD.
  */
@@ -256,8 +256,14 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_fla
 			return COS_ENQ_LORD;
 		raw_spin_lock_irqsave(&cos_lock, irqflags);
 		e = cos_enclave;
-		if (e && e->lord == p && cos_pending_peek_locked(e->lord_cpu))
-			ret = COS_ENQ_LORD_YIELD;	/* a local shoot waits for this CPU */
+		/*
+		 * A local shoot waits for this CPU: pending, or (the usual order: sched_ext calls
+		 * ops.dispatch before it puts the previous task back) already taken by its
+		 * ops.dispatch and not yet running.  Put on the local DSQ instead, the lord would
+		 * make ops.tick end the shot task's slice (see the shim's D).
+		 */
+		if (e && e->lord == p && cos_cpu_shot_locked(e->lord_cpu, NULL))
+			ret = COS_ENQ_LORD_YIELD;
 		else
 			ret = COS_ENQ_LORD;
 		raw_spin_unlock_irqrestore(&cos_lock, irqflags);

@@ -35,7 +35,10 @@
  *    these tiers goes through a shared queue, whose CPUs nobody would kick.  One exception: a
  *    lord that shot a task to its own CPU (local shoot) is put back with COS_ENQ_LORD_YIELD and
  *    parks in COS_LORD_DSQ; ops.dispatch on its CPU inserts the shot task, and the next dispatch
- *    there, when that task stops, moves the lord back: it runs again at once.
+ *    there, when that task stops, moves the lord back: it runs again at once.  sched_ext calls
+ *    ops.dispatch before it puts the lord back, so the module answers LORD_YIELD also while the
+ *    shot task is taken and not yet running; in the local DSQ the lord would have ops.tick end
+ *    the shot task's slice at the next tick.
  *    The kthread's ENQ_PREEMPT can be lost: the core drops the rq lock while it flushes the
  *    dispatch buffer, a kthread inserted then is passed by the shot task, inserted at the head
  *    after it with a fresh slice — SCX_SLICE_INF for a run-to-block lord, so the kthread would

@@ -223,17 +223,25 @@ TEST_CASE("shoot validation: each bad request gets its status, good ones still w
 		/* the lord (this thread) is back once the task sleeps again, on the lord's CPU */
 		CHECK(sched_getcpu() == 0);
 		int blocked_on = -1;
+		std::string seen;	/* the task's messages, for the failure report */
 		for (int i = 0; i < 5000 && blocked_on < 0; i++) {
 			const cos_msg *m;
 			while ((m = cos_lord_peek(f.lord))) {
-				if (m->pid == (uint32_t)tid && m->type == COS_MSG_TASK_BLOCKED && blocked_on < 0)
-					blocked_on = m->cpu;
+				if (m->pid == (uint32_t)tid) {
+					seen += std::string(cos_msg_type_name(m->type)) + "@" +
+						std::to_string(m->cpu) + "/" + std::to_string(m->arg) + " ";
+					if (m->type == COS_MSG_TASK_BLOCKED && blocked_on < 0)
+						blocked_on = m->cpu;
+				}
 				cos_lord_consume(f.lord);
 			}
 			cos_lord_publish(f.lord);
 			if (blocked_on < 0)
 				std::this_thread::sleep_for(std::chrono::milliseconds(1));
 		}
+		cos_task_status st = {};
+		cos_lord_task_status(f.lord, slot0, &st);
+		INFO("messages of the task: " << seen << "; now state " << st.state << " cpu " << st.cpu);
 		CHECK(blocked_on == 0);		/* it ran (and went to sleep) on CPU 0 */
 		CHECK(f.shoot1(0, 1u << 30, 1) == COS_SHOOT_BAD_SLOT);	/* validated like any other */
 	}

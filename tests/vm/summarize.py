@@ -7,12 +7,26 @@ Each DIR holds junit-*.xml reports of one run (host unit tests, or one guest ker
 what the runner reported: "ok", "exit-N" (the suite failed; counts as one failed case
 if no report shows why), "incomplete" (the guest never finished: counts as one failed
 case) or "dirty-log" (bad kernel log lines: counts as one failed case).  Prints one line per
-NAME and a final "N passed, N failed" line; exits 1 if anything failed or nothing ran.
+NAME and a final "N passed, N failed" line; exits 1 if anything failed or nothing ran.  Under
+each failed case it prints the first lines of what the report says of the failure (the check,
+its values, the INFO text), so that a log keeping only its tail still says why.
 """
 import glob
 import os
 import sys
 import xml.etree.ElementTree as ET
+
+
+WHY_LINES = 12
+
+
+def why(element):
+    """The first WHY_LINES lines of a failure's message and text, indented under its name."""
+    text = "\n".join(t for t in (element.get("message"), element.text) if t and t.strip())
+    lines = [l.rstrip() for l in text.splitlines() if l.strip()]
+    if len(lines) > WHY_LINES:
+        lines = lines[:WHY_LINES] + [f"... ({len(lines) - WHY_LINES} more lines in the report)"]
+    return "".join("\n        " + l for l in lines)
 
 
 def count(directory):
@@ -26,9 +40,12 @@ def count(directory):
             failures.append(f"{os.path.basename(path)}: unreadable report ({e})")
             continue
         for case in root.iter("testcase"):
-            if case.find("failure") is not None or case.find("error") is not None:
+            bad = case.find("failure")
+            if bad is None:
+                bad = case.find("error")
+            if bad is not None:
                 failed += 1
-                failures.append(case.get("name"))
+                failures.append(case.get("name") + why(bad))
             elif case.find("skipped") is not None:
                 skipped += 1
             else:
