@@ -2,8 +2,11 @@
 /*
  * cos.h — declarations shared by the files of cos.ko (not an ABI: that is uapi/linux/cos.h).
  *
- * Locking.  One raw spinlock, cos_lock, protects the task table (cos_tasks), the enclave (its
- * state, ring producer side, per-CPU pending shoots).  It is taken:
+ * Locking.  One raw spinlock, cos_lock, protects the task table (cos_tasks) and its lists, the
+ * enclave (its state, ring producer side, per-CPU pending shoots).  It is taken only for COS
+ * tasks, the lord and lord-side calls: ops.dispatch checks lock-free whether anything was
+ * shot to its CPU (cos_pending_none()), and tasks that are not COS tasks never take it.  It is
+ * taken:
  *   - by the kfuncs the shim calls from sched_ext ops, with the task's rq lock held and IRQs off
  *     (raw_spin_lock: IRQs are already off);
  *   - by ioctls, the stall timer and file release, with raw_spin_lock_irqsave.
@@ -44,6 +47,11 @@ struct cos_task {
 	u64 slice;		/* slice of the pending shoot */
 	u64 waiting_since;	/* when it last became WAITING (for the starvation check) */
 	bool fallback;		/* in custody but handed to the fair policy: shim must take it */
+	/*
+	 * On one list of cos_task.c, under cos_lock: the custody list while WAITING or QUEUED (in
+	 * waiting_since order), the fallback list while @fallback, else on none (empty).
+	 */
+	struct list_head node;
 };
 
 /* The enclave of the (single, for now) lord. */
@@ -113,9 +121,16 @@ extern u32 cos_shim_caps;
 /* cos_kfuncs.c */
 int cos_kfuncs_init(void);
 
-/* cos_task.c: task table and messages (callers hold cos_lock) */
+/* cos_task.c: task table, its state lists and messages (callers hold cos_lock) */
 int cos_tasks_init(void);
 void cos_tasks_exit(void);
+struct cos_task *cos_task_alloc_locked(void);
+void cos_task_release_locked(struct cos_task *t);
+void cos_task_set_state_locked(struct cos_task *t, u32 state);
+struct cos_task *cos_task_oldest_waiting_locked(void);
+u32 cos_fallback_all_locked(void);
+void cos_fallback_clear_locked(struct cos_task *t);
+struct cos_task *cos_fallback_take_locked(void);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg);
 void cos_overflow_end_locked(struct cos_enclave *e, u64 consumed);
 void cos_status_sync(struct cos_task *t);
@@ -152,6 +167,7 @@ int cos_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
 void cos_kick_cpus(const struct cpumask *cpus);
 int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
 bool cos_pending_forget_locked(struct cos_task *t);
+bool cos_pending_none(s32 cpu);
 void cos_pending_clear_locked(struct cos_task *t);
 struct cos_task *cos_pending_take_locked(s32 cpu);
 struct cos_task *cos_pending_peek_locked(s32 cpu);

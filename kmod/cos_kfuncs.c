@@ -30,6 +30,7 @@
 #include <linux/bpf.h>
 #include <linux/btf.h>
 #include <linux/btf_ids.h>
+#include <linux/cleanup.h>
 #include <linux/module.h>
 #include <linux/sched/task.h>
 #include <linux/string.h>
@@ -41,13 +42,10 @@
 
 bool cos_shim_attached;
 u32 cos_shim_caps;
-u32 cos_fallback_pending;
 struct cos_counters cos_counters;
 pid_t cos_lord_pid;
 s32 cos_lord_cpu = -1;
 bool cos_lord_active;
-static u32 cos_free_hint;
-static u32 cos_fallback_hint;
 static struct cpumask cos_exit_kick;	/* under cos_lock; the lord dies once */
 
 static struct cos_task *cos_task_get(struct task_struct *p, s32 slot)
@@ -60,43 +58,18 @@ static struct cos_task *cos_task_get(struct task_struct *p, s32 slot)
 	return t->state != COS_TASK_FREE && t->p == p ? t : NULL;
 }
 
-/*
- * Take cos_lock and return @p's task if @slot is still its.  Returns NULL with the lock dropped
- * otherwise; release a non-NULL result with raw_spin_unlock_irqrestore(&cos_lock, *flags).
- */
-static struct cos_task *cos_task_lock(struct task_struct *p, s32 slot, unsigned long *flags)
-{
-	struct cos_task *t;
-
-	raw_spin_lock_irqsave(&cos_lock, *flags);
-	t = cos_task_get(p, slot);
-	if (!t)
-		raw_spin_unlock_irqrestore(&cos_lock, *flags);
-	return t;
-}
-
-/* @t no longer needs the shim to move it to the fair policy.  Caller holds cos_lock. */
-static void cos_fallback_clear_locked(struct cos_task *t)
-{
-	lockdep_assert_held(&cos_lock);
-	if (t->fallback) {
-		t->fallback = false;
-		cos_fallback_pending--;
-	}
-}
-
 /* Free a slot (the task died or left SCHED_EXT).  Caller holds cos_lock. */
 static void cos_task_free_locked(struct cos_task *t)
 {
 	lockdep_assert_held(&cos_lock);
 	cos_pending_clear_locked(t);
 	cos_taken_forget_locked(t);
-	cos_fallback_clear_locked(t);
-	t->state = COS_TASK_FREE;
+	cos_task_set_state_locked(t, COS_TASK_FREE);
 	cos_counters.tasks--;
 	cos_post(cos_enclave, COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
 	t->p = NULL;
 	cos_status_sync(t);
+	cos_task_release_locked(t);
 }
 
 __bpf_kfunc_start_defs();
@@ -124,14 +97,11 @@ __bpf_kfunc u32 cos_kf_abi_version(void)
  */
 __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
 {
-	unsigned long irqflags;
-
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
 	cos_shim_attached = attached;
 	cos_shim_caps = attached ? caps : 0;
 	if (cos_enclave)
 		cos_lord_shim_changed_locked(cos_enclave, attached);
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
 /**
@@ -146,36 +116,23 @@ __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
 __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p__ign, bool runnable)
 {
 	struct task_struct *p = p__ign;
-	unsigned long irqflags;
-	struct cos_task *t = NULL;
-	u32 i, slot;
+	struct cos_task *t;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	for (i = 0; i < cos_max_tasks; i++) {
-		slot = (cos_free_hint + i) % cos_max_tasks;
-		if (cos_tasks[slot].state == COS_TASK_FREE) {
-			t = &cos_tasks[slot];
-			break;
-		}
-	}
-	if (!t) {
-		raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	t = cos_task_alloc_locked();
+	if (!t)
 		return -ENOSPC;
-	}
-	cos_free_hint = slot + 1;
 	cos_counters.tasks++;
 	t->p = p;
 	t->gen++;
-	t->state = COS_TASK_BLOCKED;
+	cos_task_set_state_locked(t, COS_TASK_BLOCKED);
 	t->cpu = task_cpu(p);
 	t->next_msg = 0;
 	t->runtime = 0;
-	t->fallback = false;
 	t->last_msg = COS_MSG_NONE;
 	t->last_ts = 0;
 	cos_post(cos_enclave, COS_MSG_TASK_NEW, t->cpu, t, runnable);
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
-	return slot;
+	return cos_task_slot(t);
 }
 
 /**
@@ -188,14 +145,13 @@ __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p__ign, bool runnable)
 __bpf_kfunc void cos_kf_task_detach(struct task_struct *p__ign, s32 slot)
 {
 	struct task_struct *p = p__ign;
-	unsigned long irqflags;
 	struct cos_task *t;
 
-	t = cos_task_lock(p, slot, &irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	t = cos_task_get(p, slot);
 	if (!t)
 		return;
 	cos_task_free_locked(t);
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
 /**
@@ -210,23 +166,22 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p__ign)
 {
 	struct task_struct *p = p__ign;
 	struct cos_enclave *e;
-	unsigned long irqflags;
 
 	if (p->pid != READ_ONCE(cos_lord_pid))
 		return;
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	e = cos_enclave;
-	cpumask_clear(&cos_exit_kick);
-	if (e && e->lord == p && !e->lord_dead) {
-		e->lord_dead = true;
-		e->active = false;
-		WRITE_ONCE(e->ctl->lord_active, 0);
-		WRITE_ONCE(cos_lord_active, false);
-		WRITE_ONCE(cos_lord_pid, 0);
-		cos_fallback_locked(e, &cos_exit_kick);
+	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+		e = cos_enclave;
+		cpumask_clear(&cos_exit_kick);
+		if (e && e->lord == p && !e->lord_dead) {
+			e->lord_dead = true;
+			e->active = false;
+			WRITE_ONCE(e->ctl->lord_active, 0);
+			WRITE_ONCE(cos_lord_active, false);
+			WRITE_ONCE(cos_lord_pid, 0);
+			cos_fallback_locked(e, &cos_exit_kick);
+		}
 	}
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
-	cos_kick_cpus(&cos_exit_kick);
+	cos_kick_cpus(&cos_exit_kick);	/* after the unlock: see cos.h */
 }
 
 /**
@@ -245,7 +200,6 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_fla
 {
 	struct task_struct *p = p__ign;
 	struct cos_enclave *e;
-	unsigned long irqflags;
 	struct cos_task *t;
 	u32 msg, ret = COS_ENQ_FAIR;
 
@@ -254,7 +208,7 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_fla
 			return COS_ENQ_FAIR;
 		if (enq_flags & COS_SCX_ENQ_WAKEUP)
 			return COS_ENQ_LORD;
-		raw_spin_lock_irqsave(&cos_lock, irqflags);
+		guard(raw_spinlock_irqsave)(&cos_lock);
 		e = cos_enclave;
 		/*
 		 * A local shoot waits for this CPU: pending, or (the usual order: sched_ext calls
@@ -263,30 +217,24 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_fla
 		 * make ops.tick end the shot task's slice (see the shim's D).
 		 */
 		if (e && e->lord == p && cos_cpu_shot_locked(e->lord_cpu, NULL))
-			ret = COS_ENQ_LORD_YIELD;
-		else
-			ret = COS_ENQ_LORD;
-		raw_spin_unlock_irqrestore(&cos_lock, irqflags);
-		return ret;
+			return COS_ENQ_LORD_YIELD;
+		return COS_ENQ_LORD;
 	}
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
 	t = cos_task_get(p, slot);
 	if (!t)
-		goto out;
+		return COS_ENQ_FAIR;
 	e = cos_enclave;
 	msg = t->next_msg ?: COS_MSG_TASK_RUNNABLE;
 	t->next_msg = 0;
 	t->cpu = task_cpu(p);
 	if (e && e->active && cpumask_intersects(p->cpus_ptr, e->cpus)) {
-		t->state = COS_TASK_WAITING;
-		t->waiting_since = ktime_get_ns();
+		cos_task_set_state_locked(t, COS_TASK_WAITING);
 		ret = COS_ENQ_CUSTODY;
 	} else {
-		t->state = COS_TASK_FAIR;
+		cos_task_set_state_locked(t, COS_TASK_FAIR);
 	}
 	cos_post(e, msg, t->cpu, t, msg == COS_MSG_TASK_PREEMPTED ? t->next_arg : 0);
-out:
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 	return ret;
 }
 
@@ -305,21 +253,20 @@ out:
 __bpf_kfunc void cos_kf_dequeue(struct task_struct *p__ign, s32 slot)
 {
 	struct task_struct *p = p__ign;
-	unsigned long irqflags;
 	struct cos_task *t;
 
-	t = cos_task_lock(p, slot, &irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	t = cos_task_get(p, slot);
 	if (!t)
 		return;
 	if (t->state == COS_TASK_QUEUED && cos_pending_peek_locked(t->cpu) != t) {
 		/* taken by ops.dispatch: custody ends in the local DSQ */
-	} else if (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED) {
+	} else if (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED || t->fallback) {
+		/* leaves without running; a fallback one the shim did not take yet, too */
 		cos_pending_clear_locked(t);
-		cos_fallback_clear_locked(t);
-		t->state = COS_TASK_BLOCKED;
+		cos_task_set_state_locked(t, COS_TASK_BLOCKED);
 		cos_status_sync(t);
 	}
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
 /**
@@ -329,20 +276,18 @@ __bpf_kfunc void cos_kf_dequeue(struct task_struct *p__ign, s32 slot)
  * The shim looks the task up (bpf_task_from_pid), checks it may still run on @cpu and inserts
  * it into the local DSQ; if it cannot, it reports cos_kf_dispatch_failed().  A task that exits
  * in between is not found, or sched_ext drops the insert; exit_task cleans up either way.
- * Context: ops.dispatch (rq lock of @cpu held).
+ * Context: ops.dispatch (rq lock of @cpu held, IRQs off); lock-free when nothing is shot to
+ * @cpu (cos_pending_none()), else takes cos_lock.
  */
 __bpf_kfunc s32 cos_kf_dispatch(s32 cpu)
 {
-	unsigned long irqflags;
 	struct cos_task *t;
-	s32 pid = 0;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
+	if (cos_pending_none(cpu))	/* every dispatch of every CPU: no global lock */
+		return 0;
+	guard(raw_spinlock_irqsave)(&cos_lock);
 	t = cos_pending_take_locked(cpu);
-	if (t)
-		pid = t->p->pid;
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
-	return pid;
+	return t ? t->p->pid : 0;
 }
 
 /**
@@ -366,19 +311,17 @@ __bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p__ign, s32 slot)
 __bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p__ign, s32 slot, s32 cpu)
 {
 	struct task_struct *p = p__ign;
-	unsigned long irqflags;
 	struct cos_task *t;
 
-	t = cos_task_lock(p, slot, &irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	t = cos_task_get(p, slot);
 	if (!t)
 		return;
 	cos_taken_clear_locked(cpu);
 	if (t->state == COS_TASK_QUEUED) {
-		t->state = COS_TASK_WAITING;
-		t->waiting_since = ktime_get_ns();
+		cos_task_set_state_locked(t, COS_TASK_WAITING);
 		cos_post(cos_enclave, COS_MSG_SHOOT_FAILED, cpu, t, cpu);
 	}
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
 /**
@@ -389,25 +332,13 @@ __bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p__ign, s32 slot, s3
  */
 __bpf_kfunc s32 cos_kf_fallback_take(void)
 {
-	unsigned long irqflags;
-	s32 pid = 0;
-	u32 i;
+	struct cos_task *t;
 
 	if (!READ_ONCE(cos_fallback_pending))
 		return 0;
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	for (i = 0; cos_fallback_pending && i < cos_max_tasks; i++) {
-		struct cos_task *t = &cos_tasks[(cos_fallback_hint + i) % cos_max_tasks];
-
-		if (!t->fallback)
-			continue;
-		cos_fallback_clear_locked(t);
-		cos_fallback_hint = cos_task_slot(t);
-		pid = t->p->pid;
-		break;
-	}
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
-	return pid;
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	t = cos_fallback_take_locked();
+	return t ? t->p->pid : 0;
 }
 
 /**
@@ -418,11 +349,11 @@ __bpf_kfunc s32 cos_kf_fallback_take(void)
 __bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
 {
 	struct task_struct *p = p__ign;
-	unsigned long irqflags;
 	struct cos_task *t;
 	bool shot;
 
-	t = cos_task_lock(p, slot, &irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	t = cos_task_get(p, slot);
 	if (!t)
 		return;
 	shot = t->state == COS_TASK_QUEUED;
@@ -430,14 +361,13 @@ __bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
 	/* Woken without ops.enqueue (exiting, migration-disabled): say it is runnable. */
 	if (t->state == COS_TASK_BLOCKED)
 		cos_post(cos_enclave, COS_MSG_TASK_RUNNABLE, cpu, t, COS_RUNNABLE_BYPASS);
-	t->state = COS_TASK_RUNNING;
+	cos_task_set_state_locked(t, COS_TASK_RUNNING);
 	t->cpu = cpu;
 	t->run_start = p->se.sum_exec_runtime;
 	if (shot && cos_enclave && (cos_enclave->flags & COS_LORD_F_RUNNING_MSGS))
 		cos_post(cos_enclave, COS_MSG_TASK_RUNNING, cpu, t, cpu);
 	else
 		cos_status_sync(t);
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
 /**
@@ -450,11 +380,11 @@ __bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
 __bpf_kfunc void cos_kf_stopping(struct task_struct *p__ign, s32 slot, bool runnable)
 {
 	struct task_struct *p = p__ign;
-	unsigned long irqflags;
 	struct cos_task *t;
 	u64 used;
 
-	t = cos_task_lock(p, slot, &irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	t = cos_task_get(p, slot);
 	if (!t)
 		return;
 	used = p->se.sum_exec_runtime - t->run_start;
@@ -473,7 +403,6 @@ __bpf_kfunc void cos_kf_stopping(struct task_struct *p__ign, s32 slot, bool runn
 		else
 			t->next_arg = COS_PREEMPT_BY_OTHER;
 	}
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
 /**
@@ -484,18 +413,17 @@ __bpf_kfunc void cos_kf_stopping(struct task_struct *p__ign, s32 slot, bool runn
 __bpf_kfunc void cos_kf_quiescent(struct task_struct *p__ign, s32 slot, bool sleep)
 {
 	struct task_struct *p = p__ign;
-	unsigned long irqflags;
 	struct cos_task *t;
 
-	t = cos_task_lock(p, slot, &irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	t = cos_task_get(p, slot);
 	if (!t)
 		return;
 	if (sleep) {
-		t->state = COS_TASK_BLOCKED;
+		cos_task_set_state_locked(t, COS_TASK_BLOCKED);
 		t->next_msg = 0;
 		cos_post(cos_enclave, COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
 	}
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
 /**
@@ -505,14 +433,13 @@ __bpf_kfunc void cos_kf_quiescent(struct task_struct *p__ign, s32 slot, bool sle
 __bpf_kfunc void cos_kf_yield(struct task_struct *p__ign, s32 slot)
 {
 	struct task_struct *p = p__ign;
-	unsigned long irqflags;
 	struct cos_task *t;
 
-	t = cos_task_lock(p, slot, &irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	t = cos_task_get(p, slot);
 	if (!t)
 		return;
 	t->next_msg = COS_MSG_TASK_YIELD;
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
 /**
@@ -522,14 +449,13 @@ __bpf_kfunc void cos_kf_yield(struct task_struct *p__ign, s32 slot)
 __bpf_kfunc void cos_kf_set_cpumask(struct task_struct *p__ign, s32 slot)
 {
 	struct task_struct *p = p__ign;
-	unsigned long irqflags;
 	struct cos_task *t;
 
-	t = cos_task_lock(p, slot, &irqflags);
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	t = cos_task_get(p, slot);
 	if (!t)
 		return;
 	cos_post(cos_enclave, COS_MSG_TASK_AFFINITY, task_cpu(p), t, 0);
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 }
 
 /**

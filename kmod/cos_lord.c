@@ -64,26 +64,14 @@ static size_t cos_status_bytes(void)
 
 /*
  * Hand every task waiting for the lord (or shot and still pending) to the fair policy: the shim
- * takes them with cos_kf_fallback_take() from ops.dispatch.  A shot task ops.dispatch already
- * took is in a local DSQ and runs as it is.  Adds the CPUs to kick to @kick.  Caller holds
- * cos_lock.
+ * takes them with cos_kf_fallback_take() from ops.dispatch (cos_fallback_all_locked()).  Adds
+ * the CPUs to kick to @kick.  Caller holds cos_lock.
  */
 void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 {
-	u32 i;
-
 	lockdep_assert_held(&cos_lock);
 	cos_counters.fallbacks++;
-	for (i = 0; i < cos_max_tasks; i++) {
-		struct cos_task *t = &cos_tasks[i];
-
-		if (t->state != COS_TASK_WAITING && !cos_pending_forget_locked(t))
-			continue;
-		t->state = COS_TASK_FAIR;
-		t->fallback = true;
-		cos_fallback_pending++;
-		cos_status_sync(t);
-	}
+	cos_fallback_all_locked();
 	cpumask_or(kick, kick, e->cpus);
 }
 
@@ -142,20 +130,17 @@ void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick)
 	cos_fallback_locked(e, kick);
 }
 
-/* A task that waited for a shoot longer than starve_ns, or NULL.  Caller holds cos_lock. */
+/*
+ * A task that waited for a shoot longer than starve_ns, or NULL: the oldest in custody is the
+ * one to look at (the custody list is in waiting order).  Caller holds cos_lock.
+ */
 static struct cos_task *cos_starving_locked(struct cos_enclave *e, u64 now)
 {
-	u32 i;
+	struct cos_task *t;
 
 	lockdep_assert_held(&cos_lock);
-	for (i = 0; i < cos_max_tasks; i++) {
-		struct cos_task *t = &cos_tasks[i];
-
-		if ((t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED) &&
-		    (s64)(now - t->waiting_since) >= (s64)e->starve_ns)
-			return t;
-	}
-	return NULL;
+	t = cos_task_oldest_waiting_locked();
+	return t && (s64)(now - t->waiting_since) >= (s64)e->starve_ns ? t : NULL;
 }
 
 /* Say in the kernel log why the lord was declared stalled (rare: not a hot path). */

@@ -24,11 +24,16 @@
 
 #include "cos.h"
 
-static struct cos_task **cos_pending;	/* [nr_cpu_ids], under cos_lock */
 /*
- * [nr_cpu_ids], under cos_lock: the shot task ops.dispatch took on that CPU, until it starts
- * running there.  sched_ext calls ops.dispatch before it puts the preempted task back
- * (ops.stopping), so this is how stopping knows that a shoot preempted it.
+ * [nr_cpu_ids]: the task shot to that CPU and not yet taken by its ops.dispatch.  Written under
+ * cos_lock (WRITE_ONCE); read under it, or lock-free by cos_pending_none().
+ */
+static struct cos_task **cos_pending;
+/*
+ * [nr_cpu_ids]: the shot task ops.dispatch took on that CPU, until it starts running there.
+ * sched_ext calls ops.dispatch before it puts the preempted task back (ops.stopping), so this
+ * is how stopping knows that a shoot preempted it.  Written under cos_lock (WRITE_ONCE); read
+ * under it, or lock-free by cos_pending_none().
  */
 static struct cos_task **cos_taken;
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
@@ -102,7 +107,7 @@ bool cos_pending_forget_locked(struct cos_task *t)
 	lockdep_assert_held(&cos_lock);
 	if (t->state != COS_TASK_QUEUED || cos_pending_peek_locked(t->cpu) != t)
 		return false;
-	cos_pending[t->cpu] = NULL;
+	WRITE_ONCE(cos_pending[t->cpu], NULL);
 	return true;
 }
 
@@ -112,6 +117,26 @@ void cos_pending_clear_locked(struct cos_task *t)
 	lockdep_assert_held(&cos_lock);
 	if (cos_pending_forget_locked(t))
 		cos_post(cos_enclave, COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
+}
+
+/**
+ * cos_pending_none() - nothing is shot to @cpu nor taken there: ops.dispatch's lock-free path
+ * @cpu: the dispatching CPU
+ *
+ * Pairs with the shoot's store: a shoot stores cos_pending[@cpu] under cos_lock and kicks
+ * @cpu only after dropping it (cos_shoot_commit(): cos_kick_cpus() after the unlock; a local
+ * shoot, cos_lord_yield(), runs on @cpu itself).  So a dispatch that reads NULL here just
+ * before the store is followed by the kick's schedule on @cpu, whose dispatch sees the store:
+ * the IPI's queueing (llist_add, a full barrier) orders it.  cos_taken[@cpu] is set only by
+ * @cpu's own dispatch, so a NULL read there is exact; while it is set, the locked path runs
+ * and resets it as before (a taken task that never started must not stay behind).  A stale
+ * non-NULL read of either only costs the locked path.
+ * Context: any; lock-free.
+ */
+bool cos_pending_none(s32 cpu)
+{
+	return cpu < 0 || cpu >= nr_cpu_ids ||
+	       (!READ_ONCE(cos_pending[cpu]) && !READ_ONCE(cos_taken[cpu]));
 }
 
 /* The task shot to @cpu and not yet taken, if any.  Caller holds cos_lock. */
@@ -130,8 +155,8 @@ struct cos_task *cos_pending_take_locked(s32 cpu)
 	if (cpu < 0 || cpu >= nr_cpu_ids)
 		return NULL;
 	t = cos_pending[cpu];
-	cos_pending[cpu] = NULL;
-	cos_taken[cpu] = t;
+	WRITE_ONCE(cos_pending[cpu], NULL);
+	WRITE_ONCE(cos_taken[cpu], t);
 	return t;
 }
 
@@ -140,7 +165,7 @@ void cos_taken_clear_locked(s32 cpu)
 {
 	lockdep_assert_held(&cos_lock);
 	if (cpu >= 0 && cpu < nr_cpu_ids)
-		cos_taken[cpu] = NULL;
+		WRITE_ONCE(cos_taken[cpu], NULL);
 }
 
 /* @t's slot is freed: it may not stay behind as its CPU's taken shoot.  Caller holds cos_lock. */
@@ -148,7 +173,7 @@ void cos_taken_forget_locked(const struct cos_task *t)
 {
 	lockdep_assert_held(&cos_lock);
 	if (t->cpu >= 0 && t->cpu < nr_cpu_ids && cos_taken[t->cpu] == t)
-		cos_taken[t->cpu] = NULL;
+		WRITE_ONCE(cos_taken[t->cpu], NULL);
 }
 
 /* Is a shot task other than @t about to run on @cpu?  Caller holds cos_lock. */
@@ -191,12 +216,12 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 		return COS_SHOOT_BEHIND;
 	if (cos_pending[cpu])
 		return COS_SHOOT_BUSY;
-	t->state = COS_TASK_QUEUED;
+	cos_task_set_state_locked(t, COS_TASK_QUEUED);
 	t->cpu = cpu;
 	t->slice = req->slice_ns;
 	if (cpu == e->lord_cpu && !t->slice)
 		t->slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */
-	cos_pending[cpu] = t;
+	WRITE_ONCE(cos_pending[cpu], t);	/* before the kick: see cos_pending_none() */
 	cos_status_sync(t);
 	return COS_SHOOT_OK;
 }

@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cos_task.c — the task table (one slot per COS task, mirrored read-only to the lord as the
- * status table) and the message ring's producer side.
+ * status table), the lists that index it, and the message ring's producer side.
+ *
+ * No path walks the table (except COS_IOC_GET_TASKS, which lists it): free slots come from a
+ * FIFO of slot numbers (a freed slot is reused last, so a late message about it meets a new
+ * generation rarely); the tasks in custody (WAITING, or QUEUED on a CPU) are on the custody
+ * list in the order they started waiting, so the oldest is at its head (the starvation check);
+ * the tasks handed to the fair policy and not yet taken by the shim are on the fallback list.
+ * A task's state changes only through cos_task_set_state_locked(), which keeps the lists.
  *
  * Everything here runs under cos_lock (see cos.h).  Memory ordering with the lord:
  *   - ring: all fields of a message are written, then smp_store_release(&msg->seq); the lord
@@ -24,15 +31,31 @@
 DEFINE_RAW_SPINLOCK(cos_lock);
 struct cos_task *cos_tasks;
 struct cos_task_status *cos_status;
+/* Tasks with ->fallback set; written under cos_lock, read lock-free by cos_kf_fallback_take(). */
+u32 cos_fallback_pending;
+
+static LIST_HEAD(cos_custody);		/* WAITING and QUEUED tasks, oldest waiting first */
+static LIST_HEAD(cos_fallback_list);	/* ->fallback tasks, in the order they were handed over */
+static u32 *cos_free_slots;		/* FIFO of free slot numbers: [cos_max_tasks] */
+static u32 cos_free_head, cos_free_count;
 
 int cos_tasks_init(void)
 {
+	u32 i;
+
 	cos_tasks = vzalloc(array_size(cos_max_tasks, sizeof(*cos_tasks)));
 	cos_status = vmalloc_user(PAGE_ALIGN(array_size(cos_max_tasks, sizeof(*cos_status))));
-	if (!cos_tasks || !cos_status) {
+	cos_free_slots = vmalloc(array_size(cos_max_tasks, sizeof(*cos_free_slots)));
+	if (!cos_tasks || !cos_status || !cos_free_slots) {
 		cos_tasks_exit();
 		return -ENOMEM;
 	}
+	for (i = 0; i < cos_max_tasks; i++) {
+		INIT_LIST_HEAD(&cos_tasks[i].node);
+		cos_free_slots[i] = i;
+	}
+	cos_free_head = 0;
+	cos_free_count = cos_max_tasks;
 	return 0;
 }
 
@@ -40,8 +63,137 @@ void cos_tasks_exit(void)
 {
 	vfree(cos_tasks);
 	vfree(cos_status);
+	vfree(cos_free_slots);
 	cos_tasks = NULL;
 	cos_status = NULL;
+	cos_free_slots = NULL;
+}
+
+/**
+ * cos_task_alloc_locked() - take the free slot freed longest ago
+ *
+ * Context: cos_lock held.  Return: the slot's task (state FREE, on no list), or NULL when the
+ * table is full.
+ */
+struct cos_task *cos_task_alloc_locked(void)
+{
+	u32 slot;
+
+	lockdep_assert_held(&cos_lock);
+	if (!cos_free_count)
+		return NULL;
+	slot = cos_free_slots[cos_free_head];
+	cos_free_head = (cos_free_head + 1) % cos_max_tasks;
+	cos_free_count--;
+	return &cos_tasks[slot];
+}
+
+/**
+ * cos_task_release_locked() - give @t's slot back (it must be FREE already)
+ * @t: the task
+ *
+ * Context: cos_lock held.
+ */
+void cos_task_release_locked(struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	WARN_ON_ONCE(t->state != COS_TASK_FREE || cos_free_count >= cos_max_tasks);
+	cos_free_slots[(cos_free_head + cos_free_count) % cos_max_tasks] = cos_task_slot(t);
+	cos_free_count++;
+}
+
+/**
+ * cos_fallback_clear_locked() - @t no longer needs the shim to move it to the fair policy
+ * @t: the task
+ *
+ * Context: cos_lock held.
+ */
+void cos_fallback_clear_locked(struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	if (t->fallback) {
+		t->fallback = false;
+		list_del_init(&t->node);
+		WRITE_ONCE(cos_fallback_pending, cos_fallback_pending - 1);
+	}
+}
+
+/**
+ * cos_task_set_state_locked() - the one way a task's state changes
+ * @t: the task
+ * @state: enum cos_task_state
+ *
+ * Keeps the lists: WAITING (re)starts the wait now, at the custody list's tail; QUEUED (a
+ * WAITING task shot to a CPU) keeps its place there; any other state leaves it.  Any change
+ * ends a fallback: the task is no longer where the shim would have to take it from.  The
+ * caller publishes the change (cos_status_sync() or a message).
+ * Context: cos_lock held.
+ */
+void cos_task_set_state_locked(struct cos_task *t, u32 state)
+{
+	lockdep_assert_held(&cos_lock);
+	cos_fallback_clear_locked(t);
+	if (state == COS_TASK_WAITING) {
+		t->waiting_since = ktime_get_ns();
+		list_move_tail(&t->node, &cos_custody);
+	} else if (state != COS_TASK_QUEUED) {
+		list_del_init(&t->node);
+	}
+	t->state = state;
+}
+
+/**
+ * cos_task_oldest_waiting_locked() - the task in custody that has waited longest, or NULL
+ *
+ * Context: cos_lock held.
+ */
+struct cos_task *cos_task_oldest_waiting_locked(void)
+{
+	lockdep_assert_held(&cos_lock);
+	return list_first_entry_or_null(&cos_custody, struct cos_task, node);
+}
+
+/**
+ * cos_fallback_all_locked() - hand every task in custody to the fair policy
+ *
+ * WAITING tasks and shot tasks still pending go to the fallback list, in the order they
+ * started waiting, for the shim to take (cos_fallback_take_locked()); a shot task ops.dispatch
+ * already took is in a local DSQ and runs as it is.  Walks the custody list, not the table.
+ * Context: cos_lock held.  Return: how many tasks it handed over.
+ */
+u32 cos_fallback_all_locked(void)
+{
+	struct cos_task *t, *next;
+	u32 n = 0;
+
+	lockdep_assert_held(&cos_lock);
+	list_for_each_entry_safe(t, next, &cos_custody, node) {
+		if (t->state != COS_TASK_WAITING && !cos_pending_forget_locked(t))
+			continue;
+		cos_task_set_state_locked(t, COS_TASK_FAIR);
+		t->fallback = true;
+		list_add_tail(&t->node, &cos_fallback_list);
+		WRITE_ONCE(cos_fallback_pending, cos_fallback_pending + 1);
+		cos_status_sync(t);
+		n++;
+	}
+	return n;
+}
+
+/**
+ * cos_fallback_take_locked() - the task handed to the fair policy longest ago, off its list
+ *
+ * Context: cos_lock held.  Return: the task, or NULL when none waits for the shim.
+ */
+struct cos_task *cos_fallback_take_locked(void)
+{
+	struct cos_task *t;
+
+	lockdep_assert_held(&cos_lock);
+	t = list_first_entry_or_null(&cos_fallback_list, struct cos_task, node);
+	if (t)
+		cos_fallback_clear_locked(t);
+	return t;
 }
 
 /* Publish @t into its status entry.  Caller holds cos_lock. */
