@@ -146,17 +146,26 @@ BPF_LIBS := -lbpf -lelf -lz -lcap -lkmod -luring
 CATCH2 := -lCatch2Main -lCatch2
 POLICIES := $(patsubst policies/%.c,$(O)/bin/%,$(wildcard policies/cos-*.c))
 GUEST_TESTS := $(patsubst tests/guest/%.cpp,$(O)/tests/%,$(wildcard tests/guest/test_*.cpp))
+ROGUE_OBJS := $(foreach v,genuine scalar walked,$(O)/tests/rogue-$(v).bpf.o)
 UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-user inner-unit
 inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
-inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/readme-example $(GUEST_TESTS)
+inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/readme-example $(GUEST_TESTS) $(ROGUE_OBJS)
 inner-unit: $(U)/cos-unit
 
-# cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).
-$(O)/kmod/cos.ko: $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild uapi/linux/cos.h
+# cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).  kbuild's
+# pahole runs through kmod/pahole-rededup, which dedups the module's BTF again so that its task
+# arguments are vmlinux's struct task_struct (kmod/btf-rededup.c says why; dkms.conf does the same).
+$(O)/kmod/btf-rededup: kmod/btf-rededup.c
 	@mkdir -p $(@D)
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod MO=$(CURDIR)/$(O)/kmod modules
+	$(CC) -O2 -Wall -o $@ $< -lbpf
+
+$(O)/kmod/cos.ko: $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild kmod/pahole-rededup $(O)/kmod/btf-rededup \
+		uapi/linux/cos.h
+	@mkdir -p $(@D)
+	COS_BTF_REDEDUP=$(CURDIR)/$(O)/kmod/btf-rededup $(MAKE) -C $(KDIR) M=$(CURDIR)/kmod \
+		MO=$(CURDIR)/$(O)/kmod PAHOLE=$(CURDIR)/kmod/pahole-rededup modules
 
 # The same module without BTF: the in-guest test checks that it refuses to load.
 $(O)/kmod/cos-nobtf.ko: $(O)/kmod/cos.ko
@@ -229,6 +238,12 @@ $(O)/bin/readme-example: README.md $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos
 	$(CC) $(CFLAGS) -std=c11 $(WARN) -Iuapi -Ilibcos $(GEN)/readme-example.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
 
 # In-guest tests: one Catch2 binary per tests/guest/test_*.cpp.
+# test_kfuncs's rogue schedulers (tests/guest/rogue_shim.bpf.c): loaded, never attached.
+$(O)/tests/rogue-%.bpf.o: tests/guest/rogue_shim.bpf.c kmod/cos_shim_intf.h uapi/linux/cos.h $(GEN)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 -DROGUE_$(shell echo $* | tr a-z A-Z) \
+		-I$(GEN) -Iuapi -Ikmod -c $< -o $@
+
 $(O)/tests/%: tests/guest/%.cpp $(wildcard tests/guest/*.h) $(O)/lib/libcos.a libcos/cos.h
 	@mkdir -p $(@D)
 	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -I$(GEN) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) $(CATCH2) -lcap -lpthread

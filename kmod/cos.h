@@ -16,6 +16,7 @@
 #ifndef _KMOD_COS_H
 #define _KMOD_COS_H
 
+#include <linux/cleanup.h>
 #include <linux/cos.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>

@@ -12,13 +12,15 @@
  * table; the shim keeps it in task-local storage and passes (p, slot) to the other kfuncs, which
  * check that the slot still belongs to p.
  *
- * Task pointers cross this interface as "__ign" arguments (the verifier does not type-check
- * them) and come back as pids (the shim turns them into references with bpf_task_from_pid()).
- * The reason: out-of-tree module BTF on Debian 7.x carries its own copy of struct task_struct
- * (BTF dedup against vmlinux fails on the task_struct -> sched_dl_entity -> dl_server_pick_f
- * cycle), so the verifier would see two different types ("expected pointer to STRUCT
- * task_struct but R1 has a pointer to STRUCT task_struct").  Because the arguments are not
- * checked, the filter admits only the shim's own programs (sched_ext_ops, named "cos_*").
+ * Task pointers are trusted arguments: the verifier admits only a task_struct pointer that
+ * sched_ext passed to the op or that bpf_task_from_pid() returned (on these kernels every kfunc
+ * pointer argument is trusted unless marked otherwise), never one read from memory, computed or
+ * made up, so these kfuncs may dereference them.  That needs the module's BTF to name
+ * vmlinux's struct task_struct, not a copy of it: Debian's pahole links libbpf 1.5, whose dedup
+ * leaves copies, and the build runs it again (kmod/btf-rededup.c).  A shot task goes back to
+ * the shim as a pid, which it turns into a reference with bpf_task_from_pid().  The filter
+ * admits only struct_ops programs of sched_ext_ops named "cos_*"; a program that passes that
+ * filter can still hand these kfuncs only real tasks, whose slots they check.
  *
  * Unless its kernel-doc says otherwise, a kfunc here is called from a sched_ext op with the
  * task's rq lock held and IRQs off, takes cos_lock, and never sleeps.  The exceptions: the task
@@ -106,16 +108,15 @@ __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
 
 /**
  * cos_kf_task_attach() - give COS task @p a slot in the task table
- * @p__ign: a task whose policy is SCHED_EXT
+ * @p: a task whose policy is SCHED_EXT
  * @runnable: whether it is runnable now (the TASK_NEW message's arg)
  *
  * Context: the op that first sees @p as a COS task: ops.select_cpu (@p's pi_lock held, not its
  * rq lock), ops.enqueue or ops.enable (its rq lock held); IRQs off; takes cos_lock.
  * Return: the slot, or -ENOSPC when the table is full (the task stays under the fair policy).
  */
-__bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p__ign, bool runnable)
+__bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p, bool runnable)
 {
-	struct task_struct *p = p__ign;
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
@@ -137,14 +138,13 @@ __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p__ign, bool runnable)
 
 /**
  * cos_kf_task_detach() - @p died or left SCHED_EXT: post TASK_DEAD and free its slot
- * @p__ign: the task; @slot: its slot
+ * @p: the task; @slot: its slot
  * Context: the op that sees @p leave SCHED_EXT or sched_ext: ops.select_cpu (@p's pi_lock held,
  * not its rq lock), ops.enqueue, ops.enable, ops.disable or ops.exit_task; IRQs off; takes
  * cos_lock.
  */
-__bpf_kfunc void cos_kf_task_detach(struct task_struct *p__ign, s32 slot)
+__bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot)
 {
-	struct task_struct *p = p__ign;
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
@@ -156,15 +156,14 @@ __bpf_kfunc void cos_kf_task_detach(struct task_struct *p__ign, s32 slot)
 
 /**
  * cos_kf_exit_task() - any task @p is leaving the shim; if it is the lord, fall back now
- * @p__ign: the task
+ * @p: the task
  *
  * The lord's /dev/cos file may outlive the lord thread (another thread or a child holds it),
  * so its exit is the death signal that does not wait for the file's release.
  * Context: ops.exit_task; no lock unless @p is the lord.
  */
-__bpf_kfunc void cos_kf_exit_task(struct task_struct *p__ign)
+__bpf_kfunc void cos_kf_exit_task(struct task_struct *p)
 {
-	struct task_struct *p = p__ign;
 	struct cos_enclave *e;
 
 	if (p->pid != READ_ONCE(cos_lord_pid))
@@ -186,7 +185,7 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p__ign)
 
 /**
  * cos_kf_enqueue() - where should the shim put runnable task @p?
- * @p__ign: the task; @slot: its slot, or -1 if it is not a COS task
+ * @p: the task; @slot: its slot, or -1 if it is not a COS task
  * @enq_flags: SCX_ENQ_*
  *
  * For a COS task, posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has
@@ -196,9 +195,8 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p__ign)
  * Context: ops.enqueue.  Lock-free unless @slot >= 0 or @p is the lord.
  * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY, COS_ENQ_LORD or COS_ENQ_LORD_YIELD.
  */
-__bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_flags)
+__bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags)
 {
-	struct task_struct *p = p__ign;
 	struct cos_enclave *e;
 	struct cos_task *t;
 	u32 msg, ret = COS_ENQ_FAIR;
@@ -240,7 +238,7 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_fla
 
 /**
  * cos_kf_dequeue() - @p leaves the shim's custody
- * @p__ign: the task; @slot: its slot
+ * @p: the task; @slot: its slot
  *
  * Two cases.  A shot task that ops.dispatch already took (QUEUED, no longer pending) is on its
  * way to run: since Linux 7.1 sched_ext calls ops.dequeue when a task's custody ends in a local
@@ -250,9 +248,8 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p__ign, s32 slot, u64 enq_fla
  * shoot of it is cancelled (SHOOT_STALE) and it is re-enqueued later if still runnable.
  * Context: ops.dequeue.
  */
-__bpf_kfunc void cos_kf_dequeue(struct task_struct *p__ign, s32 slot)
+__bpf_kfunc void cos_kf_dequeue(struct task_struct *p, s32 slot)
 {
-	struct task_struct *p = p__ign;
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
@@ -292,12 +289,11 @@ __bpf_kfunc s32 cos_kf_dispatch(s32 cpu)
 
 /**
  * cos_kf_task_slice() - the slice the lord gave @p's pending shoot (0 = no limit)
- * @p__ign: the task; @slot: its slot
+ * @p: the task; @slot: its slot
  * Context: ops.dispatch, right after cos_kf_dispatch().
  */
-__bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p__ign, s32 slot)
+__bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p, s32 slot)
 {
-	struct task_struct *p = p__ign;
 	struct cos_task *t = cos_task_get(p, slot);
 
 	return t ? READ_ONCE(t->slice) : 0;
@@ -305,12 +301,11 @@ __bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p__ign, s32 slot)
 
 /**
  * cos_kf_dispatch_failed() - the shim could not start @p on @cpu: back to waiting
- * @p__ign: the task; @slot: its slot; @cpu: where it was shot
+ * @p: the task; @slot: its slot; @cpu: where it was shot
  * Posts SHOOT_FAILED (arg = @cpu).  Context: ops.dispatch.
  */
-__bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p__ign, s32 slot, s32 cpu)
+__bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu)
 {
-	struct task_struct *p = p__ign;
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
@@ -343,12 +338,11 @@ __bpf_kfunc s32 cos_kf_fallback_take(void)
 
 /**
  * cos_kf_running() - @p starts running on @cpu
- * @p__ign: the task; @slot: its slot; @cpu: the CPU
+ * @p: the task; @slot: its slot; @cpu: the CPU
  * Context: ops.running.
  */
-__bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
+__bpf_kfunc void cos_kf_running(struct task_struct *p, s32 slot, s32 cpu)
 {
-	struct task_struct *p = p__ign;
 	struct cos_task *t;
 	bool shot;
 
@@ -372,14 +366,13 @@ __bpf_kfunc void cos_kf_running(struct task_struct *p__ign, s32 slot, s32 cpu)
 
 /**
  * cos_kf_stopping() - @p stops running (@runnable: it will be enqueued again)
- * @p__ign: the task; @slot: its slot; @runnable: preempted/yielded rather than blocked
+ * @p: the task; @slot: its slot; @runnable: preempted/yielded rather than blocked
  *
  * Accounts its runtime and notes why it stopped, for the message of its next enqueue.
  * Context: ops.stopping.
  */
-__bpf_kfunc void cos_kf_stopping(struct task_struct *p__ign, s32 slot, bool runnable)
+__bpf_kfunc void cos_kf_stopping(struct task_struct *p, s32 slot, bool runnable)
 {
-	struct task_struct *p = p__ign;
 	struct cos_task *t;
 	u64 used;
 
@@ -407,12 +400,11 @@ __bpf_kfunc void cos_kf_stopping(struct task_struct *p__ign, s32 slot, bool runn
 
 /**
  * cos_kf_quiescent() - @p is no longer runnable; posts BLOCKED if it went to sleep
- * @p__ign: the task; @slot: its slot; @sleep: SCX_DEQ_SLEEP was set
+ * @p: the task; @slot: its slot; @sleep: SCX_DEQ_SLEEP was set
  * Context: ops.quiescent.
  */
-__bpf_kfunc void cos_kf_quiescent(struct task_struct *p__ign, s32 slot, bool sleep)
+__bpf_kfunc void cos_kf_quiescent(struct task_struct *p, s32 slot, bool sleep)
 {
-	struct task_struct *p = p__ign;
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
@@ -428,11 +420,10 @@ __bpf_kfunc void cos_kf_quiescent(struct task_struct *p__ign, s32 slot, bool sle
 
 /**
  * cos_kf_yield() - @p called sched_yield(): its next enqueue posts TASK_YIELD
- * @p__ign: the task; @slot: its slot.  Context: ops.yield.
+ * @p: the task; @slot: its slot.  Context: ops.yield.
  */
-__bpf_kfunc void cos_kf_yield(struct task_struct *p__ign, s32 slot)
+__bpf_kfunc void cos_kf_yield(struct task_struct *p, s32 slot)
 {
-	struct task_struct *p = p__ign;
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
@@ -444,11 +435,10 @@ __bpf_kfunc void cos_kf_yield(struct task_struct *p__ign, s32 slot)
 
 /**
  * cos_kf_set_cpumask() - @p's allowed CPUs changed: posts TASK_AFFINITY
- * @p__ign: the task; @slot: its slot.  Context: ops.set_cpumask.
+ * @p: the task; @slot: its slot.  Context: ops.set_cpumask.
  */
-__bpf_kfunc void cos_kf_set_cpumask(struct task_struct *p__ign, s32 slot)
+__bpf_kfunc void cos_kf_set_cpumask(struct task_struct *p, s32 slot)
 {
-	struct task_struct *p = p__ign;
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);

@@ -279,7 +279,6 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 {
 	struct cos_lord_args args;
 	struct cos_enclave *e;
-	unsigned long irqflags;
 	long usize;
 	u32 entries;
 	int ret;
@@ -329,20 +328,22 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	e->starve_ns = (u64)(args.starve_ms ?: COS_STARVE_MS_DEFAULT) * NSEC_PER_MSEC;
 	e->seen_at = ktime_get_ns();
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	if (cos_enclave || !cos_shim_attached || !(cos_shim_caps & COS_SHIM_CAP_FAIR_DSQ)) {
-		ret = cos_enclave ? -EBUSY : !cos_shim_attached ? -ENXIO : -EOPNOTSUPP;
-		raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+		ret = cos_enclave ? -EBUSY : !cos_shim_attached ? -ENXIO :
+		      !(cos_shim_caps & COS_SHIM_CAP_FAIR_DSQ) ? -EOPNOTSUPP : 0;
+		if (!ret) {
+			WRITE_ONCE(e->registered, true);
+			cos_enclave = e;
+			WRITE_ONCE(cos_lord_pid, current->pid);
+			WRITE_ONCE(cos_lord_cpu, e->lord_cpu);
+			cos_set_active_locked(e, true);
+		}
+	}
+	if (ret) {
 		set_cpus_allowed_ptr(current, e->lord_saved_mask);
 		put_task_struct(e->lord);
 		goto err_free;
 	}
-	WRITE_ONCE(e->registered, true);
-	cos_enclave = e;
-	WRITE_ONCE(cos_lord_pid, current->pid);
-	WRITE_ONCE(cos_lord_cpu, e->lord_cpu);
-	cos_set_active_locked(e, true);
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 	smp_store_release(&file->private_data, e);	/* pairs with cos_file_enclave() */
 	hrtimer_start(&e->stall_timer, ns_to_ktime(max_t(u64, e->stall_ns / 4, NSEC_PER_MSEC)),
 		      HRTIMER_MODE_REL);
@@ -375,22 +376,18 @@ err_free:
  */
 static void cos_unregister(struct cos_enclave *e)
 {
-	unsigned long irqflags;
-
 	guard(mutex)(&e->shoot_mutex);
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	if (!e->registered) {
-		raw_spin_unlock_irqrestore(&cos_lock, irqflags);
-		return;
+	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+		if (!e->registered)
+			return;
+		cpumask_clear(e->kick_mask);
+		cos_fallback_locked(e, e->kick_mask);
+		cos_set_active_locked(e, false);
+		WRITE_ONCE(e->registered, false);
+		cos_enclave = NULL;
+		WRITE_ONCE(cos_lord_pid, 0);
+		WRITE_ONCE(cos_lord_cpu, -1);
 	}
-	cpumask_clear(e->kick_mask);
-	cos_fallback_locked(e, e->kick_mask);
-	cos_set_active_locked(e, false);
-	WRITE_ONCE(e->registered, false);
-	cos_enclave = NULL;
-	WRITE_ONCE(cos_lord_pid, 0);
-	WRITE_ONCE(cos_lord_cpu, -1);
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 
 	cos_kick_cpus(e->kick_mask);
 	hrtimer_cancel(&e->stall_timer);
@@ -446,7 +443,6 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
 {
 	struct cos_enclave *e = cos_file_enclave(file);
 	struct cos_wait_args args;
-	unsigned long irqflags;
 	long usize, ret;
 
 	if (!e || !READ_ONCE(e->registered) || current->tgid != e->lord_tgid)
@@ -460,9 +456,8 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
 	if (args.flags)
 		return -EINVAL;
 	smp_store_release(&e->ctl->consumed, args.consumed);
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	cos_lord_consumed(e, args.consumed);
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	scoped_guard(raw_spinlock_irqsave, &cos_lock)
+		cos_lord_consumed(e, args.consumed);
 	if (READ_ONCE(e->produced) > args.consumed)
 		return 1;
 	if (!args.timeout_ns)

@@ -85,24 +85,23 @@ static long cos_ioc_get_info(void __user *uarg)
 		.max_tasks = cos_max_tasks,
 	};
 	long usize = cos_user_size(uarg, COS_INFO_SIZE_VER0);
-	unsigned long irqflags;
 
 	if (usize < 0)
 		return usize;
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	if (cos_enclave && cos_enclave->registered) {
-		info.lord_pid = cos_enclave->lord->pid;
-		info.lord_cpu = cos_enclave->lord_cpu;
-		info.enclave_cpus = cpumask_weight(cos_enclave->cpus);
-	} else {
-		info.lord_cpu = -1;
+	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+		if (cos_enclave && cos_enclave->registered) {
+			info.lord_pid = cos_enclave->lord->pid;
+			info.lord_cpu = cos_enclave->lord_cpu;
+			info.enclave_cpus = cpumask_weight(cos_enclave->cpus);
+		} else {
+			info.lord_cpu = -1;
+		}
+		info.tasks = cos_counters.tasks;
+		info.messages = cos_counters.messages;
+		info.placed = cos_counters.placed;
+		info.refused = cos_counters.refused;
+		info.fallbacks = cos_counters.fallbacks;
 	}
-	info.tasks = cos_counters.tasks;
-	info.messages = cos_counters.messages;
-	info.placed = cos_counters.placed;
-	info.refused = cos_counters.refused;
-	info.fallbacks = cos_counters.fallbacks;
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 	return cos_copy_out(uarg, usize, &info, sizeof(info));
 }
 

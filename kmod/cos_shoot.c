@@ -259,7 +259,6 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 {
 	struct cos_shoot_args args;
 	struct cpumask *mask, *kick;
-	unsigned long irqflags;
 	long usize, placed = 0;
 	int cpu, ret;
 
@@ -289,31 +288,31 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 		goto out;
 
 	smp_store_release(&e->ctl->consumed, args.consumed);
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	cos_lord_consumed(e, args.consumed);
-	for_each_cpu(cpu, mask) {
-		struct cos_shoot_slot *slot = &e->shoot[cpu];
-		struct cos_shoot_slot req;
-		u32 status;
+	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+		cos_lord_consumed(e, args.consumed);
+		for_each_cpu(cpu, mask) {
+			struct cos_shoot_slot *slot = &e->shoot[cpu];
+			struct cos_shoot_slot req;
+			u32 status;
 
-		memcpy(&req, slot, sizeof(req));	/* read once: the lord may write it meanwhile */
-		if (!(req.flags & COS_SHOOT_F_VALID))
-			status = COS_SHOOT_EMPTY;
-		else if ((args.flags & COS_SHOOT_STRICT) && args.consumed < e->produced)
-			status = COS_SHOOT_STALE_SEQ;
-		else
-			status = cos_shoot_one(e, cpu, &req, args.consumed);
-		WRITE_ONCE(slot->status, status);
-		WRITE_ONCE(slot->flags, 0);
-		if (status == COS_SHOOT_OK) {
-			placed++;
-			cpumask_set_cpu(cpu, kick);
-		} else if (status != COS_SHOOT_EMPTY) {
-			cos_counters.refused++;
+			memcpy(&req, slot, sizeof(req));	/* read once: the lord may write it meanwhile */
+			if (!(req.flags & COS_SHOOT_F_VALID))
+				status = COS_SHOOT_EMPTY;
+			else if ((args.flags & COS_SHOOT_STRICT) && args.consumed < e->produced)
+				status = COS_SHOOT_STALE_SEQ;
+			else
+				status = cos_shoot_one(e, cpu, &req, args.consumed);
+			WRITE_ONCE(slot->status, status);
+			WRITE_ONCE(slot->flags, 0);
+			if (status == COS_SHOOT_OK) {
+				placed++;
+				cpumask_set_cpu(cpu, kick);
+			} else if (status != COS_SHOOT_EMPTY) {
+				cos_counters.refused++;
+			}
 		}
+		cos_counters.placed += placed;
 	}
-	cos_counters.placed += placed;
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
 	if (current == e->lord && cpumask_test_and_clear_cpu(e->lord_cpu, kick))
 		cos_lord_yield();
 	cos_kick_cpus(kick);

@@ -19,7 +19,9 @@
  */
 #define pr_fmt(fmt) "cos: " fmt
 
+#include <linux/cleanup.h>
 #include <linux/ktime.h>
+#include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -33,6 +35,8 @@ struct cos_task *cos_tasks;
 struct cos_task_status *cos_status;
 /* Tasks with ->fallback set; written under cos_lock, read lock-free by cos_kf_fallback_take(). */
 u32 cos_fallback_pending;
+
+#define COS_GET_TASKS_CHUNK	256	/* slots COS_IOC_GET_TASKS reads per cos_lock hold */
 
 static LIST_HEAD(cos_custody);		/* WAITING and QUEUED tasks, oldest waiting first */
 static LIST_HEAD(cos_fallback_list);	/* ->fallback tasks, in the order they were handed over */
@@ -326,8 +330,10 @@ static void cos_task_info_fill(struct cos_task_info *info, const struct cos_task
  * @uarg: user pointer to struct cos_tasks_args
  *
  * Context: process context, may sleep and fault.  Allocates a bounded bounce buffer
- * (COS_TASKS_BATCH_MAX entries), fills it under cos_lock (IRQs off; the walk is at most
- * max_tasks slots) and copies it out after dropping the lock.
+ * (COS_TASKS_BATCH_MAX entries) and fills it taking cos_lock (IRQs off) for at most
+ * COS_GET_TASKS_CHUNK slots at a time, so the walk never holds off scheduling for long: each
+ * entry is consistent, the batch is not one snapshot (nor were successive batches).  Copies
+ * it out after dropping the lock.
  * Return: 0, -EINVAL (size, flags, start, capacity), -EFAULT, -ENOMEM.
  */
 long cos_ioc_get_tasks(void __user *uarg)
@@ -335,7 +341,6 @@ long cos_ioc_get_tasks(void __user *uarg)
 	long usize = cos_user_size(uarg, COS_TASKS_ARGS_SIZE_VER0);
 	struct cos_tasks_args args;
 	struct cos_task_info *buf;
-	unsigned long irqflags;
 	u32 i, n = 0, cap;
 	int ret;
 
@@ -351,11 +356,17 @@ long cos_ioc_get_tasks(void __user *uarg)
 	if (!buf)
 		return -ENOMEM;
 
-	raw_spin_lock_irqsave(&cos_lock, irqflags);
-	for (i = args.start; i < cos_max_tasks && n < cap; i++)
-		if (cos_tasks[i].state != COS_TASK_FREE)
-			cos_task_info_fill(&buf[n++], &cos_tasks[i]);
-	raw_spin_unlock_irqrestore(&cos_lock, irqflags);
+	/* COS_GET_TASKS_CHUNK slots per cos_lock hold: IRQs stay off for a bounded time */
+	for (i = args.start; i < cos_max_tasks && n < cap;) {
+		u32 end = min_t(u32, i + COS_GET_TASKS_CHUNK, cos_max_tasks);
+
+		scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+			for (; i < end && n < cap; i++)
+				if (cos_tasks[i].state != COS_TASK_FREE)
+					cos_task_info_fill(&buf[n++], &cos_tasks[i]);
+		}
+		cond_resched();
+	}
 
 	args.next = i;
 	args.count = n;
