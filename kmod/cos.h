@@ -2,16 +2,27 @@
 /*
  * cos.h — declarations shared by the files of cos.ko (not an ABI: that is uapi/linux/cos.h).
  *
- * Locking.  One raw spinlock, cos_lock, protects the task table (cos_tasks) and its lists, the
- * enclave (its state, ring producer side, per-CPU pending shoots).  It is taken only for COS
- * tasks, the lord and lord-side calls: ops.dispatch checks lock-free whether anything was
- * shot to its CPU (cos_pending_none()), and tasks that are not COS tasks never take it.  It is
- * taken:
- *   - by the kfuncs the shim calls from sched_ext ops, with the task's rq lock held and IRQs off
- *     (raw_spin_lock: IRQs are already off);
- *   - by ioctls, the stall timer and file release, with raw_spin_lock_irqsave.
- * Order: rq lock -> cos_lock.  Nothing under cos_lock takes an rq lock, sleeps, allocates or
- * wakes anybody up (wake-ups go through irq_work, kicks are sent after unlocking).
+ * Locking.  Two locks; every other shared word is a READ_ONCE copy written under cos_lock.
+ *
+ * cos_lock (raw spinlock, cos_task.c) protects the task table (cos_tasks) and its lists
+ * (custody, fallback, free slots), the enclave's state and ring producer side, the per-CPU
+ * pending and taken shoots (cos_shoot.c) and the counters.  Taken with IRQs off
+ * (guard(raw_spinlock_irqsave); the stall hrtimer's raw_spin_lock, IRQs being off there) by:
+ *   - the kfuncs, from sched_ext ops, only for a COS task or the lord: attach/detach (ops
+ *     select_cpu with pi_lock held, or enqueue/enable/disable/exit_task with the rq lock),
+ *     enqueue, dequeue, running, stopping, quiescent, yield, set_cpumask, the lord's exit and
+ *     non-wakeup enqueue; ops.dispatch only when something is shot to or taken on its CPU
+ *     (cos_pending_none() checks lock-free first) or tasks were handed to the fair policy
+ *     (cos_fallback_pending); ops.init/exit (cos_kf_shim_attached).  A task that is not a COS
+ *     task never takes it;
+ *   - the ioctls SHOOT, WAIT, REGISTER_LORD, UNREGISTER, GET_INFO, GET_TASKS (256 slots per
+ *     hold), the stall hrtimer and the file's release.
+ * Order: rq lock (or pi_lock) -> cos_lock.  Nothing under cos_lock takes an rq lock, sleeps,
+ * allocates or wakes anybody up (wake-ups go through irq_work, kicks are sent after unlocking).
+ *
+ * e->shoot_mutex (per enclave) serialises the lord's shoot commits with cos_unregister(): both
+ * use e->kick_mask, and a commit re-checks e->registered under it.  Order: shoot_mutex ->
+ * cos_lock.
  */
 #ifndef _KMOD_COS_H
 #define _KMOD_COS_H
