@@ -7,7 +7,7 @@
  * cos_lock (raw spinlock, cos_task.c) protects the task table (cos_tasks) and its lists
  * (custody, fallback, free slots), the enclave's state and ring producer side, the per-CPU
  * pending and taken shoots (cos_shoot.c) and the counters.  Taken with IRQs off
- * (guard(raw_spinlock_irqsave); the stall hrtimer's raw_spin_lock, IRQs being off there) by:
+ * (guard(raw_spinlock_irqsave); the stall hrtimer, IRQs being off there, guard(raw_spinlock)) by:
  *   - the kfuncs, from sched_ext ops, only for a COS task or the lord: attach/detach (ops
  *     select_cpu with pi_lock held, or enqueue/enable/disable/exit_task with the rq lock),
  *     enqueue, dequeue, running, stopping, quiescent, yield, set_cpumask, the lord's exit and

@@ -168,23 +168,16 @@ static void cos_stall_report_locked(struct cos_enclave *e, struct cos_task *t, u
 	}
 }
 
-static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
+/*
+ * The stall timer's check at @now: messages unconsumed for stall_ns, or (every
+ * COS_STARVE_CHECK_NS) a task waiting longer than starve_ns, declare the lord stalled.
+ * Returns whether e->timer_kick holds CPUs to kick.  Caller holds cos_lock.
+ */
+static bool cos_stall_check_locked(struct cos_enclave *e, u64 now)
 {
-	struct cos_enclave *e = container_of(timer, struct cos_enclave, stall_timer);
-	u64 now, consumed;
-	bool kick = false;
+	u64 consumed;
 
-	raw_spin_lock(&cos_lock);
-	/*
-	 * Read the clock under the lock: the timestamps compared with it (waiting_since, seen_at)
-	 * are taken under cos_lock too, and one taken after an earlier reading would make the
-	 * unsigned difference wrap to "waited for ever" (seen: spurious STARVED stalls).
-	 */
-	now = ktime_get_ns();
-	if (!e->registered) {
-		raw_spin_unlock(&cos_lock);
-		return HRTIMER_NORESTART;
-	}
+	lockdep_assert_held(&cos_lock);
 	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
 	cos_lord_consumed(e, consumed);
 	cos_overflow_end_locked(e, min(consumed, e->produced));
@@ -194,8 +187,9 @@ static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 	if (e->active && consumed < e->produced && (s64)(now - e->seen_at) >= (s64)e->stall_ns) {
 		cos_stall_report_locked(e, NULL, now);
 		cos_stall_locked(e, COS_STALL_UNCONSUMED, e->timer_kick);
-		kick = true;
-	} else if (e->active && (s64)(now - e->starve_checked_at) >= (s64)COS_STARVE_CHECK_NS) {
+		return true;
+	}
+	if (e->active && (s64)(now - e->starve_checked_at) >= (s64)COS_STARVE_CHECK_NS) {
 		struct cos_task *t;
 
 		e->starve_checked_at = now;
@@ -203,11 +197,32 @@ static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 		if (t) {
 			cos_stall_report_locked(e, t, now);
 			cos_stall_locked(e, COS_STALL_STARVED, e->timer_kick);
-			kick = true;
+			return true;
 		}
 	}
-	raw_spin_unlock(&cos_lock);
-	if (kick) {
+	return false;
+}
+
+/* hrtimer callback (hard-irq context, IRQs off): cos_lock without irqsave. */
+static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
+{
+	struct cos_enclave *e = container_of(timer, struct cos_enclave, stall_timer);
+	bool kick;
+
+	scoped_guard(raw_spinlock, &cos_lock) {
+		/*
+		 * Read the clock under the lock: the timestamps compared with it (waiting_since,
+		 * seen_at) are taken under cos_lock too, and one taken after an earlier reading
+		 * would make the unsigned difference wrap to "waited for ever" (seen: spurious
+		 * STARVED stalls).
+		 */
+		u64 now = ktime_get_ns();
+
+		if (!e->registered)
+			return HRTIMER_NORESTART;
+		kick = cos_stall_check_locked(e, now);
+	}
+	if (kick) {	/* the report and the kicks after the unlock: see cos.h */
 		pr_info_ratelimited("%s\n", e->stall_report);
 		cos_kick_cpus(e->timer_kick);
 	}
