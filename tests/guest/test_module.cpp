@@ -121,3 +121,62 @@ TEST_CASE("cosctl load/unload go through libkmod and say what is wrong", "[modul
 	reload();
 	CHECK(sh(cosctl + " load bogus 2>/dev/null") == 2);
 }
+
+TEST_CASE("a full task table: COS tasks past max_tasks get no slot and still run; freed slots are reused", "[module][tasks]")
+{
+	constexpr int max_tasks = 64, threads = 80;
+	REQUIRE(unload_module() == 0);
+	{
+		int kofd = open(build_path("kmod/cos.ko").c_str(), O_RDONLY | O_CLOEXEC);
+		REQUIRE(kofd >= 0);
+		int err = syscall(SYS_finit_module, kofd, "max_tasks=64", 0) ? errno : 0;
+		close(kofd);
+		REQUIRE(err == 0);
+	}
+	int fd = cos_open();
+	REQUIRE(fd >= 0);
+	auto tasks = [&] {
+		struct cos_info info;
+		REQUIRE(cos_get_info(fd, &info) == 0);
+		REQUIRE(info.max_tasks == (uint32_t)max_tasks);
+		return info.tasks;
+	};
+	{
+		Shim shim;
+		/* twice: the second round takes the slots the first one freed (the free-slot FIFO wraps) */
+		for (int round = 0; round < 2; round++) {
+			CAPTURE(round);
+			std::atomic<int> ready{0}, finished{0};
+			std::atomic<bool> go{false};
+			std::vector<std::thread> ts;
+			for (int i = 0; i < threads; i++)
+				ts.emplace_back([&] {
+					if (become_cos_task() == 0)
+						ready++;
+					while (!go)
+						std::this_thread::sleep_for(std::chrono::milliseconds(1));
+					volatile unsigned long n = 0;
+					for (int k = 0; k < 100000; k++)
+						n = n + k;
+					finished++;
+				});
+			for (int i = 0; i < 5000 && ready < threads; i++)
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+			CHECK(ready == threads);		/* SCHED_EXT is granted past the table's size */
+			CHECK(tasks() == (uint32_t)max_tasks);	/* but only max_tasks got a slot */
+			go = true;
+			for (auto &t : ts)
+				t.join();
+			CHECK(finished == threads);		/* the ones without a slot ran too */
+			uint32_t left = tasks();
+			for (int i = 0; i < 5000 && left; i++) {
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+				left = tasks();
+			}
+			CHECK(left == 0);			/* every slot came back */
+		}
+	}
+	close(fd);
+	REQUIRE(unload_module() == 0);
+	reload();
+}
