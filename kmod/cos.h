@@ -140,7 +140,7 @@ struct cos_task *cos_task_alloc_locked(void);
 void cos_task_release_locked(struct cos_task *t);
 void cos_task_set_state_locked(struct cos_task *t, u32 state);
 struct cos_task *cos_task_oldest_waiting_locked(void);
-u32 cos_fallback_all_locked(void);
+void cos_fallback_all_locked(void);
 void cos_fallback_clear_locked(struct cos_task *t);
 struct cos_task *cos_fallback_take_locked(void);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg);

@@ -163,12 +163,11 @@ struct cos_task *cos_task_oldest_waiting_locked(void)
  * WAITING tasks and shot tasks still pending go to the fallback list, in the order they
  * started waiting, for the shim to take (cos_fallback_take_locked()); a shot task ops.dispatch
  * already took is in a local DSQ and runs as it is.  Walks the custody list, not the table.
- * Context: cos_lock held.  Return: how many tasks it handed over.
+ * Context: cos_lock held.
  */
-u32 cos_fallback_all_locked(void)
+void cos_fallback_all_locked(void)
 {
 	struct cos_task *t, *next;
-	u32 n = 0;
 
 	lockdep_assert_held(&cos_lock);
 	list_for_each_entry_safe(t, next, &cos_custody, node) {
@@ -179,9 +178,7 @@ u32 cos_fallback_all_locked(void)
 		list_add_tail(&t->node, &cos_fallback_list);
 		WRITE_ONCE(cos_fallback_pending, cos_fallback_pending + 1);
 		cos_status_sync(t);
-		n++;
 	}
-	return n;
 }
 
 /**
