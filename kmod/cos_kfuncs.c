@@ -19,8 +19,10 @@
  * vmlinux's struct task_struct, not a copy of it: Debian's pahole links libbpf 1.5, whose dedup
  * leaves copies, and the build runs it again (kmod/btf-rededup.c).  A shot task goes back to
  * the shim as a pid, which it turns into a reference with bpf_task_from_pid().  The filter
- * admits only struct_ops programs of sched_ext_ops named "cos_*"; a program that passes that
- * filter can still hand these kfuncs only real tasks, whose slots they check.
+ * admits only struct_ops programs of sched_ext_ops named "cos_*", and each kfunc only from the
+ * ops that may call it (cos_kf_ops[]: the dispatch kfuncs from ops.dispatch, and so on), at
+ * load time; a program that passes it can still hand these kfuncs only real tasks, whose slots
+ * they check.
  *
  * Unless its kernel-doc says otherwise, a kfunc here is called from a sched_ext op with the
  * task's rq lock held and IRQs off, takes cos_lock, and never sleeps.  The exceptions: the task
@@ -488,20 +490,215 @@ BTF_ID_FLAGS(func, cos_kf_lord_active)
 BTF_KFUNCS_END(cos_kfunc_ids)
 
 /*
- * The verifier calls this for every kfunc of this module's BTF a program references: only the
- * shim's programs (sched_ext_ops, named "cos_*", see the top comment) may call them.  While a
- * struct_ops program is first verified aux->st_ops may still be NULL: allow then, the program is
- * checked again once attached to its struct_ops type.
+ * Which op may call which kfunc: a kfunc set per calling context, the way ext.c splits its own
+ * (scx_kfunc_ids_*), checked by the verifier when it loads the shim, not at run time.  The
+ * kfuncs are numbered in cos_kfunc_ids order (COS_KF_*, with cos_kf_list the same ids as a
+ * list); an op's entry is the set of those it may call.  An op not listed may call only the
+ * lock-free COS_KF_ANY ones.  The shim (kmod/cos_shim.bpf.c) calls each kfunc from the ops
+ * listed here and no other; a program of another op that calls it does not load.
+ */
+enum {
+	COS_KF_ABI_VERSION, COS_KF_SHIM_ATTACHED, COS_KF_TASK_ATTACH, COS_KF_TASK_DETACH,
+	COS_KF_EXIT_TASK, COS_KF_ENQUEUE, COS_KF_DEQUEUE, COS_KF_DISPATCH, COS_KF_TASK_SLICE,
+	COS_KF_DISPATCH_FAILED, COS_KF_FALLBACK_TAKE, COS_KF_RUNNING, COS_KF_STOPPING,
+	COS_KF_QUIESCENT, COS_KF_YIELD, COS_KF_SET_CPUMASK, COS_KF_LORD_CPU, COS_KF_LORD_ACTIVE,
+	COS_KF_NR,
+};
+
+BTF_ID_LIST(cos_kf_list)
+BTF_ID(func, cos_kf_abi_version)
+BTF_ID(func, cos_kf_shim_attached)
+BTF_ID(func, cos_kf_task_attach)
+BTF_ID(func, cos_kf_task_detach)
+BTF_ID(func, cos_kf_exit_task)
+BTF_ID(func, cos_kf_enqueue)
+BTF_ID(func, cos_kf_dequeue)
+BTF_ID(func, cos_kf_dispatch)
+BTF_ID(func, cos_kf_task_slice)
+BTF_ID(func, cos_kf_dispatch_failed)
+BTF_ID(func, cos_kf_fallback_take)
+BTF_ID(func, cos_kf_running)
+BTF_ID(func, cos_kf_stopping)
+BTF_ID(func, cos_kf_quiescent)
+BTF_ID(func, cos_kf_yield)
+BTF_ID(func, cos_kf_set_cpumask)
+BTF_ID(func, cos_kf_lord_cpu)
+BTF_ID(func, cos_kf_lord_active)
+
+#define KF(name)	BIT(COS_KF_##name)
+/* Tasks come and go (cos_slot() in the shim) in every op that first sees a task's policy. */
+#define COS_KF_SLOT	(KF(TASK_ATTACH) | KF(TASK_DETACH))
+#define COS_KF_ANY	(KF(LORD_CPU) | KF(LORD_ACTIVE))
+
+static const struct {
+	const char *op;		/* the sched_ext_ops member */
+	u32 kfuncs;
+} cos_kf_ops[] = {
+	{ "init",		KF(ABI_VERSION) | KF(SHIM_ATTACHED) },
+	{ "exit",		KF(SHIM_ATTACHED) },
+	{ "select_cpu",		COS_KF_SLOT },
+	{ "enqueue",		COS_KF_SLOT | KF(ENQUEUE) },
+	{ "enable",		COS_KF_SLOT },
+	{ "dequeue",		KF(DEQUEUE) },
+	{ "dispatch",		KF(DISPATCH) | KF(TASK_SLICE) | KF(DISPATCH_FAILED) | KF(FALLBACK_TAKE) },
+	{ "running",		KF(RUNNING) },
+	{ "stopping",		KF(STOPPING) },
+	{ "quiescent",		KF(QUIESCENT) },
+	{ "yield",		KF(YIELD) },
+	{ "set_cpumask",	KF(SET_CPUMASK) },
+	{ "disable",		KF(TASK_DETACH) },
+	{ "exit_task",		KF(TASK_DETACH) | KF(EXIT_TASK) },
+};
+
+/* The kfuncs the sched_ext op @op may call: a COS_KF_* mask. */
+static u32 cos_kf_allowed(const char *op)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cos_kf_ops); i++)
+		if (!strcmp(cos_kf_ops[i].op, op))
+			return cos_kf_ops[i].kfuncs | COS_KF_ANY;
+	return COS_KF_ANY;
+}
+
+/*
+ * Module BTF ids.  cos_kf_list[] holds the ids resolve_btfids wrote at build time, counted
+ * after the module's distilled base BTF (.BTF.base).  Loading the module, the kernel relocates
+ * its BTF onto vmlinux's, which moves every id of the module's own types by one amount: the
+ * number of types in vmlinux's BTF less the number in the distilled base (btf_relocate(),
+ * kernel/bpf/btf_relocate.c), and the verifier passes the filter relocated ids.  The module
+ * sees neither count through an exported function (btf_type_by_id() is the only BTF lookup it
+ * may call), so: cos_btf_dist_types is counted from the section at init, and vmlinux's count is
+ * the first id btf_type_by_id() does not know in the program's attach BTF (vmlinux's: struct
+ * sched_ext_ops is there), found once, by bisection, at the first call that needs it.  Without
+ * a distilled base (an older pahole) the ids are vmlinux-relative already.  A wrong shift only
+ * refuses: an id that maps to no kfunc here is refused, and test_kfuncs loads the real shim.
+ */
+static u32 cos_btf_dist_types;	/* set at init, 0: no distilled base */
+static u32 cos_btf_shift;	/* 0 until known; written once (a race writes the same value) */
+
+/* Types (void included) in the raw BTF @data, or 0 if it does not parse. */
+static u32 cos_btf_count_types(const void *data, u32 size)
+{
+	const struct btf_header *hdr = data;
+	const void *p, *end;
+	u32 n = 1;
+
+	if (size < sizeof(*hdr) || hdr->magic != BTF_MAGIC || hdr->hdr_len > size ||
+	    hdr->type_off > size - hdr->hdr_len ||
+	    hdr->type_len > size - hdr->hdr_len - hdr->type_off)
+		return 0;
+	p = data + hdr->hdr_len + hdr->type_off;
+	end = p + hdr->type_len;
+	while (end - p >= (long)sizeof(struct btf_type)) {
+		const struct btf_type *t = p;
+		u32 vlen = BTF_INFO_VLEN(t->info);
+
+		p += sizeof(*t);
+		switch (BTF_INFO_KIND(t->info)) {
+		case BTF_KIND_INT:
+			p += sizeof(u32);
+			break;
+		case BTF_KIND_ARRAY:
+			p += sizeof(struct btf_array);
+			break;
+		case BTF_KIND_STRUCT:
+		case BTF_KIND_UNION:
+			p += vlen * sizeof(struct btf_member);
+			break;
+		case BTF_KIND_ENUM:
+			p += vlen * sizeof(struct btf_enum);
+			break;
+		case BTF_KIND_ENUM64:
+			p += vlen * sizeof(struct btf_enum64);
+			break;
+		case BTF_KIND_FUNC_PROTO:
+			p += vlen * sizeof(struct btf_param);
+			break;
+		case BTF_KIND_VAR:
+			p += sizeof(struct btf_var);
+			break;
+		case BTF_KIND_DATASEC:
+			p += vlen * sizeof(struct btf_var_secinfo);
+			break;
+		case BTF_KIND_DECL_TAG:
+			p += sizeof(struct btf_decl_tag);
+			break;
+		default:	/* PTR, FWD, TYPEDEF, qualifiers, FUNC, FLOAT, TYPE_TAG: no tail */
+			break;
+		}
+		n++;
+	}
+	return p == end ? n : 0;
+}
+
+/* The shift from build-time to loaded ids of this module's types; see above.  0 if unknown. */
+static u32 cos_btf_id_shift(const struct btf *vmlinux_btf)
+{
+	u32 lo = 1, hi = 1U << 24, shift = READ_ONCE(cos_btf_shift);
+
+	if (shift || !cos_btf_dist_types)
+		return shift;
+	if (!vmlinux_btf || !btf_type_by_id(vmlinux_btf, lo) || btf_type_by_id(vmlinux_btf, hi))
+		return 0;
+	while (hi - lo > 1) {		/* known: lo is a type, hi is not */
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (btf_type_by_id(vmlinux_btf, mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (hi <= cos_btf_dist_types)
+		return 0;
+	shift = hi - cos_btf_dist_types;
+	WRITE_ONCE(cos_btf_shift, shift);
+	return shift;
+}
+
+/* Which kfunc (COS_KF_*) the loaded BTF id @kfunc_id is, or -1. */
+static int cos_kf_index(const struct bpf_prog *prog, u32 kfunc_id)
+{
+	u32 shift = 0;
+	int kf;
+
+	if (cos_btf_dist_types) {
+		shift = cos_btf_id_shift(prog->aux->attach_btf);
+		if (!shift)
+			return -1;
+	}
+	for (kf = 0; kf < COS_KF_NR; kf++)
+		if (cos_kf_list[kf] + shift == kfunc_id)
+			return kf;
+	return -1;
+}
+
+/*
+ * The verifier calls this for every call of this module's kfuncs in a program it loads: only
+ * the shim's programs (struct_ops of sched_ext_ops, named "cos_*", see the top comment) may
+ * call them, each only from the ops cos_kf_ops[] gives it.  The verifier asks twice: first
+ * while it collects the program's kfunc calls, before it knows which struct_ops member the
+ * program implements (aux->st_ops and aux->attach_func_name still NULL: allow then), and again
+ * for each call while it checks the program, with both set.  The second answer is the one
+ * that counts.  Context: process (BPF_PROG_LOAD), may sleep.
  */
 static int cos_kfunc_filter(const struct bpf_prog *prog, u32 kfunc_id)
 {
+	const char *op = prog->aux->attach_func_name;
+	int kf;
+
 	if (prog->type != BPF_PROG_TYPE_STRUCT_OPS)
 		return -EACCES;
 	if (strncmp(prog->aux->name, "cos_", 4))
 		return -EACCES;
-	if (prog->aux->st_ops && strcmp(prog->aux->st_ops->name, "sched_ext_ops"))
+	if (!prog->aux->st_ops)
+		return 0;
+	if (strcmp(prog->aux->st_ops->name, "sched_ext_ops") || !op)
 		return -EACCES;
-	return 0;
+	kf = cos_kf_index(prog, kfunc_id);
+	if (kf < 0)
+		return -EACCES;
+	return cos_kf_allowed(op) & BIT(kf) ? 0 : -EACCES;
 }
 
 static const struct btf_kfunc_id_set cos_kfunc_set = {
@@ -517,6 +714,14 @@ int cos_kfuncs_init(void)
 	if (!THIS_MODULE->btf_data_size) {
 		pr_err("module has no BTF (built without pahole?): the shim could not call it; refusing to load\n");
 		return -ENOENT;
+	}
+	if (THIS_MODULE->btf_base_data_size) {
+		cos_btf_dist_types = cos_btf_count_types(THIS_MODULE->btf_base_data,
+							 THIS_MODULE->btf_base_data_size);
+		if (!cos_btf_dist_types) {
+			pr_err("cannot parse the module's distilled base BTF; refusing to load\n");
+			return -EINVAL;
+		}
 	}
 	ret = register_btf_kfunc_id_set(BPF_PROG_TYPE_STRUCT_OPS, &cos_kfunc_set);
 	if (ret)

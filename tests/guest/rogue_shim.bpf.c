@@ -2,11 +2,13 @@
 /*
  * rogue_shim.bpf.c — a sched_ext scheduler that is not cos's shim but is named like it (its
  * programs "cos_*", so cos.ko's kfunc filter lets them call the kfuncs), for test_kfuncs: what
- * it may hand the kfuncs.  Built three times (Makefile):
+ * it may hand the kfuncs, and from where.  Built five times (Makefile):
  *
  *   ROGUE_SCALAR   a number cast to a task pointer
  *   ROGUE_WALKED   a task pointer read from memory (p->real_parent), not given by sched_ext
- *   neither        the task sched_ext gave ops.enqueue: the genuine use, which must load
+ *   ROGUE_WRONGOP  ops.enqueue calls a dispatch kfunc (cos_kf_fallback_take)
+ *   ROGUE_UNNAMED  the genuine call from a program not named "cos_*"
+ *   none of these  the task sched_ext gave ops.enqueue: the genuine use, which must load
  *
  * The test only loads it (the verifier's verdict); it never attaches.
  */
@@ -18,6 +20,10 @@
 
 char _license[] SEC("license") = "GPL";
 
+#ifdef ROGUE_UNNAMED
+#define cos_enqueue rogue_enqueue
+#endif
+
 SEC("struct_ops/cos_enqueue")
 void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 {
@@ -25,6 +31,9 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 	cos_kf_enqueue((struct task_struct *)(unsigned long)(enq_flags | 0xffff888000000000ULL), -1, 0);
 #elif defined(ROGUE_WALKED)
 	cos_kf_enqueue(p->real_parent, -1, 0);
+#elif defined(ROGUE_WRONGOP)
+	cos_kf_enqueue(p, -1, enq_flags);
+	cos_kf_fallback_take();
 #else
 	cos_kf_enqueue(p, -1, enq_flags);
 #endif

@@ -1,6 +1,8 @@
-// test_kfuncs.cpp — cos.ko's kfuncs take only the tasks sched_ext hands its scheduler: a program
-// named like the shim (so the module's filter admits it) that passes a made-up or a walked task
-// pointer is refused when it loads; the same program passing the task it was given loads.
+// test_kfuncs.cpp — cos.ko's kfuncs take only the tasks sched_ext hands its scheduler, and only
+// from the ops that may call them: a program named like the shim (so the module's filter admits
+// it) that passes a made-up or a walked task pointer, or that calls a dispatch kfunc from
+// ops.enqueue, is refused when it loads, as is a program not named like the shim; the genuine
+// call (ops.enqueue passing the task it was given to cos_kf_enqueue) loads.
 #include <catch2/catch_test_macros.hpp>
 
 #include <bpf/libbpf.h>
@@ -66,4 +68,28 @@ TEST_CASE("the kfuncs refuse task pointers sched_ext did not give", "[kfuncs][se
 		CHECK(verifier_log.find("cos_kf_enqueue") != std::string::npos);
 	}
 	CHECK(sched_ext_state() == "disabled");	/* nothing attached */
+}
+
+TEST_CASE("each kfunc may be called only from its ops, and only by the shim's programs",
+	  "[kfuncs][security]")
+{
+	REQUIRE(access("/sys/module/cos", F_OK) == 0);
+	SECTION("ops.enqueue calling a dispatch kfunc (cos_kf_fallback_take): refused")
+	{
+		int err = load_rogue("wrongop");
+		INFO(verifier_log);
+		CHECK(err < 0);
+		CHECK(verifier_log.find("cos_kf_fallback_take") != std::string::npos);
+		/* the call it may make is not what was refused */
+		CHECK(verifier_log.find("calling kernel function cos_kf_enqueue is not allowed") ==
+		      std::string::npos);
+	}
+	SECTION("the genuine call from a program not named cos_*: refused")
+	{
+		int err = load_rogue("unnamed");
+		INFO(verifier_log);
+		CHECK(err < 0);
+		CHECK(verifier_log.find("cos_kf_enqueue") != std::string::npos);
+	}
+	CHECK(sched_ext_state() == "disabled");
 }
