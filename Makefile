@@ -161,11 +161,13 @@ $(O)/kmod/btf-rededup: kmod/btf-rededup.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -o $@ $< -lbpf
 
+# RESOLVE_BTFIDS_FLAGS= : no distilled base BTF (kbuild's --distill_base for external modules):
+# the module's BTF ids are then vmlinux's, as the kfunc filter needs (kmod/cos_kfuncs.c).
 $(O)/kmod/cos.ko: $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild kmod/pahole-rededup $(O)/kmod/btf-rededup \
 		uapi/linux/cos.h
 	@mkdir -p $(@D)
 	COS_BTF_REDEDUP=$(CURDIR)/$(O)/kmod/btf-rededup $(MAKE) -C $(KDIR) M=$(CURDIR)/kmod \
-		MO=$(CURDIR)/$(O)/kmod PAHOLE=$(CURDIR)/kmod/pahole-rededup modules
+		MO=$(CURDIR)/$(O)/kmod PAHOLE=$(CURDIR)/kmod/pahole-rededup RESOLVE_BTFIDS_FLAGS= modules
 
 # The same module without BTF: the in-guest test checks that it refuses to load.
 $(O)/kmod/cos-nobtf.ko: $(O)/kmod/cos.ko

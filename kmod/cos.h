@@ -6,7 +6,7 @@
  *
  * cos_lock (raw spinlock, cos_task.c) protects the task table (cos_tasks) and its lists
  * (custody, fallback, free slots), the enclave's state and ring producer side, the per-CPU
- * pending and taken shoots (cos_shoot.c) and the counters.  Taken with IRQs off
+ * pending and taken shoots (cos_task.c) and the counters.  Taken with IRQs off
  * (guard(raw_spinlock_irqsave); the stall hrtimer, IRQs being off there, guard(raw_spinlock)) by:
  *   - the kfuncs, from sched_ext ops, only for a COS task or the lord: attach/detach (ops
  *     select_cpu with pi_lock held, or enqueue/enable/disable/exit_task with the rq lock),
@@ -113,31 +113,53 @@ struct cos_enclave {
 	atomic_t waiters;
 };
 
-extern struct cos_enclave *cos_enclave;	/* under cos_lock; NULL without a lord */
-extern u32 cos_fallback_pending;		/* under cos_lock: tasks with ->fallback set */
 /* Counters for COS_IOC_GET_INFO, under cos_lock (read without it: a snapshot may tear). */
 struct cos_counters {
 	u64 messages, placed, refused, fallbacks;
 	u32 tasks;
 };
+
+/* Defined in cos_task.c, the core state. */
+extern struct cos_enclave *cos_enclave;	/* under cos_lock; NULL without a lord */
+extern u32 cos_fallback_pending;		/* under cos_lock: tasks with ->fallback set */
 extern struct cos_counters cos_counters;
-/* Copies for lock-free reads in the shim's hot paths (written under cos_lock, READ_ONCE). */
+extern struct cos_task *cos_tasks;
+extern struct cos_task_status *cos_status;
+/*
+ * Defined in cos_lord.c: copies for lock-free reads in the shim's hot paths and GET_INFO
+ * (written under cos_lock with WRITE_ONCE, read with READ_ONCE).
+ */
 extern pid_t cos_lord_pid;
 extern s32 cos_lord_cpu;
 extern bool cos_lord_active;
-extern struct cos_task *cos_tasks;
-extern struct cos_task_status *cos_status;
 extern bool cos_shim_attached;
 extern u32 cos_shim_caps;
 
-/* cos_kfuncs.c */
-int cos_kfuncs_init(void);
+/*
+ * The files, bottom up; each calls only the ones before it (no call loop):
+ *   cos_uaccess.c  ioctl argument copies
+ *   cos_task.c     the task table and its state machine, the per-CPU shoot slots and kicks,
+ *                  the ring producer and the status table
+ *   cos_lord.c     the lord: registration, regions, WAIT, stall, fallback, the shim's coming
+ *                  and going
+ *   cos_shoot.c    COS_IOC_SHOOT (ioctl and io_uring)
+ *   cos_kfuncs.c   the shim's kfuncs: adapters onto the files above
+ *   cos_main.c     module init/exit and /dev/cos
+ */
 
-/* cos_task.c: task table, its state lists and messages (callers hold cos_lock) */
+/* cos_uaccess.c (process context, may fault) */
+long cos_user_size(const void __user *uarg, size_t min_size);
+int cos_copy_in(void *kbuf, u32 ksize, const void __user *uarg, u32 usize);
+int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize);
+int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
+
+/* cos_task.c: task table, its state lists, per-CPU shoot slots, messages (*_locked: cos_lock) */
 int cos_tasks_init(void);
 void cos_tasks_exit(void);
 struct cos_task *cos_task_alloc_locked(void);
 void cos_task_release_locked(struct cos_task *t);
+struct cos_task *cos_task_attach_locked(struct task_struct *p, bool runnable);
+void cos_task_detach_locked(struct cos_task *t);
 void cos_task_set_state_locked(struct cos_task *t, u32 state);
 struct cos_task *cos_task_oldest_waiting_locked(void);
 void cos_fallback_all_locked(void);
@@ -148,6 +170,16 @@ void cos_overflow_end_locked(struct cos_enclave *e, u64 consumed);
 void cos_status_sync(struct cos_task *t);
 long cos_ioc_get_tasks(void __user *uarg);
 static inline u32 cos_task_slot(const struct cos_task *t) { return t - cos_tasks; }
+void cos_kick_cpus(const struct cpumask *cpus);
+bool cos_pending_none(s32 cpu);
+void cos_pending_set_locked(s32 cpu, struct cos_task *t);
+bool cos_pending_forget_locked(struct cos_task *t);
+void cos_pending_clear_locked(struct cos_task *t);
+struct cos_task *cos_pending_take_locked(s32 cpu);
+struct cos_task *cos_pending_peek_locked(s32 cpu);
+void cos_taken_clear_locked(s32 cpu);
+void cos_taken_forget_locked(const struct cos_task *t);
+bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t);
 
 /* cos_lord.c: registration, regions, stall, fallback */
 long cos_ioc_register_lord(struct file *file, void __user *uarg);
@@ -158,7 +190,8 @@ void cos_lord_release(struct file *file);
 void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick);
 void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick);
 bool cos_lord_consumed(struct cos_enclave *e, u64 consumed);
-void cos_lord_shim_changed_locked(struct cos_enclave *e, bool attached);
+void cos_lord_shim_changed_locked(bool attached, u32 caps);
+void cos_lord_exited(struct task_struct *p);
 
 /*
  * The enclave of a lord's /dev/cos file, or NULL: published once by COS_IOC_REGISTER_LORD
@@ -171,25 +204,11 @@ static inline struct cos_enclave *cos_file_enclave(struct file *file)
 }
 
 /* cos_shoot.c */
-int cos_shoot_init(void);
-void cos_shoot_exit(void);
 long cos_ioc_shoot(struct file *file, void __user *uarg);
 struct io_uring_cmd;
 int cos_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
-void cos_kick_cpus(const struct cpumask *cpus);
-int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
-bool cos_pending_forget_locked(struct cos_task *t);
-bool cos_pending_none(s32 cpu);
-void cos_pending_clear_locked(struct cos_task *t);
-struct cos_task *cos_pending_take_locked(s32 cpu);
-struct cos_task *cos_pending_peek_locked(s32 cpu);
-void cos_taken_clear_locked(s32 cpu);
-void cos_taken_forget_locked(const struct cos_task *t);
-bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t);
 
-/* cos_main.c */
-long cos_user_size(const void __user *uarg, size_t min_size);
-int cos_copy_in(void *kbuf, u32 ksize, const void __user *uarg, u32 usize);
-int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize);
+/* cos_kfuncs.c */
+int cos_kfuncs_init(void);
 
 #endif /* _KMOD_COS_H */

@@ -44,13 +44,6 @@
 /* SCX_ENQ_WAKEUP (== ENQUEUE_WAKEUP): sched_ext's flag enums are not in the public headers. */
 #define COS_SCX_ENQ_WAKEUP	1ULL
 
-bool cos_shim_attached;
-u32 cos_shim_caps;
-struct cos_counters cos_counters;
-pid_t cos_lord_pid;
-s32 cos_lord_cpu = -1;
-bool cos_lord_active;
-static struct cpumask cos_exit_kick;	/* under cos_lock; the lord dies once */
 
 static struct cos_task *cos_task_get(struct task_struct *p, s32 slot)
 {
@@ -60,20 +53,6 @@ static struct cos_task *cos_task_get(struct task_struct *p, s32 slot)
 		return NULL;
 	t = &cos_tasks[slot];
 	return t->state != COS_TASK_FREE && t->p == p ? t : NULL;
-}
-
-/* Free a slot (the task died or left SCHED_EXT).  Caller holds cos_lock. */
-static void cos_task_free_locked(struct cos_task *t)
-{
-	lockdep_assert_held(&cos_lock);
-	cos_pending_clear_locked(t);
-	cos_taken_forget_locked(t);
-	cos_task_set_state_locked(t, COS_TASK_FREE);
-	cos_counters.tasks--;
-	cos_post(cos_enclave, COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
-	t->p = NULL;
-	cos_status_sync(t);
-	cos_task_release_locked(t);
 }
 
 __bpf_kfunc_start_defs();
@@ -102,10 +81,7 @@ __bpf_kfunc u32 cos_kf_abi_version(void)
 __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
 {
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	cos_shim_attached = attached;
-	cos_shim_caps = attached ? caps : 0;
-	if (cos_enclave)
-		cos_lord_shim_changed_locked(cos_enclave, attached);
+	cos_lord_shim_changed_locked(attached, caps);
 }
 
 /**
@@ -122,20 +98,8 @@ __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p, bool runnable)
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_alloc_locked();
-	if (!t)
-		return -ENOSPC;
-	cos_counters.tasks++;
-	t->p = p;
-	t->gen++;
-	cos_task_set_state_locked(t, COS_TASK_BLOCKED);
-	t->cpu = task_cpu(p);
-	t->next_msg = 0;
-	t->runtime = 0;
-	t->last_msg = COS_MSG_NONE;
-	t->last_ts = 0;
-	cos_post(cos_enclave, COS_MSG_TASK_NEW, t->cpu, t, runnable);
-	return cos_task_slot(t);
+	t = cos_task_attach_locked(p, runnable);
+	return t ? cos_task_slot(t) : -ENOSPC;
 }
 
 /**
@@ -153,7 +117,7 @@ __bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot)
 	t = cos_task_get(p, slot);
 	if (!t)
 		return;
-	cos_task_free_locked(t);
+	cos_task_detach_locked(t);
 }
 
 /**
@@ -166,23 +130,8 @@ __bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot)
  */
 __bpf_kfunc void cos_kf_exit_task(struct task_struct *p)
 {
-	struct cos_enclave *e;
-
-	if (p->pid != READ_ONCE(cos_lord_pid))
-		return;
-	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
-		e = cos_enclave;
-		cpumask_clear(&cos_exit_kick);
-		if (e && e->lord == p && !e->lord_dead) {
-			e->lord_dead = true;
-			e->active = false;
-			WRITE_ONCE(e->ctl->lord_active, 0);
-			WRITE_ONCE(cos_lord_active, false);
-			WRITE_ONCE(cos_lord_pid, 0);
-			cos_fallback_locked(e, &cos_exit_kick);
-		}
-	}
-	cos_kick_cpus(&cos_exit_kick);	/* after the unlock: see cos.h */
+	if (p->pid == READ_ONCE(cos_lord_pid))
+		cos_lord_exited(p);
 }
 
 /**
@@ -562,113 +511,18 @@ static u32 cos_kf_allowed(const char *op)
 }
 
 /*
- * Module BTF ids.  cos_kf_list[] holds the ids resolve_btfids wrote at build time, counted
- * after the module's distilled base BTF (.BTF.base).  Loading the module, the kernel relocates
- * its BTF onto vmlinux's, which moves every id of the module's own types by one amount: the
- * number of types in vmlinux's BTF less the number in the distilled base (btf_relocate(),
- * kernel/bpf/btf_relocate.c), and the verifier passes the filter relocated ids.  The module
- * sees neither count through an exported function (btf_type_by_id() is the only BTF lookup it
- * may call), so: cos_btf_dist_types is counted from the section at init, and vmlinux's count is
- * the first id btf_type_by_id() does not know in the program's attach BTF (vmlinux's: struct
- * sched_ext_ops is there), found once, by bisection, at the first call that needs it.  Without
- * a distilled base (an older pahole) the ids are vmlinux-relative already.  A wrong shift only
- * refuses: an id that maps to no kfunc here is refused, and test_kfuncs loads the real shim.
+ * Which kfunc (COS_KF_*) the BTF id @kfunc_id is, or -1.  The ids resolve_btfids wrote into
+ * cos_kf_list[] at build time are the ones the verifier passes the filter only because the
+ * module has no distilled base BTF (the build passes RESOLVE_BTFIDS_FLAGS=, see Makefile): with
+ * one, the kernel would relocate the module's BTF when it loads and every id would move.
+ * cos_kfuncs_init() refuses a module built with one.
  */
-static u32 cos_btf_dist_types;	/* set at init, 0: no distilled base */
-static u32 cos_btf_shift;	/* 0 until known; written once (a race writes the same value) */
-
-/* Types (void included) in the raw BTF @data, or 0 if it does not parse. */
-static u32 cos_btf_count_types(const void *data, u32 size)
+static int cos_kf_index(u32 kfunc_id)
 {
-	const struct btf_header *hdr = data;
-	const void *p, *end;
-	u32 n = 1;
-
-	if (size < sizeof(*hdr) || hdr->magic != BTF_MAGIC || hdr->hdr_len > size ||
-	    hdr->type_off > size - hdr->hdr_len ||
-	    hdr->type_len > size - hdr->hdr_len - hdr->type_off)
-		return 0;
-	p = data + hdr->hdr_len + hdr->type_off;
-	end = p + hdr->type_len;
-	while (end - p >= (long)sizeof(struct btf_type)) {
-		const struct btf_type *t = p;
-		u32 vlen = BTF_INFO_VLEN(t->info);
-
-		p += sizeof(*t);
-		switch (BTF_INFO_KIND(t->info)) {
-		case BTF_KIND_INT:
-			p += sizeof(u32);
-			break;
-		case BTF_KIND_ARRAY:
-			p += sizeof(struct btf_array);
-			break;
-		case BTF_KIND_STRUCT:
-		case BTF_KIND_UNION:
-			p += vlen * sizeof(struct btf_member);
-			break;
-		case BTF_KIND_ENUM:
-			p += vlen * sizeof(struct btf_enum);
-			break;
-		case BTF_KIND_ENUM64:
-			p += vlen * sizeof(struct btf_enum64);
-			break;
-		case BTF_KIND_FUNC_PROTO:
-			p += vlen * sizeof(struct btf_param);
-			break;
-		case BTF_KIND_VAR:
-			p += sizeof(struct btf_var);
-			break;
-		case BTF_KIND_DATASEC:
-			p += vlen * sizeof(struct btf_var_secinfo);
-			break;
-		case BTF_KIND_DECL_TAG:
-			p += sizeof(struct btf_decl_tag);
-			break;
-		default:	/* PTR, FWD, TYPEDEF, qualifiers, FUNC, FLOAT, TYPE_TAG: no tail */
-			break;
-		}
-		n++;
-	}
-	return p == end ? n : 0;
-}
-
-/* The shift from build-time to loaded ids of this module's types; see above.  0 if unknown. */
-static u32 cos_btf_id_shift(const struct btf *vmlinux_btf)
-{
-	u32 lo = 1, hi = 1U << 24, shift = READ_ONCE(cos_btf_shift);
-
-	if (shift || !cos_btf_dist_types)
-		return shift;
-	if (!vmlinux_btf || !btf_type_by_id(vmlinux_btf, lo) || btf_type_by_id(vmlinux_btf, hi))
-		return 0;
-	while (hi - lo > 1) {		/* known: lo is a type, hi is not */
-		u32 mid = lo + (hi - lo) / 2;
-
-		if (btf_type_by_id(vmlinux_btf, mid))
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (hi <= cos_btf_dist_types)
-		return 0;
-	shift = hi - cos_btf_dist_types;
-	WRITE_ONCE(cos_btf_shift, shift);
-	return shift;
-}
-
-/* Which kfunc (COS_KF_*) the loaded BTF id @kfunc_id is, or -1. */
-static int cos_kf_index(const struct bpf_prog *prog, u32 kfunc_id)
-{
-	u32 shift = 0;
 	int kf;
 
-	if (cos_btf_dist_types) {
-		shift = cos_btf_id_shift(prog->aux->attach_btf);
-		if (!shift)
-			return -1;
-	}
 	for (kf = 0; kf < COS_KF_NR; kf++)
-		if (cos_kf_list[kf] + shift == kfunc_id)
+		if (cos_kf_list[kf] == kfunc_id)
 			return kf;
 	return -1;
 }
@@ -695,7 +549,7 @@ static int cos_kfunc_filter(const struct bpf_prog *prog, u32 kfunc_id)
 		return 0;
 	if (strcmp(prog->aux->st_ops->name, "sched_ext_ops") || !op)
 		return -EACCES;
-	kf = cos_kf_index(prog, kfunc_id);
+	kf = cos_kf_index(kfunc_id);
 	if (kf < 0)
 		return -EACCES;
 	return cos_kf_allowed(op) & BIT(kf) ? 0 : -EACCES;
@@ -715,13 +569,10 @@ int cos_kfuncs_init(void)
 		pr_err("module has no BTF (built without pahole?): the shim could not call it; refusing to load\n");
 		return -ENOENT;
 	}
+	/* Only the size: the section's data is gone by now (the module's load copy is freed). */
 	if (THIS_MODULE->btf_base_data_size) {
-		cos_btf_dist_types = cos_btf_count_types(THIS_MODULE->btf_base_data,
-							 THIS_MODULE->btf_base_data_size);
-		if (!cos_btf_dist_types) {
-			pr_err("cannot parse the module's distilled base BTF; refusing to load\n");
-			return -EINVAL;
-		}
+		pr_err("module BTF has a distilled base (.BTF.base): its kfunc ids would move at load; build it with RESOLVE_BTFIDS_FLAGS= (see the Makefile); refusing to load\n");
+		return -EINVAL;
 	}
 	ret = register_btf_kfunc_id_set(BPF_PROG_TYPE_STRUCT_OPS, &cos_kfunc_set);
 	if (ret)

@@ -45,7 +45,11 @@
 #define COS_OFF_SHOOT	0x20000000ULL
 #define COS_OFF_CTL	0x30000000ULL
 
-struct cos_enclave *cos_enclave;
+bool cos_shim_attached;
+u32 cos_shim_caps;
+pid_t cos_lord_pid;
+s32 cos_lord_cpu = -1;
+bool cos_lord_active;
 
 static size_t cos_ring_bytes(struct cos_enclave *e)
 {
@@ -102,22 +106,60 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
 }
 
 /**
- * cos_lord_shim_changed_locked() - the shim attached (@attached) or left: what it means for @e
- * @e: the enclave
+ * cos_lord_shim_changed_locked() - the shim attached (@attached) or left: what it means for
+ * the lord
  * @attached: true from ops.init, false from ops.exit
+ * @caps: COS_SHIM_CAP_* of the shim that attached
  *
- * Leaving takes control from the lord: sched_ext has moved every task off the shim.  Coming back
+ * Records the shim's presence and capabilities (cos_shim_attached/caps, read lock-free by
+ * REGISTER_LORD's check and GET_INFO).  Leaving takes control from the lord: sched_ext has moved every task off the shim.  Coming back
  * gives it back only the way cos_lord_consumed() does, to a registered lord that is alive and
  * has consumed every message; a dead lord never gets it again, a stalled one when it catches up.
  * Context: cos_lock held, IRQs off.
  */
-void cos_lord_shim_changed_locked(struct cos_enclave *e, bool attached)
+void cos_lord_shim_changed_locked(bool attached, u32 caps)
 {
+	struct cos_enclave *e = cos_enclave;
+
 	lockdep_assert_held(&cos_lock);
+	WRITE_ONCE(cos_shim_attached, attached);
+	WRITE_ONCE(cos_shim_caps, attached ? caps : 0);
+	if (!e)
+		return;
 	if (attached)
 		cos_lord_consumed(e, e->seen_consumed);
 	else
 		cos_set_active_locked(e, false);
+}
+
+/**
+ * cos_lord_exited() - the lord thread @p is exiting: fall back now
+ * @p: the lord (its pid was cos_lord_pid)
+ *
+ * The lord's /dev/cos file may outlive the lord thread (another thread or a child holds it),
+ * so its exit is the death signal that does not wait for the file's release.  A dead lord
+ * never gets control again (cos_lord_consumed() checks lord_dead).
+ * Context: ops.exit_task (cos_kf_exit_task()), @p's rq lock held, IRQs off; takes cos_lock,
+ * kicks after dropping it.
+ */
+void cos_lord_exited(struct task_struct *p)
+{
+	static struct cpumask kick;	/* under cos_lock until the kick; the lord dies once */
+	struct cos_enclave *e;
+
+	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+		e = cos_enclave;
+		cpumask_clear(&kick);
+		if (!e || e->lord != p || e->lord_dead)
+			return;
+		e->lord_dead = true;
+		e->active = false;
+		WRITE_ONCE(e->ctl->lord_active, 0);
+		WRITE_ONCE(cos_lord_active, false);
+		WRITE_ONCE(cos_lord_pid, 0);
+		cos_fallback_locked(e, &kick);
+	}
+	cos_kick_cpus(&kick);	/* after the unlock: see cos.h */
 }
 
 /* Declare @e's lord stalled for @reason (COS_STALL_*).  Caller holds cos_lock. */

@@ -18,52 +18,6 @@
 
 #include "cos.h"
 
-unsigned int cos_max_tasks = 4096;
-module_param_named(max_tasks, cos_max_tasks, uint, 0444);
-MODULE_PARM_DESC(max_tasks, "COS tasks tracked at once (status table entries, 64..1048576)");
-
-/*
- * cos_user_size - read and check the leading @size of an extensible ioctl struct.
- * Returns the size or a negative errno: -EFAULT for a bad pointer, -EINVAL for a size that is not
- * a multiple of 8, below @min_size or above COS_STRUCT_SIZE_MAX.
- */
-long cos_user_size(const void __user *uarg, size_t min_size)
-{
-	u32 usize;
-
-	if (get_user(usize, (const u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < min_size || usize > COS_STRUCT_SIZE_MAX || usize % 8)
-		return -EINVAL;
-	return usize;
-}
-
-/*
- * cos_copy_out - copy a filled extensible struct back to user space.
- * @kbuf/@ksize: the module's struct, whose first u32 is @size; @usize: the caller's size.
- * Writes min(@usize, @ksize) bytes with @size set to that count and zeroes the caller's tail.
- */
-/*
- * cos_copy_in - copy an extensible struct from user space (copy_struct_from_user semantics:
- * a shorter struct is zero-extended; a longer one must have a zero tail, else -E2BIG).
- */
-int cos_copy_in(void *kbuf, u32 ksize, const void __user *uarg, u32 usize)
-{
-	return copy_struct_from_user(kbuf, ksize, uarg, usize);
-}
-
-int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize)
-{
-	u32 n = min(usize, ksize);
-
-	*(u32 *)kbuf = n;
-	if (copy_to_user(uarg, kbuf, n))
-		return -EFAULT;
-	if (usize > n && clear_user(uarg + n, usize - n))
-		return -EFAULT;
-	return 0;
-}
-
 /**
  * cos_ioc_get_info() - COS_IOC_GET_INFO: report ABI version, features, CPU id range, the lord
  * and the module's counters.
@@ -185,21 +139,16 @@ static int __init cos_init(void)
 	ret = cos_tasks_init();
 	if (ret)
 		return ret;
-	ret = cos_shoot_init();
-	if (ret)
-		goto err_tasks;
 	ret = cos_kfuncs_init();
 	if (ret)
-		goto err_shoot;
+		goto err_tasks;
 	ret = misc_register(&cos_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", COS_DEVICE_NAME, ret);
-		goto err_shoot;
+		goto err_tasks;
 	}
 	return 0;
 
-err_shoot:
-	cos_shoot_exit();
 err_tasks:
 	cos_tasks_exit();
 	return ret;
@@ -209,7 +158,6 @@ err_tasks:
 static void __exit cos_exit(void)
 {
 	misc_deregister(&cos_miscdev);
-	cos_shoot_exit();
 	cos_tasks_exit();
 }
 

@@ -4,8 +4,9 @@
  * slots, publish each accepted task to its CPU's pending slot and kick that CPU; the shim's
  * ops.dispatch there takes it (cos_pending_take_locked) and inserts it into the local queue.
  *
- * The kick is an IPI sent by the module (smp_call_function_single_async): on the target CPU it
- * zeroes the running task's sched_ext slice and sets need_resched, so the CPU reschedules on
+ * The kick (cos_kick_cpus(), in cos_task.c) is an IPI sent by the module
+ * (smp_call_function_single_async): on the target CPU it zeroes the running task's sched_ext
+ * slice and sets need_resched, so the CPU reschedules on
  * return from the interrupt; sched_ext then puts the current task back (ops.enqueue, its slice
  * is exhausted) and asks ops.dispatch for the next one.  This works on every kernel, including
  * those whose BTF hides scx_bpf_kick_cpu from BPF (Debian 7.2.12, see kmod/shim_compat.h).  The
@@ -25,52 +26,6 @@
 #include "cos.h"
 
 /*
- * [nr_cpu_ids]: the task shot to that CPU and not yet taken by its ops.dispatch.  Written under
- * cos_lock (WRITE_ONCE); read under it, or lock-free by cos_pending_none().
- */
-static struct cos_task **cos_pending;
-/*
- * [nr_cpu_ids]: the shot task ops.dispatch took on that CPU, until it starts running there.
- * sched_ext calls ops.dispatch before it puts the preempted task back (ops.stopping), so this
- * is how stopping knows that a shoot preempted it.  Written under cos_lock (WRITE_ONCE); read
- * under it, or lock-free by cos_pending_none().
- */
-static struct cos_task **cos_taken;
-static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
-
-static void cos_kick_fn(void *info)
-{
-	struct task_struct *curr = current;
-
-	if (!is_idle_task(curr))
-		curr->scx.slice = 0;
-	set_tsk_need_resched(curr);
-	set_preempt_need_resched();
-}
-
-int cos_shoot_init(void)
-{
-	int cpu;
-
-	cos_pending = kcalloc(nr_cpu_ids, sizeof(*cos_pending), GFP_KERNEL);
-	cos_taken = kcalloc(nr_cpu_ids, sizeof(*cos_taken), GFP_KERNEL);
-	if (!cos_pending || !cos_taken) {
-		kfree(cos_pending);
-		kfree(cos_taken);
-		return -ENOMEM;
-	}
-	for_each_possible_cpu(cpu)
-		INIT_CSD(per_cpu_ptr(&cos_kick_csd, cpu), cos_kick_fn, NULL);
-	return 0;
-}
-
-void cos_shoot_exit(void)
-{
-	kfree(cos_pending);
-	kfree(cos_taken);
-}
-
-/*
  * Local shoot: the lord (current, on its CPU) gives the CPU up when the ioctl returns.  With its
  * slice at 0 it is put back through ops.enqueue, where cos_kf_enqueue() sees the pending task and
  * answers COS_ENQ_LORD_YIELD: the shim parks the lord behind it.  IRQs off: the tick charges
@@ -83,106 +38,6 @@ static void cos_lord_yield(void)
 	set_tsk_need_resched(current);
 	set_preempt_need_resched();
 	local_irq_enable();
-}
-
-/* Kick @cpus (preempt what runs there).  Any context; not under cos_lock. */
-void cos_kick_cpus(const struct cpumask *cpus)
-{
-	int cpu;
-
-	for_each_cpu(cpu, cpus) {
-		if (!cpu_online(cpu))
-			continue;
-		/* -EBUSY: a kick to that CPU is still in flight, which is as good. */
-		smp_call_function_single_async(cpu, per_cpu_ptr(&cos_kick_csd, cpu));
-	}
-}
-
-/*
- * Take @t out of its CPU's pending slot if it still waits there (not yet taken by ops.dispatch).
- * Returns whether it did.  Caller holds cos_lock.
- */
-bool cos_pending_forget_locked(struct cos_task *t)
-{
-	lockdep_assert_held(&cos_lock);
-	if (t->state != COS_TASK_QUEUED || cos_pending_peek_locked(t->cpu) != t)
-		return false;
-	WRITE_ONCE(cos_pending[t->cpu], NULL);
-	return true;
-}
-
-/* @t leaves custody while queued: cancel its pending shoot (SHOOT_STALE).  Under cos_lock. */
-void cos_pending_clear_locked(struct cos_task *t)
-{
-	lockdep_assert_held(&cos_lock);
-	if (cos_pending_forget_locked(t))
-		cos_post(cos_enclave, COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
-}
-
-/**
- * cos_pending_none() - nothing is shot to @cpu nor taken there: ops.dispatch's lock-free path
- * @cpu: the dispatching CPU
- *
- * Pairs with the shoot's store: a shoot stores cos_pending[@cpu] under cos_lock and kicks
- * @cpu only after dropping it (cos_shoot_commit(): cos_kick_cpus() after the unlock; a local
- * shoot, cos_lord_yield(), runs on @cpu itself).  So a dispatch that reads NULL here just
- * before the store is followed by the kick's schedule on @cpu, whose dispatch sees the store:
- * the IPI's queueing (llist_add, a full barrier) orders it.  cos_taken[@cpu] is set only by
- * @cpu's own dispatch, so a NULL read there is exact; while it is set, the locked path runs
- * and resets it as before (a taken task that never started must not stay behind).  A stale
- * non-NULL read of either only costs the locked path.
- * Context: any; lock-free.
- */
-bool cos_pending_none(s32 cpu)
-{
-	return cpu < 0 || cpu >= nr_cpu_ids ||
-	       (!READ_ONCE(cos_pending[cpu]) && !READ_ONCE(cos_taken[cpu]));
-}
-
-/* The task shot to @cpu and not yet taken, if any.  Caller holds cos_lock. */
-struct cos_task *cos_pending_peek_locked(s32 cpu)
-{
-	lockdep_assert_held(&cos_lock);
-	return cpu >= 0 && cpu < nr_cpu_ids ? cos_pending[cpu] : NULL;
-}
-
-/* The task shot to @cpu, if any; it stays QUEUED until it runs.  Caller holds cos_lock. */
-struct cos_task *cos_pending_take_locked(s32 cpu)
-{
-	struct cos_task *t;
-
-	lockdep_assert_held(&cos_lock);
-	if (cpu < 0 || cpu >= nr_cpu_ids)
-		return NULL;
-	t = cos_pending[cpu];
-	WRITE_ONCE(cos_pending[cpu], NULL);
-	WRITE_ONCE(cos_taken[cpu], t);
-	return t;
-}
-
-/* @t (a COS task) starts running on @cpu, or could not: the CPU's taken shoot is over. */
-void cos_taken_clear_locked(s32 cpu)
-{
-	lockdep_assert_held(&cos_lock);
-	if (cpu >= 0 && cpu < nr_cpu_ids)
-		WRITE_ONCE(cos_taken[cpu], NULL);
-}
-
-/* @t's slot is freed: it may not stay behind as its CPU's taken shoot.  Caller holds cos_lock. */
-void cos_taken_forget_locked(const struct cos_task *t)
-{
-	lockdep_assert_held(&cos_lock);
-	if (t->cpu >= 0 && t->cpu < nr_cpu_ids && cos_taken[t->cpu] == t)
-		WRITE_ONCE(cos_taken[t->cpu], NULL);
-}
-
-/* Is a shot task other than @t about to run on @cpu?  Caller holds cos_lock. */
-bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t)
-{
-	lockdep_assert_held(&cos_lock);
-	if (cpu < 0 || cpu >= nr_cpu_ids)
-		return false;
-	return cos_pending[cpu] || (cos_taken[cpu] && cos_taken[cpu] != t);
 }
 
 /* Validate one request (a private copy of the slot) against the task table.  Under cos_lock. */
@@ -214,38 +69,16 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 		return COS_SHOOT_AFFINITY;
 	if (t->last_seq > consumed)
 		return COS_SHOOT_BEHIND;
-	if (cos_pending[cpu])
+	if (cos_pending_peek_locked(cpu))
 		return COS_SHOOT_BUSY;
 	cos_task_set_state_locked(t, COS_TASK_QUEUED);
 	t->cpu = cpu;
 	t->slice = req->slice_ns;
 	if (cpu == e->lord_cpu && !t->slice)
 		t->slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */
-	WRITE_ONCE(cos_pending[cpu], t);	/* before the kick: see cos_pending_none() */
+	cos_pending_set_locked(cpu, t);		/* before the kick: see cos_pending_none() */
 	cos_status_sync(t);
 	return COS_SHOOT_OK;
-}
-
-/* Copy a user CPU bitmap of @size bytes into @mask; bits past nr_cpu_ids must be clear. */
-int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size)
-{
-	u32 ksize = BITS_TO_LONGS(nr_cpu_ids) * sizeof(long);
-	u32 n = min(size, ksize);
-	int cpu;
-
-	if (!size || size > COS_STRUCT_SIZE_MAX * 16)
-		return -EINVAL;
-	cpumask_clear(mask);
-	if (copy_from_user(cpumask_bits(mask), umask, n))
-		return -EFAULT;
-	if (size > ksize) {
-		int zero = check_zeroed_user(umask + ksize, size - ksize);
-
-		if (zero <= 0)
-			return zero ?: -EINVAL;
-	}
-	cpu = find_next_bit(cpumask_bits(mask), n * BITS_PER_BYTE, nr_cpu_ids);
-	return cpu < n * BITS_PER_BYTE ? -EINVAL : 0;
 }
 
 /*

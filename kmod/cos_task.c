@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cos_task.c — the task table (one slot per COS task, mirrored read-only to the lord as the
- * status table), the lists that index it, and the message ring's producer side.
+ * cos_task.c — the core state every other file builds on: the task table (one slot per COS
+ * task, mirrored read-only to the lord as the status table), its state machine and the lists
+ * that index it, the per-CPU shoot slots (pending: shot, not yet taken by ops.dispatch; taken:
+ * dispatched, not yet running) and the kick that makes a CPU reschedule, and the message
+ * ring's producer side.  It calls only cos_uaccess.c (see the file order in cos.h).
  *
  * No path walks the table (except COS_IOC_GET_TASKS, which lists it): free slots come from a
  * FIFO of slot numbers (a freed slot is reused last, so a late message about it meets a new
@@ -10,7 +13,8 @@
  * the tasks handed to the fair policy and not yet taken by the shim are on the fallback list.
  * A task's state changes only through cos_task_set_state_locked(), which keeps the lists.
  *
- * Everything here runs under cos_lock (see cos.h).  Memory ordering with the lord:
+ * Everything here runs under cos_lock (see cos.h), except cos_pending_none() (lock-free, see
+ * there), cos_kick_cpus() (after unlocking) and COS_IOC_GET_TASKS's copies.  Memory ordering with the lord:
  *   - ring: all fields of a message are written, then smp_store_release(&msg->seq); the lord
  *     reads seq with an acquire load, then the fields.  A slot is rewritten only after the lord
  *     published (release) a ctl->consumed at or past it; we read consumed with an acquire load.
@@ -23,14 +27,22 @@
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
 #include "cos.h"
 
+unsigned int cos_max_tasks = 4096;
+module_param_named(max_tasks, cos_max_tasks, uint, 0444);
+MODULE_PARM_DESC(max_tasks, "COS tasks tracked at once (status table entries, 64..1048576)");
+
 DEFINE_RAW_SPINLOCK(cos_lock);
+struct cos_enclave *cos_enclave;
+struct cos_counters cos_counters;
 struct cos_task *cos_tasks;
 struct cos_task_status *cos_status;
 /* Tasks with ->fallback set; written under cos_lock, read lock-free by cos_kf_fallback_take(). */
@@ -43,6 +55,30 @@ static LIST_HEAD(cos_fallback_list);	/* ->fallback tasks, in the order they were
 static u32 *cos_free_slots;		/* FIFO of free slot numbers: [cos_max_tasks] */
 static u32 cos_free_head, cos_free_count;
 
+/*
+ * [nr_cpu_ids]: the task shot to that CPU and not yet taken by its ops.dispatch.  Written under
+ * cos_lock (WRITE_ONCE); read under it, or lock-free by cos_pending_none().
+ */
+static struct cos_task **cos_pending;
+/*
+ * [nr_cpu_ids]: the shot task ops.dispatch took on that CPU, until it starts running there.
+ * sched_ext calls ops.dispatch before it puts the preempted task back (ops.stopping), so this
+ * is how stopping knows that a shoot preempted it.  Written under cos_lock (WRITE_ONCE); read
+ * under it, or lock-free by cos_pending_none().
+ */
+static struct cos_task **cos_taken;
+static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
+
+static void cos_kick_fn(void *info)
+{
+	struct task_struct *curr = current;
+
+	if (!is_idle_task(curr))
+		curr->scx.slice = 0;
+	set_tsk_need_resched(curr);
+	set_preempt_need_resched();
+}
+
 int cos_tasks_init(void)
 {
 	u32 i;
@@ -50,10 +86,14 @@ int cos_tasks_init(void)
 	cos_tasks = vzalloc(array_size(cos_max_tasks, sizeof(*cos_tasks)));
 	cos_status = vmalloc_user(PAGE_ALIGN(array_size(cos_max_tasks, sizeof(*cos_status))));
 	cos_free_slots = vmalloc(array_size(cos_max_tasks, sizeof(*cos_free_slots)));
-	if (!cos_tasks || !cos_status || !cos_free_slots) {
+	cos_pending = kcalloc(nr_cpu_ids, sizeof(*cos_pending), GFP_KERNEL);
+	cos_taken = kcalloc(nr_cpu_ids, sizeof(*cos_taken), GFP_KERNEL);
+	if (!cos_tasks || !cos_status || !cos_free_slots || !cos_pending || !cos_taken) {
 		cos_tasks_exit();
 		return -ENOMEM;
 	}
+	for_each_possible_cpu(i)
+		INIT_CSD(per_cpu_ptr(&cos_kick_csd, i), cos_kick_fn, NULL);
 	for (i = 0; i < cos_max_tasks; i++) {
 		INIT_LIST_HEAD(&cos_tasks[i].node);
 		cos_free_slots[i] = i;
@@ -68,9 +108,168 @@ void cos_tasks_exit(void)
 	vfree(cos_tasks);
 	vfree(cos_status);
 	vfree(cos_free_slots);
+	kfree(cos_pending);
+	kfree(cos_taken);
 	cos_tasks = NULL;
 	cos_status = NULL;
 	cos_free_slots = NULL;
+	cos_pending = NULL;
+	cos_taken = NULL;
+}
+
+/* Kick @cpus (preempt what runs there).  Any context; not under cos_lock. */
+void cos_kick_cpus(const struct cpumask *cpus)
+{
+	int cpu;
+
+	for_each_cpu(cpu, cpus) {
+		if (!cpu_online(cpu))
+			continue;
+		/* -EBUSY: a kick to that CPU is still in flight, which is as good. */
+		smp_call_function_single_async(cpu, per_cpu_ptr(&cos_kick_csd, cpu));
+	}
+}
+
+/*
+ * Take @t out of its CPU's pending slot if it still waits there (not yet taken by ops.dispatch).
+ * Returns whether it did.  Caller holds cos_lock.
+ */
+bool cos_pending_forget_locked(struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	if (t->state != COS_TASK_QUEUED || cos_pending_peek_locked(t->cpu) != t)
+		return false;
+	WRITE_ONCE(cos_pending[t->cpu], NULL);
+	return true;
+}
+
+/* @t leaves custody while queued: cancel its pending shoot (SHOOT_STALE).  Under cos_lock. */
+void cos_pending_clear_locked(struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	if (cos_pending_forget_locked(t))
+		cos_post(cos_enclave, COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
+}
+
+/**
+ * cos_pending_none() - nothing is shot to @cpu nor taken there: ops.dispatch's lock-free path
+ * @cpu: the dispatching CPU
+ *
+ * Pairs with the shoot's store: a shoot stores cos_pending[@cpu] under cos_lock and kicks
+ * @cpu only after dropping it (cos_shoot_commit(): cos_kick_cpus() after the unlock; a local
+ * shoot, cos_lord_yield(), runs on @cpu itself).  So a dispatch that reads NULL here just
+ * before the store is followed by the kick's schedule on @cpu, whose dispatch sees the store:
+ * the IPI's queueing (llist_add, a full barrier) orders it.  cos_taken[@cpu] is set only by
+ * @cpu's own dispatch, so a NULL read there is exact; while it is set, the locked path runs
+ * and resets it as before (a taken task that never started must not stay behind).  A stale
+ * non-NULL read of either only costs the locked path.
+ * Context: any; lock-free.
+ */
+bool cos_pending_none(s32 cpu)
+{
+	return cpu < 0 || cpu >= nr_cpu_ids ||
+	       (!READ_ONCE(cos_pending[cpu]) && !READ_ONCE(cos_taken[cpu]));
+}
+
+/* The task shot to @cpu and not yet taken, if any.  Caller holds cos_lock. */
+struct cos_task *cos_pending_peek_locked(s32 cpu)
+{
+	lockdep_assert_held(&cos_lock);
+	return cpu >= 0 && cpu < nr_cpu_ids ? cos_pending[cpu] : NULL;
+}
+
+/* The task shot to @cpu, if any; it stays QUEUED until it runs.  Caller holds cos_lock. */
+struct cos_task *cos_pending_take_locked(s32 cpu)
+{
+	struct cos_task *t;
+
+	lockdep_assert_held(&cos_lock);
+	if (cpu < 0 || cpu >= nr_cpu_ids)
+		return NULL;
+	t = cos_pending[cpu];
+	WRITE_ONCE(cos_pending[cpu], NULL);
+	WRITE_ONCE(cos_taken[cpu], t);
+	return t;
+}
+
+/* @t (a COS task) starts running on @cpu, or could not: the CPU's taken shoot is over. */
+void cos_taken_clear_locked(s32 cpu)
+{
+	lockdep_assert_held(&cos_lock);
+	if (cpu >= 0 && cpu < nr_cpu_ids)
+		WRITE_ONCE(cos_taken[cpu], NULL);
+}
+
+/* @t's slot is freed: it may not stay behind as its CPU's taken shoot.  Caller holds cos_lock. */
+void cos_taken_forget_locked(const struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	if (t->cpu >= 0 && t->cpu < nr_cpu_ids && cos_taken[t->cpu] == t)
+		WRITE_ONCE(cos_taken[t->cpu], NULL);
+}
+
+/* Is a shot task other than @t about to run on @cpu?  Caller holds cos_lock. */
+bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	if (cpu < 0 || cpu >= nr_cpu_ids)
+		return false;
+	return cos_pending[cpu] || (cos_taken[cpu] && cos_taken[cpu] != t);
+}
+
+/**
+ * cos_task_attach_locked() - give COS task @p a slot: the TASK_NEW message, state BLOCKED
+ * @p: a task whose policy is SCHED_EXT (a trusted pointer from the shim)
+ * @runnable: whether it is runnable now (TASK_NEW's arg)
+ *
+ * Context: cos_lock held, IRQs off.  Return: its slot, or NULL when the table is full.
+ */
+struct cos_task *cos_task_attach_locked(struct task_struct *p, bool runnable)
+{
+	struct cos_task *t;
+
+	lockdep_assert_held(&cos_lock);
+	t = cos_task_alloc_locked();
+	if (!t)
+		return NULL;
+	cos_counters.tasks++;
+	t->p = p;
+	t->gen++;
+	cos_task_set_state_locked(t, COS_TASK_BLOCKED);
+	t->cpu = task_cpu(p);
+	t->next_msg = 0;
+	t->runtime = 0;
+	t->last_msg = COS_MSG_NONE;
+	t->last_ts = 0;
+	cos_post(cos_enclave, COS_MSG_TASK_NEW, t->cpu, t, runnable);
+	return t;
+}
+
+/**
+ * cos_task_detach_locked() - @t's task died or left SCHED_EXT: cancel its shoot, post
+ * TASK_DEAD, free the slot
+ * @t: a slot in use
+ *
+ * Context: cos_lock held, IRQs off.
+ */
+void cos_task_detach_locked(struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	cos_pending_clear_locked(t);
+	cos_taken_forget_locked(t);
+	cos_task_set_state_locked(t, COS_TASK_FREE);
+	cos_counters.tasks--;
+	cos_post(cos_enclave, COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
+	t->p = NULL;
+	cos_status_sync(t);
+	cos_task_release_locked(t);
+}
+
+/* Shoot @t to @cpu: it waits in the CPU's pending slot for ops.dispatch there.  Under cos_lock. */
+void cos_pending_set_locked(s32 cpu, struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	WRITE_ONCE(cos_pending[cpu], t);
 }
 
 /**
