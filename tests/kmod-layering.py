@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""kmod-layering.py — check the file order kmod/cos.h states: each kmod/cos_*.c refers only to
+functions and variables of the files listed before it (no call loop between files).
+
+The order is read from cos.h's comment ("The files, bottom up"), the definitions from the files
+themselves (non-static functions and variables at file scope), the references from their code
+with comments removed.  Prints each reference against the order and exits 1 if there is one.
+
+    tests/kmod-layering.py [KMOD_DIR]      (default: kmod/ beside this script's parent)
+"""
+import os
+import re
+import sys
+
+kmod = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'kmod')
+header = open(os.path.join(kmod, 'cos.h')).read()
+block = re.search(r'The files, bottom up.*?\*/', header, re.S)
+if not block:
+    sys.exit('kmod-layering: cos.h has no "The files, bottom up" list')
+order = re.findall(r'^\s*\*\s+(cos_\w+\.c)\s', block.group(0), re.M)
+on_disk = sorted(f for f in os.listdir(kmod) if re.fullmatch(r'cos_\w+\.c', f) and 'bpf' not in f)
+if sorted(order) != on_disk:
+    sys.exit('kmod-layering: cos.h lists %s but kmod/ has %s' % (order, on_disk))
+
+
+def code(name):
+    src = open(os.path.join(kmod, name)).read()
+    return re.sub(r'/\*.*?\*/|//[^\n]*', '', src, flags=re.S)
+
+
+owner = {}
+for f in order:
+    src = code(f)
+    # functions: a definition starts at column 0, is not static, and its body follows
+    for m in re.finditer(r'^(?!static)[A-Za-z_][^;{}()]*?\b(cos_\w+)\([^;{]*\)\s*\{', src, re.M):
+        owner.setdefault(m.group(1), f)
+    # variables: file-scope, not static, not extern
+    for m in re.finditer(r'^(?!static|extern)[A-Za-z_][\w \t*]*?\b(cos_\w+)\s*(?:\[[^\]]*\])?\s*(?:=[^;]*)?;',
+                         src, re.M):
+        owner.setdefault(m.group(1), f)
+
+bad = 0
+for i, f in enumerate(order):
+    src = code(f)
+    for name, g in sorted(owner.items()):
+        if g != f and re.search(r'\b%s\b' % re.escape(name), src) and order.index(g) > i:
+            print('kmod-layering: %s uses %s of %s, which comes after it' % (f, name, g))
+            bad = 1
+if not bad:
+    print('kmod-layering: %s: ok (%d definitions)' % (' <- '.join(order), len(owner)))
+sys.exit(bad)
