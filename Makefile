@@ -146,7 +146,8 @@ BPF_LIBS := -lbpf -lelf -lz -lcap -lkmod -luring
 CATCH2 := -lCatch2Main -lCatch2
 POLICIES := $(patsubst policies/%.c,$(O)/bin/%,$(wildcard policies/cos-*.c))
 GUEST_TESTS := $(patsubst tests/guest/%.cpp,$(O)/tests/%,$(wildcard tests/guest/test_*.cpp))
-ROGUE_OBJS := $(foreach v,genuine scalar walked wrongop unnamed,$(O)/tests/rogue-$(v).bpf.o)
+ROGUE_OBJS := $(foreach v,genuine scalar walked wrongop unnamed,$(O)/tests/rogue-$(v).bpf.o) \
+	$(O)/tests/rogue-bind.bpf.o
 UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-user inner-unit
@@ -241,6 +242,13 @@ $(O)/bin/readme-example: README.md $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos
 
 # In-guest tests: one Catch2 binary per tests/guest/test_*.cpp.
 # test_kfuncs's rogue schedulers (tests/guest/rogue_shim.bpf.c): loaded, never attached.
+# test_kfuncs's look-alike scheduler (tests/guest/rogue_bind.bpf.c): attached.
+$(O)/tests/rogue-bind.bpf.o: tests/guest/rogue_bind.bpf.c kmod/cos_shim_intf.h kmod/shim_compat.h \
+		uapi/linux/cos.h $(GEN)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 \
+		-I$(GEN) -Iuapi -Ikmod -c $< -o $@
+
 $(O)/tests/rogue-%.bpf.o: tests/guest/rogue_shim.bpf.c kmod/cos_shim_intf.h uapi/linux/cos.h $(GEN)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 -DROGUE_$(shell echo $* | tr a-z A-Z) \

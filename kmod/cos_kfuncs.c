@@ -22,7 +22,8 @@
  * admits only struct_ops programs of sched_ext_ops named "cos_*", and each kfunc only from the
  * ops that may call it (cos_kf_ops[]: the dispatch kfuncs from ops.dispatch, and so on), at
  * load time; a program that passes it can still hand these kfuncs only real tasks, whose slots
- * they check.
+ * they check.  At run time the kfuncs that change state act only for the programs of the
+ * struct_ops map that attached as the shim (see "Binding" below).
  *
  * Unless its kernel-doc says otherwise, a kfunc here is called from a sched_ext op with the
  * task's rq lock held and IRQs off, takes cos_lock, and never sleeps.  The exceptions: the task
@@ -45,11 +46,38 @@
 #define COS_SCX_ENQ_WAKEUP	1ULL
 
 
-static struct cos_task *cos_task_get(struct task_struct *p, s32 slot)
+/*
+ * Binding.  The kfuncs marked COS_KFUNC_BOUND (kmod/cos_shim_intf.h) act only for a program of
+ * the shim that attached: the struct_ops map whose ops.init called cos_kf_shim_attached(true)
+ * while none was bound, until its ops.exit calls cos_kf_shim_attached(false).  The kernel ties
+ * each struct_ops program to the one map it was put in (bpf_prog_get_assoc_struct_ops(): the
+ * map's kernel data; NULL for a program put in two maps), and the verifier hands each of these
+ * kfuncs its caller's bpf_prog_aux (KF_IMPLICIT_ARGS).  So a program of another struct_ops map
+ * (a second sched_ext scheduler named like the shim, a sub-scheduler), or a program put in a
+ * second map since, cannot act on cos's state: its calls are answered as for a task that is not
+ * a COS task (test_kfuncs shows both answers).  The bound shim's ops.exit ends the binding, and
+ * so does the ops.exit of a program of no single map (it may be the bound shim's: fail safe).
+ * What this cannot tell apart is a look-alike that is itself the attached root scheduler:
+ * sched_ext has one, and cos.ko serves it.  cos_shim_ops is written under cos_lock, read
+ * lock-free; the pointer is only compared, never followed.
+ */
+static void *cos_shim_ops;
+
+/* Is the calling program one of the attached shim's?  Context: any; lock-free. */
+static bool cos_kf_bound(const struct bpf_prog_aux *aux)
+{
+	void *ops = READ_ONCE(cos_shim_ops);
+
+	return ops && bpf_prog_get_assoc_struct_ops(aux) == ops;
+}
+
+/* @p's slot @slot, if the caller is the attached shim and the slot is @p's; else NULL. */
+static struct cos_task *cos_kf_task(const struct bpf_prog_aux *aux, struct task_struct *p,
+				    s32 slot)
 {
 	struct cos_task *t;
 
-	if (slot < 0 || slot >= cos_max_tasks)
+	if (slot < 0 || slot >= cos_max_tasks || !cos_kf_bound(aux))
 		return NULL;
 	t = &cos_tasks[slot];
 	return t->state != COS_TASK_FREE && t->p == p ? t : NULL;
@@ -72,15 +100,32 @@ __bpf_kfunc u32 cos_kf_abi_version(void)
  * cos_kf_shim_attached() - the shim is (@attached) or is no longer the sched_ext scheduler
  * @attached: true from ops.init, false from ops.exit
  * @caps: COS_SHIM_CAP_* of this shim on this kernel
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * Leaving: sched_ext has already moved every task off the shim (exit_task was called for each),
  * so the lord, if any, has lost its tasks; it is deactivated until a shim attaches again, and
  * then gets control back only if it is alive and caught up (cos_lord_shim_changed_locked()).
  * Context: ops.init / ops.exit (sleepable or not); takes cos_lock with IRQs off.
  */
-__bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
+__bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps, struct bpf_prog_aux *aux)
 {
+	void *ops = bpf_prog_get_assoc_struct_ops(aux);
+
 	guard(raw_spinlock_irqsave)(&cos_lock);
+	if (attached) {
+		if (!ops || cos_shim_ops)
+			return;		/* of no single map, or a shim is bound already */
+		WRITE_ONCE(cos_shim_ops, ops);
+	} else {
+		/*
+		 * The bound shim leaves.  A program of no single map (put in a second map since
+		 * it attached) may be its ops.exit too: unbinding is the safe answer then, else
+		 * the binding would outlive the scheduler.  Another map's exit is not ours.
+		 */
+		if (!cos_shim_ops || (ops && ops != cos_shim_ops))
+			return;
+		WRITE_ONCE(cos_shim_ops, NULL);
+	}
 	cos_lord_shim_changed_locked(attached, caps);
 }
 
@@ -88,15 +133,18 @@ __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps)
  * cos_kf_task_attach() - give COS task @p a slot in the task table
  * @p: a task whose policy is SCHED_EXT
  * @runnable: whether it is runnable now (the TASK_NEW message's arg)
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * Context: the op that first sees @p as a COS task: ops.select_cpu (@p's pi_lock held, not its
  * rq lock), ops.enqueue or ops.enable (its rq lock held); IRQs off; takes cos_lock.
  * Return: the slot, or -ENOSPC when the table is full (the task stays under the fair policy).
  */
-__bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p, bool runnable)
+__bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p, bool runnable, struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 
+	if (!cos_kf_bound(aux))
+		return -EPERM;
 	guard(raw_spinlock_irqsave)(&cos_lock);
 	t = cos_task_attach_locked(p, runnable);
 	return t ? cos_task_slot(t) : -ENOSPC;
@@ -105,16 +153,17 @@ __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p, bool runnable)
 /**
  * cos_kf_task_detach() - @p died or left SCHED_EXT: post TASK_DEAD and free its slot
  * @p: the task; @slot: its slot
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  * Context: the op that sees @p leave SCHED_EXT or sched_ext: ops.select_cpu (@p's pi_lock held,
  * not its rq lock), ops.enqueue, ops.enable, ops.disable or ops.exit_task; IRQs off; takes
  * cos_lock.
  */
-__bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot)
+__bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_get(p, slot);
+	t = cos_kf_task(aux, p, slot);
 	if (!t)
 		return;
 	cos_task_detach_locked(t);
@@ -123,14 +172,15 @@ __bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot)
 /**
  * cos_kf_exit_task() - any task @p is leaving the shim; if it is the lord, fall back now
  * @p: the task
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * The lord's /dev/cos file may outlive the lord thread (another thread or a child holds it),
  * so its exit is the death signal that does not wait for the file's release.
  * Context: ops.exit_task; no lock unless @p is the lord.
  */
-__bpf_kfunc void cos_kf_exit_task(struct task_struct *p)
+__bpf_kfunc void cos_kf_exit_task(struct task_struct *p, struct bpf_prog_aux *aux)
 {
-	if (p->pid == READ_ONCE(cos_lord_pid))
+	if (p->pid == READ_ONCE(cos_lord_pid) && cos_kf_bound(aux))
 		cos_lord_exited(p);
 }
 
@@ -138,6 +188,7 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p)
  * cos_kf_enqueue() - where should the shim put runnable task @p?
  * @p: the task; @slot: its slot, or -1 if it is not a COS task
  * @enq_flags: SCX_ENQ_*
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * For a COS task, posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has
  * control and @p may run on one of its CPUs, keeps it in custody for the lord.
@@ -146,7 +197,8 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p)
  * Context: ops.enqueue.  Lock-free unless @slot >= 0 or @p is the lord.
  * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY, COS_ENQ_LORD or COS_ENQ_LORD_YIELD.
  */
-__bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags)
+__bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags,
+			       struct bpf_prog_aux *aux)
 {
 	struct cos_enclave *e;
 	struct cos_task *t;
@@ -154,6 +206,8 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags)
 
 	if (slot < 0) {
 		if (p->pid != READ_ONCE(cos_lord_pid))
+			return COS_ENQ_FAIR;
+		if (!cos_kf_bound(aux))
 			return COS_ENQ_FAIR;
 		if (enq_flags & COS_SCX_ENQ_WAKEUP)
 			return COS_ENQ_LORD;
@@ -170,7 +224,7 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags)
 		return COS_ENQ_LORD;
 	}
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_get(p, slot);
+	t = cos_kf_task(aux, p, slot);
 	if (!t)
 		return COS_ENQ_FAIR;
 	e = cos_enclave;
@@ -190,6 +244,7 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags)
 /**
  * cos_kf_dequeue() - @p leaves the shim's custody
  * @p: the task; @slot: its slot
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * Two cases.  A shot task that ops.dispatch already took (QUEUED, no longer pending) is on its
  * way to run: since Linux 7.1 sched_ext calls ops.dequeue when a task's custody ends in a local
@@ -199,12 +254,12 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags)
  * shoot of it is cancelled (SHOOT_STALE) and it is re-enqueued later if still runnable.
  * Context: ops.dequeue.
  */
-__bpf_kfunc void cos_kf_dequeue(struct task_struct *p, s32 slot)
+__bpf_kfunc void cos_kf_dequeue(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_get(p, slot);
+	t = cos_kf_task(aux, p, slot);
 	if (!t)
 		return;
 	if (t->state == COS_TASK_QUEUED && cos_pending_peek_locked(t->cpu) != t) {
@@ -220,6 +275,7 @@ __bpf_kfunc void cos_kf_dequeue(struct task_struct *p, s32 slot)
 /**
  * cos_kf_dispatch() - the pid of the task shot to @cpu, or 0
  * @cpu: the dispatching CPU
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * The shim looks the task up (bpf_task_from_pid), checks it may still run on @cpu and inserts
  * it into the local DSQ; if it cannot, it reports cos_kf_dispatch_failed().  A task that exits
@@ -227,11 +283,13 @@ __bpf_kfunc void cos_kf_dequeue(struct task_struct *p, s32 slot)
  * Context: ops.dispatch (rq lock of @cpu held, IRQs off); lock-free when nothing is shot to
  * @cpu (cos_pending_none()), else takes cos_lock.
  */
-__bpf_kfunc s32 cos_kf_dispatch(s32 cpu)
+__bpf_kfunc s32 cos_kf_dispatch(s32 cpu, struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 
 	if (cos_pending_none(cpu))	/* every dispatch of every CPU: no global lock */
+		return 0;
+	if (!cos_kf_bound(aux))
 		return 0;
 	guard(raw_spinlock_irqsave)(&cos_lock);
 	t = cos_pending_take_locked(cpu);
@@ -241,11 +299,12 @@ __bpf_kfunc s32 cos_kf_dispatch(s32 cpu)
 /**
  * cos_kf_task_slice() - the slice the lord gave @p's pending shoot (0 = no limit)
  * @p: the task; @slot: its slot
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  * Context: ops.dispatch, right after cos_kf_dispatch().
  */
-__bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p, s32 slot)
+__bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
-	struct cos_task *t = cos_task_get(p, slot);
+	struct cos_task *t = cos_kf_task(aux, p, slot);
 
 	return t ? READ_ONCE(t->slice) : 0;
 }
@@ -253,14 +312,16 @@ __bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p, s32 slot)
 /**
  * cos_kf_dispatch_failed() - the shim could not start @p on @cpu: back to waiting
  * @p: the task; @slot: its slot; @cpu: where it was shot
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  * Posts SHOOT_FAILED (arg = @cpu).  Context: ops.dispatch.
  */
-__bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu)
+__bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu,
+					 struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_get(p, slot);
+	t = cos_kf_task(aux, p, slot);
 	if (!t)
 		return;
 	cos_taken_clear_locked(cpu);
@@ -272,15 +333,16 @@ __bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu
 
 /**
  * cos_kf_fallback_take() - the pid of a task in custody that now belongs to the fair policy
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * After a stall or the lord's death the shim drains these from ops.dispatch into its fair
  * queue.  Context: ops.dispatch.  Return: a pid, or 0 when there are none.
  */
-__bpf_kfunc s32 cos_kf_fallback_take(void)
+__bpf_kfunc s32 cos_kf_fallback_take(struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 
-	if (!READ_ONCE(cos_fallback_pending))
+	if (!READ_ONCE(cos_fallback_pending) || !cos_kf_bound(aux))
 		return 0;
 	guard(raw_spinlock_irqsave)(&cos_lock);
 	t = cos_fallback_take_locked();
@@ -290,15 +352,16 @@ __bpf_kfunc s32 cos_kf_fallback_take(void)
 /**
  * cos_kf_running() - @p starts running on @cpu
  * @p: the task; @slot: its slot; @cpu: the CPU
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  * Context: ops.running.
  */
-__bpf_kfunc void cos_kf_running(struct task_struct *p, s32 slot, s32 cpu)
+__bpf_kfunc void cos_kf_running(struct task_struct *p, s32 slot, s32 cpu, struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 	bool shot;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_get(p, slot);
+	t = cos_kf_task(aux, p, slot);
 	if (!t)
 		return;
 	shot = t->state == COS_TASK_QUEUED;
@@ -318,17 +381,19 @@ __bpf_kfunc void cos_kf_running(struct task_struct *p, s32 slot, s32 cpu)
 /**
  * cos_kf_stopping() - @p stops running (@runnable: it will be enqueued again)
  * @p: the task; @slot: its slot; @runnable: preempted/yielded rather than blocked
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * Accounts its runtime and notes why it stopped, for the message of its next enqueue.
  * Context: ops.stopping.
  */
-__bpf_kfunc void cos_kf_stopping(struct task_struct *p, s32 slot, bool runnable)
+__bpf_kfunc void cos_kf_stopping(struct task_struct *p, s32 slot, bool runnable,
+				 struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 	u64 used;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_get(p, slot);
+	t = cos_kf_task(aux, p, slot);
 	if (!t)
 		return;
 	used = p->se.sum_exec_runtime - t->run_start;
@@ -352,14 +417,16 @@ __bpf_kfunc void cos_kf_stopping(struct task_struct *p, s32 slot, bool runnable)
 /**
  * cos_kf_quiescent() - @p is no longer runnable; posts BLOCKED if it went to sleep
  * @p: the task; @slot: its slot; @sleep: SCX_DEQ_SLEEP was set
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  * Context: ops.quiescent.
  */
-__bpf_kfunc void cos_kf_quiescent(struct task_struct *p, s32 slot, bool sleep)
+__bpf_kfunc void cos_kf_quiescent(struct task_struct *p, s32 slot, bool sleep,
+				  struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_get(p, slot);
+	t = cos_kf_task(aux, p, slot);
 	if (!t)
 		return;
 	if (sleep) {
@@ -372,13 +439,14 @@ __bpf_kfunc void cos_kf_quiescent(struct task_struct *p, s32 slot, bool sleep)
 /**
  * cos_kf_yield() - @p called sched_yield(): its next enqueue posts TASK_YIELD
  * @p: the task; @slot: its slot.  Context: ops.yield.
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  */
-__bpf_kfunc void cos_kf_yield(struct task_struct *p, s32 slot)
+__bpf_kfunc void cos_kf_yield(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_get(p, slot);
+	t = cos_kf_task(aux, p, slot);
 	if (!t)
 		return;
 	t->next_msg = COS_MSG_TASK_YIELD;
@@ -387,13 +455,14 @@ __bpf_kfunc void cos_kf_yield(struct task_struct *p, s32 slot)
 /**
  * cos_kf_set_cpumask() - @p's allowed CPUs changed: posts TASK_AFFINITY
  * @p: the task; @slot: its slot.  Context: ops.set_cpumask.
+ * @aux: the calling program, supplied by the verifier (see "Binding")
  */
-__bpf_kfunc void cos_kf_set_cpumask(struct task_struct *p, s32 slot)
+__bpf_kfunc void cos_kf_set_cpumask(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
 	struct cos_task *t;
 
 	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_get(p, slot);
+	t = cos_kf_task(aux, p, slot);
 	if (!t)
 		return;
 	cos_post(cos_enclave, COS_MSG_TASK_AFFINITY, task_cpu(p), t, 0);
@@ -419,21 +488,21 @@ __bpf_kfunc_end_defs();
 
 BTF_KFUNCS_START(cos_kfunc_ids)
 BTF_ID_FLAGS(func, cos_kf_abi_version)
-BTF_ID_FLAGS(func, cos_kf_shim_attached)
-BTF_ID_FLAGS(func, cos_kf_task_attach)
-BTF_ID_FLAGS(func, cos_kf_task_detach)
-BTF_ID_FLAGS(func, cos_kf_exit_task)
-BTF_ID_FLAGS(func, cos_kf_enqueue)
-BTF_ID_FLAGS(func, cos_kf_dequeue)
-BTF_ID_FLAGS(func, cos_kf_dispatch)
-BTF_ID_FLAGS(func, cos_kf_task_slice)
-BTF_ID_FLAGS(func, cos_kf_dispatch_failed)
-BTF_ID_FLAGS(func, cos_kf_fallback_take)
-BTF_ID_FLAGS(func, cos_kf_running)
-BTF_ID_FLAGS(func, cos_kf_stopping)
-BTF_ID_FLAGS(func, cos_kf_quiescent)
-BTF_ID_FLAGS(func, cos_kf_yield)
-BTF_ID_FLAGS(func, cos_kf_set_cpumask)
+BTF_ID_FLAGS(func, cos_kf_shim_attached, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_task_attach, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_task_detach, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_exit_task, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_enqueue, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_dequeue, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_dispatch, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_task_slice, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_dispatch_failed, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_fallback_take, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_running, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_stopping, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_quiescent, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_yield, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_set_cpumask, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_lord_cpu)
 BTF_ID_FLAGS(func, cos_kf_lord_active)
 BTF_KFUNCS_END(cos_kfunc_ids)

@@ -112,9 +112,10 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
  * @caps: COS_SHIM_CAP_* of the shim that attached
  *
  * Records the shim's presence and capabilities (cos_shim_attached/caps, read lock-free by
- * REGISTER_LORD's check and GET_INFO).  Leaving takes control from the lord: sched_ext has moved every task off the shim.  Coming back
- * gives it back only the way cos_lord_consumed() does, to a registered lord that is alive and
- * has consumed every message; a dead lord never gets it again, a stalled one when it catches up.
+ * REGISTER_LORD's check and GET_INFO).  Leaving takes control from the lord: sched_ext has
+ * moved every task off the shim.  Coming back gives it back only the way cos_lord_consumed()
+ * does, to a registered lord that is alive and has consumed every message; a dead lord never
+ * gets it again, a stalled one when it catches up.
  * Context: cos_lock held, IRQs off.
  */
 void cos_lord_shim_changed_locked(bool attached, u32 caps)

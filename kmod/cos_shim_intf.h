@@ -27,31 +27,45 @@
  */
 #define COS_SHIM_CAP_FAIR_DSQ	(1U << 0)
 
+/*
+ * COS_KFUNC_BOUND: a kfunc bound to the attached shim.  The module's definition takes one more
+ * argument, last, that the shim does not pass: the calling program's struct bpf_prog_aux,
+ * which the verifier supplies (KF_IMPLICIT_ARGS; the BPF-visible prototype is the one without
+ * it, so a shim built before the binding calls the same kfuncs).  The kfunc acts only for a
+ * program of the struct_ops map that attached (cos_kf_bound(), kmod/cos_kfuncs.c).
+ */
 #ifdef __VMLINUX_H__	/* the shim (BPF) */
 #define COS_KFUNC(ret, name, ...)	extern ret name(__VA_ARGS__) __ksym
+#define COS_KFUNC_BOUND(ret, name, ...)	extern ret name(__VA_ARGS__) __ksym
+#define COS_KFUNC_BOUND0(ret, name)	extern ret name(void) __ksym
 #else			/* cos.ko */
+struct bpf_prog_aux;
 #define COS_KFUNC(ret, name, ...)	ret name(__VA_ARGS__)
+#define COS_KFUNC_BOUND(ret, name, ...)	ret name(__VA_ARGS__, struct bpf_prog_aux *aux)
+#define COS_KFUNC_BOUND0(ret, name)	ret name(struct bpf_prog_aux *aux)
 #endif
 
 COS_KFUNC(u32, cos_kf_abi_version, void);
-COS_KFUNC(void, cos_kf_shim_attached, bool attached, u32 caps);
-COS_KFUNC(s32, cos_kf_task_attach, struct task_struct *p, bool runnable);
-COS_KFUNC(void, cos_kf_task_detach, struct task_struct *p, s32 slot);
-COS_KFUNC(void, cos_kf_exit_task, struct task_struct *p);
-COS_KFUNC(u32, cos_kf_enqueue, struct task_struct *p, s32 slot, u64 enq_flags);
-COS_KFUNC(void, cos_kf_dequeue, struct task_struct *p, s32 slot);
-COS_KFUNC(s32, cos_kf_dispatch, s32 cpu);
-COS_KFUNC(u64, cos_kf_task_slice, struct task_struct *p, s32 slot);
-COS_KFUNC(void, cos_kf_dispatch_failed, struct task_struct *p, s32 slot, s32 cpu);
-COS_KFUNC(s32, cos_kf_fallback_take, void);
-COS_KFUNC(void, cos_kf_running, struct task_struct *p, s32 slot, s32 cpu);
-COS_KFUNC(void, cos_kf_stopping, struct task_struct *p, s32 slot, bool runnable);
-COS_KFUNC(void, cos_kf_quiescent, struct task_struct *p, s32 slot, bool sleep);
-COS_KFUNC(void, cos_kf_yield, struct task_struct *p, s32 slot);
-COS_KFUNC(void, cos_kf_set_cpumask, struct task_struct *p, s32 slot);
+COS_KFUNC_BOUND(void, cos_kf_shim_attached, bool attached, u32 caps);
+COS_KFUNC_BOUND(s32, cos_kf_task_attach, struct task_struct *p, bool runnable);
+COS_KFUNC_BOUND(void, cos_kf_task_detach, struct task_struct *p, s32 slot);
+COS_KFUNC_BOUND(void, cos_kf_exit_task, struct task_struct *p);
+COS_KFUNC_BOUND(u32, cos_kf_enqueue, struct task_struct *p, s32 slot, u64 enq_flags);
+COS_KFUNC_BOUND(void, cos_kf_dequeue, struct task_struct *p, s32 slot);
+COS_KFUNC_BOUND(s32, cos_kf_dispatch, s32 cpu);
+COS_KFUNC_BOUND(u64, cos_kf_task_slice, struct task_struct *p, s32 slot);
+COS_KFUNC_BOUND(void, cos_kf_dispatch_failed, struct task_struct *p, s32 slot, s32 cpu);
+COS_KFUNC_BOUND0(s32, cos_kf_fallback_take);
+COS_KFUNC_BOUND(void, cos_kf_running, struct task_struct *p, s32 slot, s32 cpu);
+COS_KFUNC_BOUND(void, cos_kf_stopping, struct task_struct *p, s32 slot, bool runnable);
+COS_KFUNC_BOUND(void, cos_kf_quiescent, struct task_struct *p, s32 slot, bool sleep);
+COS_KFUNC_BOUND(void, cos_kf_yield, struct task_struct *p, s32 slot);
+COS_KFUNC_BOUND(void, cos_kf_set_cpumask, struct task_struct *p, s32 slot);
 COS_KFUNC(s32, cos_kf_lord_cpu, void);
 COS_KFUNC(bool, cos_kf_lord_active, void);
 
 #undef COS_KFUNC
+#undef COS_KFUNC_BOUND
+#undef COS_KFUNC_BOUND0
 
 #endif /* _COS_SHIM_INTF_H */

@@ -14,7 +14,8 @@
  * A task's state changes only through cos_task_set_state_locked(), which keeps the lists.
  *
  * Everything here runs under cos_lock (see cos.h), except cos_pending_none() (lock-free, see
- * there), cos_kick_cpus() (after unlocking) and COS_IOC_GET_TASKS's copies.  Memory ordering with the lord:
+ * there), cos_kick_cpus() (after unlocking) and COS_IOC_GET_TASKS's copies.  Memory
+ * ordering with the lord:
  *   - ring: all fields of a message are written, then smp_store_release(&msg->seq); the lord
  *     reads seq with an acquire load, then the fields.  A slot is rewritten only after the lord
  *     published (release) a ctl->consumed at or past it; we read consumed with an acquire load.
