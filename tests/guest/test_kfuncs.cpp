@@ -36,16 +36,23 @@ int collect(enum libbpf_print_level, const char *fmt, va_list ap)
 	return 0;
 }
 
-/* Open and load (never attach) tests/rogue-VARIANT.bpf.o; libbpf's error, 0 if it loaded. */
-int load_rogue(const std::string &variant)
+/* Open and load tests/NAME.bpf.o, libbpf's log in verifier_log; *err: 0 if it loaded. */
+bpf_object *open_rogue(const std::string &name, int *err)
 {
-	std::string path = build_path("tests/rogue-" + variant + ".bpf.o");
+	std::string path = build_path("tests/" + name + ".bpf.o");
 	verifier_log.clear();
 	libbpf_print_fn_t old = libbpf_set_print(collect);
 	bpf_object *obj = bpf_object__open_file(path.c_str(), nullptr);
-	int err = obj ? bpf_object__load(obj) : -errno;
-	bpf_object__close(obj);
+	*err = obj ? bpf_object__load(obj) : -errno;
 	libbpf_set_print(old);
+	return obj;
+}
+
+/* Open and load (never attach) tests/rogue-VARIANT.bpf.o; libbpf's error, 0 if it loaded. */
+int load_rogue(const std::string &variant)
+{
+	int err;
+	bpf_object__close(open_rogue("rogue-" + variant, &err));
 	return err;
 }
 
@@ -149,15 +156,11 @@ TEST_CASE("the kfuncs act only for the struct_ops map that attached as the shim"
 	REQUIRE(sched_ext_state() == "disabled");
 	int fd = cos_open();
 	REQUIRE(fd >= 0);
-	pid_t task = spawn_cos_task();	/* wakes up every millisecond: ops.enqueue sees it */
+	pid_t task = spawn_cos_task();	/* wakes up every millisecond: ops.select_cpu sees it */
 	REQUIRE(task > 0);
 
-	std::string path = build_path("tests/rogue-bind.bpf.o");
-	verifier_log.clear();
-	libbpf_print_fn_t old = libbpf_set_print(collect);
-	bpf_object *obj = bpf_object__open_file(path.c_str(), nullptr);
-	int err = obj ? bpf_object__load(obj) : -errno;
-	libbpf_set_print(old);
+	int err;
+	bpf_object *obj = open_rogue("rogue-bind", &err);
 	INFO(verifier_log);
 	REQUIRE(err == 0);
 	rogue_vars *vars = nullptr;
