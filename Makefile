@@ -152,7 +152,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-user inner-unit
 inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
-inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/readme-example $(GUEST_TESTS) $(ROGUE_OBJS)
+inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/readme-example $(GUEST_TESTS) $(ROGUE_OBJS)
 inner-unit: $(U)/cos-unit
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).  kbuild's
@@ -173,6 +173,14 @@ $(O)/kmod/cos.ko: $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild kmod/pahole-rededup 
 # The same module without BTF: the in-guest test checks that it refuses to load.
 $(O)/kmod/cos-nobtf.ko: $(O)/kmod/cos.ko
 	objcopy --remove-section=.BTF --remove-section=.BTF.base $< $@
+
+# The same module with kbuild's distilled base BTF (what RESOLVE_BTFIDS_FLAGS= turns off): the
+# in-guest test checks that it refuses to load, its kfunc ids would move (kmod/cos_kfuncs.c).
+$(O)/kmod/cos-distilled.ko: $(O)/kmod/cos.ko
+	@mkdir -p $(O)/kmod-distilled
+	COS_BTF_REDEDUP=$(CURDIR)/$(O)/kmod/btf-rededup $(MAKE) -C $(KDIR) M=$(CURDIR)/kmod \
+		MO=$(CURDIR)/$(O)/kmod-distilled PAHOLE=$(CURDIR)/kmod/pahole-rededup modules
+	cp $(O)/kmod-distilled/cos.ko $@
 
 # The shim: BPF object, then a libbpf skeleton that libcos embeds.
 $(GEN)/vmlinux.h: $(VMLINUX)

@@ -68,6 +68,18 @@ TEST_CASE("a module built without BTF refuses to load", "[module][errors]")
 	reload();
 }
 
+TEST_CASE("a module built with a distilled base BTF refuses to load", "[module][errors]")
+{
+	REQUIRE(unload_module() == 0);
+	int err = load_module(build_path("kmod/cos-distilled.ko"));
+	CHECK(err == EINVAL);
+	CHECK_FALSE(module_loaded());
+	std::string log;
+	sh("dmesg | tail -n 20", &log);
+	CHECK(log.find("cos: module BTF has a distilled base") != std::string::npos);
+	reload();
+}
+
 TEST_CASE("20 load/unload cycles", "[module][stress]")
 {
 	for (int i = 0; i < 20; i++) {
