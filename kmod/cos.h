@@ -156,14 +156,11 @@ int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
 /* cos_task.c: task table, its state lists, per-CPU shoot slots, messages (*_locked: cos_lock) */
 int cos_tasks_init(void);
 void cos_tasks_exit(void);
-struct cos_task *cos_task_alloc_locked(void);
-void cos_task_release_locked(struct cos_task *t);
 struct cos_task *cos_task_attach_locked(struct task_struct *p, bool runnable);
 void cos_task_detach_locked(struct cos_task *t);
 void cos_task_set_state_locked(struct cos_task *t, u32 state);
 struct cos_task *cos_task_oldest_waiting_locked(void);
 void cos_fallback_all_locked(void);
-void cos_fallback_clear_locked(struct cos_task *t);
 struct cos_task *cos_fallback_take_locked(void);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg);
 void cos_overflow_end_locked(struct cos_enclave *e, u64 consumed);
@@ -173,12 +170,10 @@ static inline u32 cos_task_slot(const struct cos_task *t) { return t - cos_tasks
 void cos_kick_cpus(const struct cpumask *cpus);
 bool cos_pending_none(s32 cpu);
 void cos_pending_set_locked(s32 cpu, struct cos_task *t);
-bool cos_pending_forget_locked(struct cos_task *t);
 void cos_pending_clear_locked(struct cos_task *t);
 struct cos_task *cos_pending_take_locked(s32 cpu);
 struct cos_task *cos_pending_peek_locked(s32 cpu);
 void cos_taken_clear_locked(s32 cpu);
-void cos_taken_forget_locked(const struct cos_task *t);
 bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t);
 
 /* cos_lord.c: registration, regions, stall, fallback */

@@ -135,7 +135,7 @@ void cos_kick_cpus(const struct cpumask *cpus)
  * Take @t out of its CPU's pending slot if it still waits there (not yet taken by ops.dispatch).
  * Returns whether it did.  Caller holds cos_lock.
  */
-bool cos_pending_forget_locked(struct cos_task *t)
+static bool cos_pending_forget_locked(struct cos_task *t)
 {
 	lockdep_assert_held(&cos_lock);
 	if (t->state != COS_TASK_QUEUED || cos_pending_peek_locked(t->cpu) != t)
@@ -202,7 +202,7 @@ void cos_taken_clear_locked(s32 cpu)
 }
 
 /* @t's slot is freed: it may not stay behind as its CPU's taken shoot.  Caller holds cos_lock. */
-void cos_taken_forget_locked(const struct cos_task *t)
+static void cos_taken_forget_locked(const struct cos_task *t)
 {
 	lockdep_assert_held(&cos_lock);
 	if (t->cpu >= 0 && t->cpu < nr_cpu_ids && cos_taken[t->cpu] == t)
@@ -216,6 +216,86 @@ bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t)
 	if (cpu < 0 || cpu >= nr_cpu_ids)
 		return false;
 	return cos_pending[cpu] || (cos_taken[cpu] && cos_taken[cpu] != t);
+}
+
+/* Shoot @t to @cpu: it waits in the CPU's pending slot for ops.dispatch there.  Under cos_lock. */
+void cos_pending_set_locked(s32 cpu, struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	WRITE_ONCE(cos_pending[cpu], t);
+}
+
+/**
+ * cos_task_alloc_locked() - take the free slot freed longest ago
+ *
+ * Context: cos_lock held.  Return: the slot's task (state FREE, on no list), or NULL when the
+ * table is full.
+ */
+static struct cos_task *cos_task_alloc_locked(void)
+{
+	u32 slot;
+
+	lockdep_assert_held(&cos_lock);
+	if (!cos_free_count)
+		return NULL;
+	slot = cos_free_slots[cos_free_head];
+	cos_free_head = (cos_free_head + 1) % cos_max_tasks;
+	cos_free_count--;
+	return &cos_tasks[slot];
+}
+
+/**
+ * cos_task_release_locked() - give @t's slot back (it must be FREE already)
+ * @t: the task
+ *
+ * Context: cos_lock held.
+ */
+static void cos_task_release_locked(struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	WARN_ON_ONCE(t->state != COS_TASK_FREE || cos_free_count >= cos_max_tasks);
+	cos_free_slots[(cos_free_head + cos_free_count) % cos_max_tasks] = cos_task_slot(t);
+	cos_free_count++;
+}
+
+/**
+ * cos_fallback_clear_locked() - @t no longer needs the shim to move it to the fair policy
+ * @t: the task
+ *
+ * Context: cos_lock held.
+ */
+static void cos_fallback_clear_locked(struct cos_task *t)
+{
+	lockdep_assert_held(&cos_lock);
+	if (t->fallback) {
+		t->fallback = false;
+		list_del_init(&t->node);
+		WRITE_ONCE(cos_fallback_pending, cos_fallback_pending - 1);
+	}
+}
+
+/**
+ * cos_task_set_state_locked() - the one way a task's state changes
+ * @t: the task
+ * @state: enum cos_task_state
+ *
+ * Keeps the lists: WAITING (re)starts the wait now, at the custody list's tail; QUEUED (a
+ * WAITING task shot to a CPU) keeps its place there; any other state leaves it.  Any change
+ * ends a fallback: the task is no longer where the shim would have to take it from.  The
+ * caller publishes the change (cos_status_sync() or a message).
+ * Context: cos_lock held.
+ */
+void cos_task_set_state_locked(struct cos_task *t, u32 state)
+{
+	lockdep_assert_held(&cos_lock);
+	cos_fallback_clear_locked(t);
+	if (state == COS_TASK_WAITING) {
+		t->waiting_since = ktime_get_ns();
+		list_move_tail(&t->node, &cos_custody);
+	} else if (state != COS_TASK_QUEUED) {
+		list_del_init(&t->node);
+	}
+	t->state = state;
 }
 
 /**
@@ -264,86 +344,6 @@ void cos_task_detach_locked(struct cos_task *t)
 	t->p = NULL;
 	cos_status_sync(t);
 	cos_task_release_locked(t);
-}
-
-/* Shoot @t to @cpu: it waits in the CPU's pending slot for ops.dispatch there.  Under cos_lock. */
-void cos_pending_set_locked(s32 cpu, struct cos_task *t)
-{
-	lockdep_assert_held(&cos_lock);
-	WRITE_ONCE(cos_pending[cpu], t);
-}
-
-/**
- * cos_task_alloc_locked() - take the free slot freed longest ago
- *
- * Context: cos_lock held.  Return: the slot's task (state FREE, on no list), or NULL when the
- * table is full.
- */
-struct cos_task *cos_task_alloc_locked(void)
-{
-	u32 slot;
-
-	lockdep_assert_held(&cos_lock);
-	if (!cos_free_count)
-		return NULL;
-	slot = cos_free_slots[cos_free_head];
-	cos_free_head = (cos_free_head + 1) % cos_max_tasks;
-	cos_free_count--;
-	return &cos_tasks[slot];
-}
-
-/**
- * cos_task_release_locked() - give @t's slot back (it must be FREE already)
- * @t: the task
- *
- * Context: cos_lock held.
- */
-void cos_task_release_locked(struct cos_task *t)
-{
-	lockdep_assert_held(&cos_lock);
-	WARN_ON_ONCE(t->state != COS_TASK_FREE || cos_free_count >= cos_max_tasks);
-	cos_free_slots[(cos_free_head + cos_free_count) % cos_max_tasks] = cos_task_slot(t);
-	cos_free_count++;
-}
-
-/**
- * cos_fallback_clear_locked() - @t no longer needs the shim to move it to the fair policy
- * @t: the task
- *
- * Context: cos_lock held.
- */
-void cos_fallback_clear_locked(struct cos_task *t)
-{
-	lockdep_assert_held(&cos_lock);
-	if (t->fallback) {
-		t->fallback = false;
-		list_del_init(&t->node);
-		WRITE_ONCE(cos_fallback_pending, cos_fallback_pending - 1);
-	}
-}
-
-/**
- * cos_task_set_state_locked() - the one way a task's state changes
- * @t: the task
- * @state: enum cos_task_state
- *
- * Keeps the lists: WAITING (re)starts the wait now, at the custody list's tail; QUEUED (a
- * WAITING task shot to a CPU) keeps its place there; any other state leaves it.  Any change
- * ends a fallback: the task is no longer where the shim would have to take it from.  The
- * caller publishes the change (cos_status_sync() or a message).
- * Context: cos_lock held.
- */
-void cos_task_set_state_locked(struct cos_task *t, u32 state)
-{
-	lockdep_assert_held(&cos_lock);
-	cos_fallback_clear_locked(t);
-	if (state == COS_TASK_WAITING) {
-		t->waiting_since = ktime_get_ns();
-		list_move_tail(&t->node, &cos_custody);
-	} else if (state != COS_TASK_QUEUED) {
-		list_del_init(&t->node);
-	}
-	t->state = state;
 }
 
 /**
