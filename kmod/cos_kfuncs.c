@@ -509,39 +509,38 @@ BTF_KFUNCS_END(cos_kfunc_ids)
 
 /*
  * Which op may call which kfunc: a kfunc set per calling context, the way ext.c splits its own
- * (scx_kfunc_ids_*), checked by the verifier when it loads the shim, not at run time.  The
- * kfuncs are numbered in cos_kfunc_ids order (COS_KF_*, with cos_kf_list the same ids as a
- * list); an op's entry is the set of those it may call.  An op not listed may call only the
- * lock-free COS_KF_ANY ones.  The shim (kmod/cos_shim.bpf.c) calls each kfunc from the ops
- * listed here and no other; a program of another op that calls it does not load.
+ * (scx_kfunc_ids_*), checked by the verifier when it loads the shim, not at run time.  Each
+ * kfunc is listed once, in COS_KF_EACH, which numbers it (COS_KF_*) and puts its BTF id at that
+ * index of cos_kf_list; an op's entry is the set of those it may call.  An op not listed may
+ * call only the lock-free COS_KF_ANY ones.  The shim (kmod/cos_shim.bpf.c) calls each kfunc
+ * from the ops listed here and no other; a program of another op that calls it does not load.
  */
-enum {
-	COS_KF_ABI_VERSION, COS_KF_SHIM_ATTACHED, COS_KF_TASK_ATTACH, COS_KF_TASK_DETACH,
-	COS_KF_EXIT_TASK, COS_KF_ENQUEUE, COS_KF_DEQUEUE, COS_KF_DISPATCH, COS_KF_TASK_SLICE,
-	COS_KF_DISPATCH_FAILED, COS_KF_FALLBACK_TAKE, COS_KF_RUNNING, COS_KF_STOPPING,
-	COS_KF_QUIESCENT, COS_KF_YIELD, COS_KF_SET_CPUMASK, COS_KF_LORD_CPU, COS_KF_LORD_ACTIVE,
-	COS_KF_NR,
-};
+#define COS_KF_EACH(X)							\
+	X(ABI_VERSION, cos_kf_abi_version)				\
+	X(SHIM_ATTACHED, cos_kf_shim_attached)				\
+	X(TASK_ATTACH, cos_kf_task_attach)				\
+	X(TASK_DETACH, cos_kf_task_detach)				\
+	X(EXIT_TASK, cos_kf_exit_task)					\
+	X(ENQUEUE, cos_kf_enqueue)					\
+	X(DEQUEUE, cos_kf_dequeue)					\
+	X(DISPATCH, cos_kf_dispatch)					\
+	X(TASK_SLICE, cos_kf_task_slice)				\
+	X(DISPATCH_FAILED, cos_kf_dispatch_failed)			\
+	X(FALLBACK_TAKE, cos_kf_fallback_take)				\
+	X(RUNNING, cos_kf_running)					\
+	X(STOPPING, cos_kf_stopping)					\
+	X(QUIESCENT, cos_kf_quiescent)					\
+	X(YIELD, cos_kf_yield)						\
+	X(SET_CPUMASK, cos_kf_set_cpumask)				\
+	X(LORD_CPU, cos_kf_lord_cpu)					\
+	X(LORD_ACTIVE, cos_kf_lord_active)
 
+#define COS_KF_ENUM(idx, name)		COS_KF_##idx,
+enum { COS_KF_EACH(COS_KF_ENUM) COS_KF_NR };
+
+#define COS_KF_BTF_ID(idx, name)	BTF_ID(func, name)
 BTF_ID_LIST(cos_kf_list)
-BTF_ID(func, cos_kf_abi_version)
-BTF_ID(func, cos_kf_shim_attached)
-BTF_ID(func, cos_kf_task_attach)
-BTF_ID(func, cos_kf_task_detach)
-BTF_ID(func, cos_kf_exit_task)
-BTF_ID(func, cos_kf_enqueue)
-BTF_ID(func, cos_kf_dequeue)
-BTF_ID(func, cos_kf_dispatch)
-BTF_ID(func, cos_kf_task_slice)
-BTF_ID(func, cos_kf_dispatch_failed)
-BTF_ID(func, cos_kf_fallback_take)
-BTF_ID(func, cos_kf_running)
-BTF_ID(func, cos_kf_stopping)
-BTF_ID(func, cos_kf_quiescent)
-BTF_ID(func, cos_kf_yield)
-BTF_ID(func, cos_kf_set_cpumask)
-BTF_ID(func, cos_kf_lord_cpu)
-BTF_ID(func, cos_kf_lord_active)
+COS_KF_EACH(COS_KF_BTF_ID)
 
 #define KF(name)	BIT(COS_KF_##name)
 /* Tasks come and go (cos_slot() in the shim) in every op that first sees a task's policy. */
