@@ -2,31 +2,38 @@
 /*
  * cos.h — declarations shared by the files of cos.ko (not an ABI: that is uapi/linux/cos.h).
  *
- * Locking.  Two locks; every other shared word is a READ_ONCE copy written under cos_lock.
+ * Locking.  No lock of cos.ko is taken for a task that is not a COS task, and none is
+ * machine-wide on the scheduling path of a COS task: the locks, outermost first, what each
+ * protects and who takes it (every one a raw spinlock taken with IRQs off, except the mutex):
  *
- * cos_lock (raw spinlock, cos_task.c) protects the task table (cos_tasks) and its lists
- * (custody, fallback, free slots), the enclave's state and ring producer side, the per-CPU
- * pending and taken shoots (cos_task.c) and the counters.  Taken with IRQs off
- * (guard(raw_spinlock_irqsave); the stall hrtimer, IRQs being off there, guard(raw_spinlock)) by:
- *   - the kfuncs, from sched_ext ops, only for a COS task or the lord: attach/detach (ops
- *     select_cpu with pi_lock held, or enqueue/enable/disable/exit_task with the rq lock),
- *     enqueue, dequeue, running, stopping, quiescent, yield, set_cpumask, the lord's exit and
- *     non-wakeup enqueue; ops.dispatch only when something is shot to or taken on its CPU
- *     (cos_pending_none() checks lock-free first) or tasks were handed to the fair policy
- *     (cos_fallback_pending); ops.init/exit (cos_kf_shim_attached).  A task that is not a COS
- *     task never takes it;
- *   - the ioctls SHOOT, WAIT, REGISTER_LORD, UNREGISTER, GET_INFO, GET_TASKS (256 slots per
- *     hold), the stall hrtimer and the file's release.
- * Order: rq lock (or pi_lock) -> cos_lock.  Nothing under cos_lock takes an rq lock, sleeps,
- * allocates or wakes anybody up (wake-ups go through irq_work, kicks are sent after unlocking).
- *
- * e->shoot_mutex (per enclave) serialises the lord's shoot commits with cos_unregister(): both
- * use e->kick_mask, and a commit re-checks e->registered under it.  Order: shoot_mutex ->
- * cos_lock.
+ *   e->shoot_mutex (per enclave, cos_lord.c)  serialises the lord's shoot commits with
+ *       cos_unregister(): both use e->kick_mask, and a commit re-checks e->registered under it.
+ *   cos_lock (cos_task.c, used by cos_lord.c)  the lord's side: the cos_enclave pointer (published with RCU), each
+ *       enclave's activity (e->active, lord_dead, registered) and stall bookkeeping, the
+ *       counters placed/refused/fallbacks.  Taken by the ioctls (REGISTER_LORD, SHOOT, WAIT,
+ *       UNREGISTER, GET_INFO), the stall hrtimer, the file's release, the shim's coming and
+ *       going (ops.init/exit) and the lord thread's exit; never by a task's scheduling event.
+ *   t->lock (per task slot, cos_task.c)  the task's fields and its status-table entry, and the
+ *       pending/taken words that name it.  Taken by every kfunc about a COS task (with its rq
+ *       lock or pi_lock held), by the shoot of that task, by ops.dispatch when something was
+ *       shot to its CPU, by the fallback and by GET_TASKS.
+ *   a CPU's custody lock (per CPU, cos_task.c)  that CPU's list of tasks waiting for the lord.
+ *       Taken inside t->lock when a task starts or stops waiting; by the fallback (which pops
+ *       a task, drops it, then takes t->lock) and the starvation check alone.
+ *   cos_fallback_lock (cos_task.c)  the list of tasks handed to the fair policy; inside
+ *       t->lock, or alone by ops.dispatch when the list is not empty.
+ *   cos_slots_lock (cos_task.c)  the free-slot FIFO and the task count; alone (attach, detach).
+ * Order: rq lock (or pi_lock) -> t->lock, and shoot_mutex -> cos_lock -> t->lock -> custody
+ * lock | cos_fallback_lock.  The message ring is lock-free (multi-producer, cos_post()).  An
+ * enclave is freed only after an RCU grace period (cos_lord_release()): the scheduling path
+ * reads cos_enclave with IRQs off, an RCU-sched read side.  Nothing under these locks takes an
+ * rq lock, sleeps, allocates or wakes anybody up (wake-ups go through irq_work, kicks are sent
+ * after unlocking).
  */
 #ifndef _KMOD_COS_H
 #define _KMOD_COS_H
 
+#include <linux/atomic.h>
 #include <linux/cleanup.h>
 #include <linux/cos.h>
 #include <linux/cpumask.h>
@@ -34,6 +41,7 @@
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -43,8 +51,12 @@
 extern raw_spinlock_t cos_lock;
 extern unsigned int cos_max_tasks;
 
-/* Module-private state of one task slot; cos_status[i] is its user-visible mirror. */
+/*
+ * Module-private state of one task slot; cos_status[i] is its user-visible mirror.  Every
+ * field is written under @lock (see cos.h); @p is also read lock-free (cos_task_slice()).
+ */
 struct cos_task {
+	raw_spinlock_t lock;
 	struct task_struct *p;	/* valid while state != FREE: the shim detaches in exit_task */
 	u32 gen;		/* bumped when the slot gets a new task */
 	u32 state;		/* enum cos_task_state */
@@ -58,13 +70,28 @@ struct cos_task {
 	u64 runtime;		/* CPU time as a COS task */
 	u64 slice;		/* slice of the pending shoot */
 	u64 waiting_since;	/* when it last became WAITING (for the starvation check) */
-	bool fallback;		/* in custody but handed to the fair policy: shim must take it */
 	/*
-	 * On one list of cos_task.c, under cos_lock: the custody list while WAITING or QUEUED (in
-	 * waiting_since order), the fallback list while @fallback, else on none (empty).
+	 * While WAITING or QUEUED: on the custody list of CPU @custody_cpu (else -1), in
+	 * waiting_since order; both under that CPU's custody lock (and written under @lock too,
+	 * except by the fallback's pop).
 	 */
-	struct list_head node;
+	s32 custody_cpu;
+	struct list_head custody_node;
+	/* In custody but handed to the fair policy: the shim must take it (cos_fallback_lock). */
+	bool fallback;
+	struct list_head fallback_node;
 };
+
+/* The oldest task in custody, as the stall check reports it (cos_custody_oldest()). */
+struct cos_waiting {
+	u64 since;
+	pid_t pid;
+	u32 state;
+	s32 cpu;
+};
+
+/* e->head: the ring is in overflow (dropping) */
+#define COS_RING_OVF	BIT_ULL(63)
 
 /* The enclave of the (single, for now) lord. */
 struct cos_enclave {
@@ -72,7 +99,8 @@ struct cos_enclave {
 	pid_t lord_tgid;
 	s32 lord_cpu;
 	bool registered;		/* false after unregister/release (under cos_lock and shoot_mutex) */
-	bool active;			/* the lord has control (false while stalled or gone) */
+	bool active;			/* the lord has control (false while stalled or gone); under
+					 * cos_lock, read by cos_task_wait() under a custody lock */
 	bool lord_dead;			/* the lord thread exited: never active again */
 	u32 flags;			/* COS_LORD_F_* */
 	cpumask_var_t cpus;
@@ -87,12 +115,12 @@ struct cos_enclave {
 	cpumask_var_t kick_mask;
 	cpumask_var_t timer_kick;	/* the stall timer's (under cos_lock) */
 
-	/* ring (producer side under cos_lock) */
+	/* ring: lock-free producers (cos_post()) */
 	struct cos_msg *ring;
 	u32 ring_entries;
-	u64 produced;			/* seq of the last message written */
-	bool overflowed;		/* dropping until the lord consumed everything */
-	u64 overflow_dropped;		/* messages dropped in this overflow */
+	atomic64_t head;		/* seq of the last message reserved, | COS_RING_OVF */
+	atomic64_t ovf_dropped;		/* messages dropped in this overflow */
+	atomic64_t dropped;		/* messages dropped in all (ctl->dropped) */
 
 	struct cos_task_status *status;	/* == cos_status (global, mapped read-only) */
 	struct cos_shoot_slot *shoot;	/* nr_cpu_ids slots */
@@ -113,15 +141,19 @@ struct cos_enclave {
 	atomic_t waiters;
 };
 
-/* Counters for COS_IOC_GET_INFO, under cos_lock (read without it: a snapshot may tear). */
+/*
+ * Counters for COS_IOC_GET_INFO: placed, refused, fallbacks under cos_lock, tasks under
+ * cos_slots_lock (read without it: a snapshot may tear); messages are per CPU in cos_task.c.
+ */
 struct cos_counters {
-	u64 messages, placed, refused, fallbacks;
+	u64 placed, refused, fallbacks;
 	u32 tasks;
 };
 
 /* Defined in cos_task.c, the core state. */
-extern struct cos_enclave *cos_enclave;	/* under cos_lock; NULL without a lord */
-extern u32 cos_fallback_pending;		/* under cos_lock: tasks with ->fallback set */
+/* NULL without a lord; written under cos_lock (rcu_assign_pointer), read under it or RCU-sched */
+extern struct cos_enclave __rcu *cos_enclave;
+extern u32 cos_fallback_pending;		/* under cos_fallback_lock: tasks with ->fallback */
 extern struct cos_counters cos_counters;
 extern struct cos_task *cos_tasks;
 extern struct cos_task_status *cos_status;
@@ -153,28 +185,36 @@ int cos_copy_in(void *kbuf, u32 ksize, const void __user *uarg, u32 usize);
 int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize);
 int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
 
-/* cos_task.c: task table, its state lists, per-CPU shoot slots, messages (*_locked: cos_lock) */
+/* cos_task.c: the task table and its verbs, the custody and fallback lists, the ring */
 int cos_tasks_init(void);
 void cos_tasks_exit(void);
-struct cos_task *cos_task_attach_locked(struct task_struct *p, bool runnable);
-void cos_task_detach_locked(struct cos_task *t);
-void cos_task_set_state_locked(struct cos_task *t, u32 state);
-struct cos_task *cos_task_oldest_waiting_locked(void);
-void cos_fallback_all_locked(void);
-struct cos_task *cos_fallback_take_locked(void);
+s32 cos_task_attach(struct task_struct *p, bool runnable);
+void cos_task_detach(struct task_struct *p, s32 slot);
+u32 cos_task_enqueue(struct task_struct *p, s32 slot);
+void cos_task_dequeue(struct task_struct *p, s32 slot);
+s32 cos_dispatch_take(s32 cpu);
+u64 cos_task_slice(struct task_struct *p, s32 slot);
+void cos_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu);
+s32 cos_fallback_take(void);
+void cos_task_running(struct task_struct *p, s32 slot, s32 cpu);
+void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable);
+void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep);
+void cos_task_yield(struct task_struct *p, s32 slot);
+void cos_task_affinity(struct task_struct *p, s32 slot);
+u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed);
+u32 cos_fallback_all(struct cos_enclave *e);
+bool cos_custody_oldest(struct cos_waiting *oldest);
+pid_t cos_pending_pid(s32 cpu);
+bool cos_pending_none(s32 cpu);
+bool cos_cpu_shot(s32 cpu, const struct cos_task *t);
+void cos_kick_cpus(const struct cpumask *cpus);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg);
-void cos_overflow_end_locked(struct cos_enclave *e, u64 consumed);
+void cos_ring_poke(struct cos_enclave *e);
+u64 cos_ring_produced(struct cos_enclave *e);
+u64 cos_messages_total(void);
 void cos_status_sync(struct cos_task *t);
 long cos_ioc_get_tasks(void __user *uarg);
 static inline u32 cos_task_slot(const struct cos_task *t) { return t - cos_tasks; }
-void cos_kick_cpus(const struct cpumask *cpus);
-bool cos_pending_none(s32 cpu);
-void cos_pending_set_locked(s32 cpu, struct cos_task *t);
-void cos_pending_clear_locked(struct cos_task *t);
-struct cos_task *cos_pending_take_locked(s32 cpu);
-struct cos_task *cos_pending_peek_locked(s32 cpu);
-void cos_taken_clear_locked(s32 cpu);
-bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t);
 
 /* cos_lord.c: registration, regions, stall, fallback */
 long cos_ioc_register_lord(struct file *file, void __user *uarg);

@@ -25,10 +25,12 @@
  * they check.  At run time the kfuncs that change state act only for the programs of the
  * struct_ops map that attached as the shim (see "Binding" below).
  *
- * Unless its kernel-doc says otherwise, a kfunc here is called from a sched_ext op with the
- * task's rq lock held and IRQs off, takes cos_lock, and never sleeps.  The exceptions: the task
- * slot's attach and detach also run from ops.select_cpu (pi_lock, not the rq lock), the
- * dispatch kfuncs hold the dispatching CPU's rq lock, and ops.init/exit may sleep.
+ * Each kfunc is an adapter: it checks the binding and calls the verb of cos_task.c (or
+ * cos_lord.c) that does the work, whose kernel-doc states its locks.  Unless its kernel-doc
+ * says otherwise, a kfunc here is called from a sched_ext op with the task's rq lock held and
+ * IRQs off, and never sleeps.  The exceptions: the task slot's attach and detach also run from
+ * ops.select_cpu (pi_lock, not the rq lock), the dispatch kfuncs hold the dispatching CPU's rq
+ * lock, and ops.init/exit may sleep.
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -69,18 +71,6 @@ static bool cos_kf_bound(const struct bpf_prog_aux *aux)
 	void *ops = READ_ONCE(cos_shim_ops);
 
 	return ops && bpf_prog_get_assoc_struct_ops(aux) == ops;
-}
-
-/* @p's slot @slot, if the caller is the attached shim and the slot is @p's; else NULL. */
-static struct cos_task *cos_kf_task(const struct bpf_prog_aux *aux, struct task_struct *p,
-				    s32 slot)
-{
-	struct cos_task *t;
-
-	if (slot < 0 || slot >= cos_max_tasks || !cos_kf_bound(aux))
-		return NULL;
-	t = &cos_tasks[slot];
-	return t->state != COS_TASK_FREE && t->p == p ? t : NULL;
 }
 
 __bpf_kfunc_start_defs();
@@ -136,18 +126,13 @@ __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps, struct bpf_prog_a
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * Context: the op that first sees @p as a COS task: ops.select_cpu (@p's pi_lock held, not its
- * rq lock), ops.enqueue or ops.enable (its rq lock held); IRQs off; takes cos_lock.
- * Return: the slot, or -ENOSPC when the table is full (the task stays under the fair policy).
+ * rq lock), ops.enqueue or ops.enable (its rq lock held); IRQs off; cos_task_attach().
+ * Return: the slot, -ENOSPC when the table is full (the task stays under the fair policy), or
+ * -EPERM for a program that is not the attached shim's.
  */
 __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p, bool runnable, struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-
-	if (!cos_kf_bound(aux))
-		return -EPERM;
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_task_attach_locked(p, runnable);
-	return t ? cos_task_slot(t) : -ENOSPC;
+	return cos_kf_bound(aux) ? cos_task_attach(p, runnable) : -EPERM;
 }
 
 /**
@@ -155,18 +140,13 @@ __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p, bool runnable, struct 
  * @p: the task; @slot: its slot
  * @aux: the calling program, supplied by the verifier (see "Binding")
  * Context: the op that sees @p leave SCHED_EXT or sched_ext: ops.select_cpu (@p's pi_lock held,
- * not its rq lock), ops.enqueue, ops.enable, ops.disable or ops.exit_task; IRQs off; takes
- * cos_lock.
+ * not its rq lock), ops.enqueue, ops.enable, ops.disable or ops.exit_task; IRQs off;
+ * cos_task_detach().
  */
 __bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_kf_task(aux, p, slot);
-	if (!t)
-		return;
-	cos_task_detach_locked(t);
+	if (cos_kf_bound(aux))
+		cos_task_detach(p, slot);
 }
 
 /**
@@ -176,7 +156,7 @@ __bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot, struct bpf_
  *
  * The lord's /dev/cos file may outlive the lord thread (another thread or a child holds it),
  * so its exit is the death signal that does not wait for the file's release.
- * Context: ops.exit_task; no lock unless @p is the lord.
+ * Context: ops.exit_task; no lock unless @p is the lord (then cos_lord_exited()).
  */
 __bpf_kfunc void cos_kf_exit_task(struct task_struct *p, struct bpf_prog_aux *aux)
 {
@@ -190,86 +170,43 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p, struct bpf_prog_aux *au
  * @enq_flags: SCX_ENQ_*
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
- * For a COS task, posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has
- * control and @p may run on one of its CPUs, keeps it in custody for the lord.
- * The lord itself gets COS_ENQ_LORD, or COS_ENQ_LORD_YIELD when it is put back (not a wake-up)
- * while a local shoot waits for its CPU or was taken there and has not started yet.
- * Context: ops.enqueue.  Lock-free unless @slot >= 0 or @p is the lord.
+ * A COS task: cos_task_enqueue() (custody when a lord has control and @p may run on one of
+ * its CPUs).  The lord itself gets COS_ENQ_LORD, or COS_ENQ_LORD_YIELD when it is put back
+ * (not a wake-up) while a local shoot waits for its CPU or was taken there and has not
+ * started yet: put on the local DSQ instead, the lord would make ops.tick end the shot task's
+ * slice (see the shim's D).  sched_ext calls ops.dispatch before it puts the previous task
+ * back, so "taken" is the usual case.
+ * Context: ops.enqueue (@p's rq lock held, IRQs off); lock-free unless @slot >= 0 (then
+ * cos_task_enqueue()).
  * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY, COS_ENQ_LORD or COS_ENQ_LORD_YIELD.
  */
 __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags,
 			       struct bpf_prog_aux *aux)
 {
 	struct cos_enclave *e;
-	struct cos_task *t;
-	u32 msg, ret = COS_ENQ_FAIR;
 
-	if (slot < 0) {
-		if (p->pid != READ_ONCE(cos_lord_pid))
-			return COS_ENQ_FAIR;
-		if (!cos_kf_bound(aux))
-			return COS_ENQ_FAIR;
-		if (enq_flags & COS_SCX_ENQ_WAKEUP)
-			return COS_ENQ_LORD;
-		guard(raw_spinlock_irqsave)(&cos_lock);
-		e = cos_enclave;
-		/*
-		 * A local shoot waits for this CPU: pending, or (the usual order: sched_ext calls
-		 * ops.dispatch before it puts the previous task back) already taken by its
-		 * ops.dispatch and not yet running.  Put on the local DSQ instead, the lord would
-		 * make ops.tick end the shot task's slice (see the shim's D).
-		 */
-		if (e && e->lord == p && cos_cpu_shot_locked(e->lord_cpu, NULL))
-			return COS_ENQ_LORD_YIELD;
-		return COS_ENQ_LORD;
-	}
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_kf_task(aux, p, slot);
-	if (!t)
+	if (slot >= 0)
+		return cos_kf_bound(aux) ? cos_task_enqueue(p, slot) : COS_ENQ_FAIR;
+	if (p->pid != READ_ONCE(cos_lord_pid) || !cos_kf_bound(aux))
 		return COS_ENQ_FAIR;
-	e = cos_enclave;
-	msg = t->next_msg ?: COS_MSG_TASK_RUNNABLE;
-	t->next_msg = 0;
-	t->cpu = task_cpu(p);
-	if (e && e->active && cpumask_intersects(p->cpus_ptr, e->cpus)) {
-		cos_task_set_state_locked(t, COS_TASK_WAITING);
-		ret = COS_ENQ_CUSTODY;
-	} else {
-		cos_task_set_state_locked(t, COS_TASK_FAIR);
-	}
-	cos_post(e, msg, t->cpu, t, msg == COS_MSG_TASK_PREEMPTED ? t->next_arg : 0);
-	return ret;
+	if (enq_flags & COS_SCX_ENQ_WAKEUP)
+		return COS_ENQ_LORD;
+	e = rcu_dereference_sched(cos_enclave);	/* IRQs off: an RCU-sched read side */
+	if (e && READ_ONCE(e->lord) == p && cos_cpu_shot(e->lord_cpu, NULL))
+		return COS_ENQ_LORD_YIELD;
+	return COS_ENQ_LORD;
 }
 
 /**
- * cos_kf_dequeue() - @p leaves the shim's custody
+ * cos_kf_dequeue() - @p leaves the shim's custody (cos_task_dequeue())
  * @p: the task; @slot: its slot
  * @aux: the calling program, supplied by the verifier (see "Binding")
- *
- * Two cases.  A shot task that ops.dispatch already took (QUEUED, no longer pending) is on its
- * way to run: since Linux 7.1 sched_ext calls ops.dequeue when a task's custody ends in a local
- * DSQ, and that is no departure; it stays QUEUED until ops.running.  (Should the insert be
- * dropped because the task was dequeued for a property change meanwhile, its re-enqueue posts
- * RUNNABLE.)  Otherwise the task leaves without running (property change, exit): a pending
- * shoot of it is cancelled (SHOOT_STALE) and it is re-enqueued later if still runnable.
- * Context: ops.dequeue.
+ * Context: ops.dequeue (@p's rq lock held, IRQs off).
  */
 __bpf_kfunc void cos_kf_dequeue(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_kf_task(aux, p, slot);
-	if (!t)
-		return;
-	if (t->state == COS_TASK_QUEUED && cos_pending_peek_locked(t->cpu) != t) {
-		/* taken by ops.dispatch: custody ends in the local DSQ */
-	} else if (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED || t->fallback) {
-		/* leaves without running; a fallback one the shim did not take yet, too */
-		cos_pending_clear_locked(t);
-		cos_task_set_state_locked(t, COS_TASK_BLOCKED);
-		cos_status_sync(t);
-	}
+	if (cos_kf_bound(aux))
+		cos_task_dequeue(p, slot);
 }
 
 /**
@@ -281,54 +218,37 @@ __bpf_kfunc void cos_kf_dequeue(struct task_struct *p, s32 slot, struct bpf_prog
  * it into the local DSQ; if it cannot, it reports cos_kf_dispatch_failed().  A task that exits
  * in between is not found, or sched_ext drops the insert; exit_task cleans up either way.
  * Context: ops.dispatch (rq lock of @cpu held, IRQs off); lock-free when nothing is shot to
- * @cpu (cos_pending_none()), else takes cos_lock.
+ * @cpu (cos_pending_none()), else cos_dispatch_take().
  */
 __bpf_kfunc s32 cos_kf_dispatch(s32 cpu, struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-
-	if (cos_pending_none(cpu))	/* every dispatch of every CPU: no global lock */
+	if (cos_pending_none(cpu))	/* every dispatch of every CPU: no lock at all */
 		return 0;
-	if (!cos_kf_bound(aux))
-		return 0;
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_pending_take_locked(cpu);
-	return t ? t->p->pid : 0;
+	return cos_kf_bound(aux) ? cos_dispatch_take(cpu) : 0;
 }
 
 /**
- * cos_kf_task_slice() - the slice the lord gave @p's pending shoot (0 = no limit)
+ * cos_kf_task_slice() - the slice the lord gave @p's shoot (0 = no limit)
  * @p: the task; @slot: its slot
  * @aux: the calling program, supplied by the verifier (see "Binding")
- * Context: ops.dispatch, right after cos_kf_dispatch().
+ * Context: ops.dispatch, right after cos_kf_dispatch(); lock-free.
  */
 __bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
-	struct cos_task *t = cos_kf_task(aux, p, slot);
-
-	return t ? READ_ONCE(t->slice) : 0;
+	return cos_kf_bound(aux) ? cos_task_slice(p, slot) : 0;
 }
 
 /**
  * cos_kf_dispatch_failed() - the shim could not start @p on @cpu: back to waiting
  * @p: the task; @slot: its slot; @cpu: where it was shot
  * @aux: the calling program, supplied by the verifier (see "Binding")
- * Posts SHOOT_FAILED (arg = @cpu).  Context: ops.dispatch.
+ * Posts SHOOT_FAILED (arg = @cpu).  Context: ops.dispatch; cos_dispatch_failed().
  */
 __bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu,
 					 struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_kf_task(aux, p, slot);
-	if (!t)
-		return;
-	cos_taken_clear_locked(cpu);
-	if (t->state == COS_TASK_QUEUED) {
-		cos_task_set_state_locked(t, COS_TASK_WAITING);
-		cos_post(cos_enclave, COS_MSG_SHOOT_FAILED, cpu, t, cpu);
-	}
+	if (cos_kf_bound(aux))
+		cos_dispatch_failed(p, slot, cpu);
 }
 
 /**
@@ -336,136 +256,76 @@ __bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * After a stall or the lord's death the shim drains these from ops.dispatch into its fair
- * queue.  Context: ops.dispatch.  Return: a pid, or 0 when there are none.
+ * queue.  Context: ops.dispatch; lock-free when there are none (cos_fallback_take()).
+ * Return: a pid, or 0 when there are none.
  */
 __bpf_kfunc s32 cos_kf_fallback_take(struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-
 	if (!READ_ONCE(cos_fallback_pending) || !cos_kf_bound(aux))
 		return 0;
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_fallback_take_locked();
-	return t ? t->p->pid : 0;
+	return cos_fallback_take();
 }
 
 /**
- * cos_kf_running() - @p starts running on @cpu
+ * cos_kf_running() - @p starts running on @cpu (cos_task_running())
  * @p: the task; @slot: its slot; @cpu: the CPU
  * @aux: the calling program, supplied by the verifier (see "Binding")
- * Context: ops.running.
+ * Context: ops.running (@cpu's rq lock held, IRQs off).
  */
 __bpf_kfunc void cos_kf_running(struct task_struct *p, s32 slot, s32 cpu, struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-	bool shot;
-
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_kf_task(aux, p, slot);
-	if (!t)
-		return;
-	shot = t->state == COS_TASK_QUEUED;
-	cos_taken_clear_locked(cpu);
-	/* Woken without ops.enqueue (exiting, migration-disabled): say it is runnable. */
-	if (t->state == COS_TASK_BLOCKED)
-		cos_post(cos_enclave, COS_MSG_TASK_RUNNABLE, cpu, t, COS_RUNNABLE_BYPASS);
-	cos_task_set_state_locked(t, COS_TASK_RUNNING);
-	t->cpu = cpu;
-	t->run_start = p->se.sum_exec_runtime;
-	if (shot && cos_enclave && (cos_enclave->flags & COS_LORD_F_RUNNING_MSGS))
-		cos_post(cos_enclave, COS_MSG_TASK_RUNNING, cpu, t, cpu);
-	else
-		cos_status_sync(t);
+	if (cos_kf_bound(aux))
+		cos_task_running(p, slot, cpu);
 }
 
 /**
- * cos_kf_stopping() - @p stops running (@runnable: it will be enqueued again)
+ * cos_kf_stopping() - @p stops running (cos_task_stopping())
  * @p: the task; @slot: its slot; @runnable: preempted/yielded rather than blocked
  * @aux: the calling program, supplied by the verifier (see "Binding")
- *
- * Accounts its runtime and notes why it stopped, for the message of its next enqueue.
- * Context: ops.stopping.
+ * Context: ops.stopping (@p's rq lock held, IRQs off).
  */
 __bpf_kfunc void cos_kf_stopping(struct task_struct *p, s32 slot, bool runnable,
 				 struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-	u64 used;
-
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_kf_task(aux, p, slot);
-	if (!t)
-		return;
-	used = p->se.sum_exec_runtime - t->run_start;
-	t->runtime += used;
-	if (runnable && t->next_msg != COS_MSG_TASK_YIELD) {
-		/*
-		 * Why it stopped.  Every preemption zeroes the slice (a shoot's kick, and sched_ext
-		 * for a task queued with SCX_ENQ_PREEMPT), so a zero slice proves nothing: compare
-		 * the CPU time it used with the slice the lord gave it (0 = no limit).
-		 */
-		t->next_msg = COS_MSG_TASK_PREEMPTED;
-		if (cos_cpu_shot_locked(task_cpu(p), t))
-			t->next_arg = COS_PREEMPT_BY_COS;
-		else if (t->slice && used >= t->slice)
-			t->next_arg = COS_PREEMPT_BY_SLICE;
-		else
-			t->next_arg = COS_PREEMPT_BY_OTHER;
-	}
+	if (cos_kf_bound(aux))
+		cos_task_stopping(p, slot, runnable);
 }
 
 /**
  * cos_kf_quiescent() - @p is no longer runnable; posts BLOCKED if it went to sleep
  * @p: the task; @slot: its slot; @sleep: SCX_DEQ_SLEEP was set
  * @aux: the calling program, supplied by the verifier (see "Binding")
- * Context: ops.quiescent.
+ * Context: ops.quiescent (@p's rq lock held, IRQs off); cos_task_quiescent().
  */
 __bpf_kfunc void cos_kf_quiescent(struct task_struct *p, s32 slot, bool sleep,
 				  struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_kf_task(aux, p, slot);
-	if (!t)
-		return;
-	if (sleep) {
-		cos_task_set_state_locked(t, COS_TASK_BLOCKED);
-		t->next_msg = 0;
-		cos_post(cos_enclave, COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
-	}
+	if (cos_kf_bound(aux))
+		cos_task_quiescent(p, slot, sleep);
 }
 
 /**
  * cos_kf_yield() - @p called sched_yield(): its next enqueue posts TASK_YIELD
- * @p: the task; @slot: its slot.  Context: ops.yield.
+ * @p: the task; @slot: its slot
  * @aux: the calling program, supplied by the verifier (see "Binding")
+ * Context: ops.yield (@p's rq lock held, IRQs off); cos_task_yield().
  */
 __bpf_kfunc void cos_kf_yield(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_kf_task(aux, p, slot);
-	if (!t)
-		return;
-	t->next_msg = COS_MSG_TASK_YIELD;
+	if (cos_kf_bound(aux))
+		cos_task_yield(p, slot);
 }
 
 /**
  * cos_kf_set_cpumask() - @p's allowed CPUs changed: posts TASK_AFFINITY
- * @p: the task; @slot: its slot.  Context: ops.set_cpumask.
+ * @p: the task; @slot: its slot
  * @aux: the calling program, supplied by the verifier (see "Binding")
+ * Context: ops.set_cpumask (@p's rq lock held, IRQs off); cos_task_affinity().
  */
 __bpf_kfunc void cos_kf_set_cpumask(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
-	struct cos_task *t;
-
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	t = cos_kf_task(aux, p, slot);
-	if (!t)
-		return;
-	cos_post(cos_enclave, COS_MSG_TASK_AFFINITY, task_cpu(p), t, 0);
+	if (cos_kf_bound(aux))
+		cos_task_affinity(p, slot);
 }
 
 /**

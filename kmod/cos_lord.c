@@ -67,22 +67,23 @@ static size_t cos_status_bytes(void)
 }
 
 /*
- * Hand every task waiting for the lord (or shot and still pending) to the fair policy: the shim
- * takes them with cos_kf_fallback_take() from ops.dispatch (cos_fallback_all_locked()).  Adds
- * the CPUs to kick to @kick.  Caller holds cos_lock.
+ * Hand every task waiting for @e's lord (or shot and still pending) to the fair policy: the
+ * shim takes them with cos_kf_fallback_take() from ops.dispatch (cos_fallback_all()).  The
+ * lord has lost control already (e->active cleared: see cos_task_wait()).  Adds the CPUs to
+ * kick to @kick.  Caller holds cos_lock.
  */
 void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 {
 	lockdep_assert_held(&cos_lock);
 	cos_counters.fallbacks++;
-	cos_fallback_all_locked();
+	cos_fallback_all(e);
 	cpumask_or(kick, kick, e->cpus);
 }
 
 static void cos_set_active_locked(struct cos_enclave *e, bool active)
 {
 	lockdep_assert_held(&cos_lock);
-	e->active = active;
+	WRITE_ONCE(e->active, active);	/* read by cos_task_wait() */
 	WRITE_ONCE(e->ctl->lord_active, active);
 	WRITE_ONCE(cos_lord_active, active);
 }
@@ -98,7 +99,7 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
 		e->seen_consumed = consumed;
 		e->seen_at = ktime_get_ns();
 	}
-	if (!e->active && e->registered && !e->lord_dead && consumed >= e->produced) {
+	if (!e->active && e->registered && !e->lord_dead && consumed >= cos_ring_produced(e)) {
 		cos_set_active_locked(e, true);
 		return true;
 	}
@@ -120,7 +121,7 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
  */
 void cos_lord_shim_changed_locked(bool attached, u32 caps)
 {
-	struct cos_enclave *e = cos_enclave;
+	struct cos_enclave *e = rcu_dereference_protected(cos_enclave, lockdep_is_held(&cos_lock));
 
 	lockdep_assert_held(&cos_lock);
 	WRITE_ONCE(cos_shim_attached, attached);
@@ -149,14 +150,12 @@ void cos_lord_exited(struct task_struct *p)
 	struct cos_enclave *e;
 
 	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
-		e = cos_enclave;
+		e = rcu_dereference_protected(cos_enclave, lockdep_is_held(&cos_lock));
 		cpumask_clear(&kick);
 		if (!e || e->lord != p || e->lord_dead)
 			return;
 		e->lord_dead = true;
-		e->active = false;
-		WRITE_ONCE(e->ctl->lord_active, 0);
-		WRITE_ONCE(cos_lord_active, false);
+		cos_set_active_locked(e, false);
 		WRITE_ONCE(cos_lord_pid, 0);
 		cos_fallback_locked(e, &kick);
 	}
@@ -173,41 +172,27 @@ void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick)
 	cos_fallback_locked(e, kick);
 }
 
-/*
- * A task that waited for a shoot longer than starve_ns, or NULL: the oldest in custody is the
- * one to look at (the custody list is in waiting order).  Caller holds cos_lock.
- */
-static struct cos_task *cos_starving_locked(struct cos_enclave *e, u64 now)
-{
-	struct cos_task *t;
-
-	lockdep_assert_held(&cos_lock);
-	t = cos_task_oldest_waiting_locked();
-	return t && (s64)(now - t->waiting_since) >= (s64)e->starve_ns ? t : NULL;
-}
-
 /* Say in the kernel log why the lord was declared stalled (rare: not a hot path). */
-static void cos_stall_report_locked(struct cos_enclave *e, struct cos_task *t, u64 now)
+static void cos_stall_report_locked(struct cos_enclave *e, const struct cos_waiting *w, u64 now)
 {
 	int n, cpu;
 
 	lockdep_assert_held(&cos_lock);
-	if (!t) {
+	if (!w) {
 		snprintf(e->stall_report, sizeof(e->stall_report),
 			 "lord %d stalled: %llu messages unconsumed for %llu ms", e->lord_tgid,
-			 e->produced - e->seen_consumed, (now - e->seen_at) / NSEC_PER_MSEC);
+			 cos_ring_produced(e) - e->seen_consumed, (now - e->seen_at) / NSEC_PER_MSEC);
 		return;
 	}
 	n = snprintf(e->stall_report, sizeof(e->stall_report),
 		     "lord %d stalled: pid %d waited %llu ms for a shoot (state %u cpu %d); pending:",
-		     e->lord_tgid, t->p->pid, (now - t->waiting_since) / NSEC_PER_MSEC, t->state,
-		     t->cpu);
+		     e->lord_tgid, w->pid, (now - w->since) / NSEC_PER_MSEC, w->state, w->cpu);
 	for_each_cpu(cpu, e->cpus) {
-		struct cos_task *q = cos_pending_peek_locked(cpu);
+		pid_t pid = cos_pending_pid(cpu);
 
-		if (q && n < sizeof(e->stall_report))
+		if (pid && n < sizeof(e->stall_report))
 			n += snprintf(e->stall_report + n, sizeof(e->stall_report) - n,
-				      " cpu%d=%d", cpu, q->p->pid);
+				      " cpu%d=%d", cpu, pid);
 	}
 }
 
@@ -218,27 +203,28 @@ static void cos_stall_report_locked(struct cos_enclave *e, struct cos_task *t, u
  */
 static bool cos_stall_check_locked(struct cos_enclave *e, u64 now)
 {
-	u64 consumed;
+	u64 consumed, produced;
 
 	lockdep_assert_held(&cos_lock);
 	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
 	cos_lord_consumed(e, consumed);
-	cos_overflow_end_locked(e, min(consumed, e->produced));
+	cos_ring_poke(e);
+	produced = cos_ring_produced(e);
 	cpumask_clear(e->timer_kick);
-	if (consumed >= e->produced)
+	if (consumed >= produced)
 		e->seen_at = now;	/* nothing pending */
-	if (e->active && consumed < e->produced && (s64)(now - e->seen_at) >= (s64)e->stall_ns) {
+	if (e->active && consumed < produced && (s64)(now - e->seen_at) >= (s64)e->stall_ns) {
 		cos_stall_report_locked(e, NULL, now);
 		cos_stall_locked(e, COS_STALL_UNCONSUMED, e->timer_kick);
 		return true;
 	}
 	if (e->active && (s64)(now - e->starve_checked_at) >= (s64)COS_STARVE_CHECK_NS) {
-		struct cos_task *t;
+		struct cos_waiting w;
 
 		e->starve_checked_at = now;
-		t = cos_starving_locked(e, now);
-		if (t) {
-			cos_stall_report_locked(e, t, now);
+		/* the oldest in custody is the one to look at (the lists are in waiting order) */
+		if (cos_custody_oldest(&w) && (s64)(now - w.since) >= (s64)e->starve_ns) {
+			cos_stall_report_locked(e, &w, now);
 			cos_stall_locked(e, COS_STALL_STARVED, e->timer_kick);
 			return true;
 		}
@@ -254,10 +240,10 @@ static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 
 	scoped_guard(raw_spinlock, &cos_lock) {
 		/*
-		 * Read the clock under the lock: the timestamps compared with it (waiting_since,
-		 * seen_at) are taken under cos_lock too, and one taken after an earlier reading
-		 * would make the unsigned difference wrap to "waited for ever" (seen: spurious
-		 * STARVED stalls).
+		 * Read the clock under the lock: seen_at is taken under cos_lock too, and one taken
+		 * after an earlier reading would make the unsigned difference wrap to "waited for
+		 * ever" (seen: spurious STARVED stalls).  waiting_since may be later than @now (a
+		 * task that starts waiting meanwhile): the comparisons are signed.
 		 */
 		u64 now = ktime_get_ns();
 
@@ -387,11 +373,11 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	e->seen_at = ktime_get_ns();
 
 	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
-		ret = cos_enclave ? -EBUSY : !cos_shim_attached ? -ENXIO :
+		ret = rcu_access_pointer(cos_enclave) ? -EBUSY : !cos_shim_attached ? -ENXIO :
 		      !(cos_shim_caps & COS_SHIM_CAP_FAIR_DSQ) ? -EOPNOTSUPP : 0;
 		if (!ret) {
 			WRITE_ONCE(e->registered, true);
-			cos_enclave = e;
+			rcu_assign_pointer(cos_enclave, e);	/* e set up before it is seen */
 			WRITE_ONCE(cos_lord_pid, current->pid);
 			WRITE_ONCE(cos_lord_cpu, e->lord_cpu);
 			cos_set_active_locked(e, true);
@@ -439,10 +425,10 @@ static void cos_unregister(struct cos_enclave *e)
 		if (!e->registered)
 			return;
 		cpumask_clear(e->kick_mask);
+		cos_set_active_locked(e, false);	/* before the fallback: cos_task_wait() */
 		cos_fallback_locked(e, e->kick_mask);
-		cos_set_active_locked(e, false);
 		WRITE_ONCE(e->registered, false);
-		cos_enclave = NULL;
+		RCU_INIT_POINTER(cos_enclave, NULL);
 		WRITE_ONCE(cos_lord_pid, 0);
 		WRITE_ONCE(cos_lord_cpu, -1);
 	}
@@ -482,6 +468,8 @@ void cos_lord_release(struct file *file)
 	if (!e)
 		return;
 	cos_unregister(e);
+	/* the scheduling path may still hold @e (read before it was unpublished): wait for it */
+	synchronize_rcu();
 	cos_enclave_free(e);
 	file->private_data = NULL;
 }
@@ -516,7 +504,7 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
 	smp_store_release(&e->ctl->consumed, args.consumed);
 	scoped_guard(raw_spinlock_irqsave, &cos_lock)
 		cos_lord_consumed(e, args.consumed);
-	if (READ_ONCE(e->produced) > args.consumed)
+	if (cos_ring_produced(e) > args.consumed)
 		return 1;
 	if (!args.timeout_ns)
 		return 0;
@@ -526,14 +514,14 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
 	 * saturating add (ktime_add_safe) kept it from expiring at once.  Clamp it: KTIME_MAX makes
 	 * the wait start no timer at all (wait without a timeout). */
 	ret = wait_event_interruptible_hrtimeout(e->wq,
-			READ_ONCE(e->produced) > args.consumed || !READ_ONCE(e->registered),
+			cos_ring_produced(e) > args.consumed || !READ_ONCE(e->registered),
 			ns_to_ktime(min_t(u64, args.timeout_ns, KTIME_MAX)));
 	atomic_dec(&e->waiters);
 	if (ret == -ETIME)
 		return 0;
 	if (ret)
 		return -EINTR;
-	return READ_ONCE(e->produced) > args.consumed;
+	return cos_ring_produced(e) > args.consumed;
 }
 
 /**

@@ -43,15 +43,18 @@ static long cos_ioc_get_info(void __user *uarg)
 	if (usize < 0)
 		return usize;
 	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
-		if (cos_enclave && cos_enclave->registered) {
-			info.lord_pid = cos_enclave->lord->pid;
-			info.lord_cpu = cos_enclave->lord_cpu;
-			info.enclave_cpus = cpumask_weight(cos_enclave->cpus);
+		struct cos_enclave *e = rcu_dereference_protected(cos_enclave,
+								   lockdep_is_held(&cos_lock));
+
+		if (e && e->registered) {
+			info.lord_pid = e->lord->pid;
+			info.lord_cpu = e->lord_cpu;
+			info.enclave_cpus = cpumask_weight(e->cpus);
 		} else {
 			info.lord_cpu = -1;
 		}
-		info.tasks = cos_counters.tasks;
-		info.messages = cos_counters.messages;
+		info.tasks = READ_ONCE(cos_counters.tasks);
+		info.messages = cos_messages_total();
 		info.placed = cos_counters.placed;
 		info.refused = cos_counters.refused;
 		info.fallbacks = cos_counters.fallbacks;

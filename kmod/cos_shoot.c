@@ -2,7 +2,7 @@
 /*
  * cos_shoot.c — COS_IOC_SHOOT (ioctl, or the same through io_uring): validate the lord's shoot
  * slots, publish each accepted task to its CPU's pending slot and kick that CPU; the shim's
- * ops.dispatch there takes it (cos_pending_take_locked) and inserts it into the local queue.
+ * ops.dispatch there takes it (cos_dispatch_take()) and inserts it into the local queue.
  *
  * The kick (cos_kick_cpus(), in cos_task.c) is an IPI sent by the module
  * (smp_call_function_single_async): on the target CPU it zeroes the running task's sched_ext
@@ -40,13 +40,17 @@ static void cos_lord_yield(void)
 	local_irq_enable();
 }
 
-/* Validate one request (a private copy of the slot) against the task table.  Under cos_lock. */
+/*
+ * Validate one request (a private copy of the slot) for @cpu, then shoot the task it names
+ * (cos_task_shoot() checks the task).  Caller holds cos_lock: the lord's activity is stable.
+ */
 static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_slot *req,
 			 u64 consumed)
 {
-	struct cos_task *t;
+	u64 slice = req->slice_ns;
 	int i;
 
+	lockdep_assert_held(&cos_lock);
 	if (req->flags & ~COS_SHOOT_F_VALID)
 		return COS_SHOOT_BAD_FLAGS;
 	for (i = 0; i < ARRAY_SIZE(req->__reserved); i++)
@@ -56,29 +60,9 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 		return COS_SHOOT_NO_LORD;
 	if (!cpumask_test_cpu(cpu, e->cpus) && cpu != e->lord_cpu)
 		return COS_SHOOT_BAD_CPU;
-	if (req->slot >= cos_max_tasks)
-		return COS_SHOOT_BAD_SLOT;
-	t = &cos_tasks[req->slot];
-	if (t->state == COS_TASK_FREE)
-		return COS_SHOOT_BAD_SLOT;
-	if (t->gen != req->gen)
-		return COS_SHOOT_BAD_GEN;
-	if (t->state != COS_TASK_WAITING)
-		return COS_SHOOT_NOT_WAITING;
-	if (!cpumask_test_cpu(cpu, t->p->cpus_ptr))
-		return COS_SHOOT_AFFINITY;
-	if (t->last_seq > consumed)
-		return COS_SHOOT_BEHIND;
-	if (cos_pending_peek_locked(cpu))
-		return COS_SHOOT_BUSY;
-	cos_task_set_state_locked(t, COS_TASK_QUEUED);
-	t->cpu = cpu;
-	t->slice = req->slice_ns;
-	if (cpu == e->lord_cpu && !t->slice)
-		t->slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */
-	cos_pending_set_locked(cpu, t);		/* before the kick: see cos_pending_none() */
-	cos_status_sync(t);
-	return COS_SHOOT_OK;
+	if (cpu == e->lord_cpu && !slice)
+		slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */
+	return cos_task_shoot(req->slot, req->gen, cpu, slice, consumed);
 }
 
 /*
@@ -131,7 +115,7 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 			memcpy(&req, slot, sizeof(req));	/* read once: the lord may write it meanwhile */
 			if (!(req.flags & COS_SHOOT_F_VALID))
 				status = COS_SHOOT_EMPTY;
-			else if ((args.flags & COS_SHOOT_STRICT) && args.consumed < e->produced)
+			else if ((args.flags & COS_SHOOT_STRICT) && args.consumed < cos_ring_produced(e))
 				status = COS_SHOOT_STALE_SEQ;
 			else
 				status = cos_shoot_one(e, cpu, &req, args.consumed);
@@ -165,8 +149,8 @@ out:
  * slots and the CPUs are kicked after cos_lock is dropped.
  *
  * Context: process context, a thread of the lord's process (a local shoot needs the lord
- * itself to yield at once); takes the enclave's shoot_mutex, then cos_lock with IRQs off; sends
- * IPIs after dropping it.
+ * itself to yield at once); takes the enclave's shoot_mutex, then cos_lock with IRQs off, and
+ * each shot task's t->lock in turn; sends IPIs after dropping them.
  * Return: the number of tasks placed; -EPERM if the caller is not this file's lord; -EINVAL
  * (size, flags, mask), -EFAULT; nothing is placed on error.
  */

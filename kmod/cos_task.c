@@ -1,34 +1,55 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cos_task.c — the core state every other file builds on: the task table (one slot per COS
- * task, mirrored read-only to the lord as the status table), its state machine and the lists
- * that index it, the per-CPU shoot slots (pending: shot, not yet taken by ops.dispatch; taken:
- * dispatched, not yet running) and the kick that makes a CPU reschedule, and the message
- * ring's producer side.  It calls only cos_uaccess.c (see the file order in cos.h).
+ * task, mirrored read-only to the lord as the status table) and its state machine, the
+ * custody lists (tasks waiting for the lord), the fallback list, the per-CPU shoot slots
+ * (pending: shot, not yet taken by ops.dispatch; taken: dispatched, not yet running) and the
+ * kick that makes a CPU reschedule, and the message ring's producer side.  It calls only
+ * cos_uaccess.c (see the file order in cos.h).  The shim's kfuncs (cos_kfuncs.c) are adapters
+ * onto the verbs here: cos_task_attach/detach/enqueue/dequeue/running/stopping/quiescent/
+ * yield/affinity, cos_dispatch_take/failed, cos_fallback_take; the lord's side uses
+ * cos_task_shoot, cos_fallback_all and cos_custody_oldest.
  *
  * No path walks the table (except COS_IOC_GET_TASKS, which lists it): free slots come from a
  * FIFO of slot numbers (a freed slot is reused last, so a late message about it meets a new
  * generation rarely); the tasks in custody (WAITING, or QUEUED on a CPU) are on the custody
- * list in the order they started waiting, so the oldest is at its head (the starvation check);
- * the tasks handed to the fair policy and not yet taken by the shim are on the fallback list.
- * A task's state changes only through cos_task_set_state_locked(), which keeps the lists.
+ * list of the CPU that enqueued them, in the order they started waiting, so the oldest of each
+ * is at its head (the starvation check looks at every head); the tasks handed to the fair
+ * policy and not yet taken by the shim are on the fallback list.
  *
- * Everything here runs under cos_lock (see cos.h), except cos_pending_none() (lock-free, see
- * there), cos_kick_cpus() (after unlocking) and COS_IOC_GET_TASKS's copies.  Memory
- * ordering with the lord:
+ * Locking: no lock here is machine-wide on the scheduling path (see cos.h for the whole order).
+ *   - t->lock (per task) protects the task's fields and its status entry; every verb about a
+ *     task takes it, with the task's rq lock (or pi_lock) already held by sched_ext, so it is
+ *     uncontended except against the lord's shoot of that task and the fallback.
+ *   - each CPU's custody lock protects that CPU's custody list and the t->custody_cpu of the
+ *     tasks on it; taken inside t->lock (the fallback pops a task with it alone, then takes
+ *     t->lock: never both at once the other way round).
+ *   - cos_fallback_lock protects the fallback list and t->fallback; inside t->lock.
+ *   - cos_slots_lock protects the free-slot FIFO and cos_counters.tasks (attach, detach only).
+ *   - the per-CPU pending and taken slots are single words changed with cmpxchg/xchg under
+ *     the task's t->lock (pending[cpu] == t only while t is QUEUED there), read lock-free.
+ *   - the ring is multi-producer and lock-free: cos_post() reserves a sequence number with a
+ *     cmpxchg on e->head (see there).
+ * Memory ordering with the lord:
  *   - ring: all fields of a message are written, then smp_store_release(&msg->seq); the lord
- *     reads seq with an acquire load, then the fields.  A slot is rewritten only after the lord
- *     published (release) a ctl->consumed at or past it; we read consumed with an acquire load.
- *   - status: a seqcount per entry; the writer makes it odd, smp_wmb(), writes the fields,
- *     smp_wmb(), makes it even.  The lord retries reads that saw an odd or changed count.
+ *     reads seq with an acquire load, then the fields.  A slot is reserved for rewriting only
+ *     after the lord published (release) a ctl->consumed at or past its old message; we read
+ *     consumed with an acquire load.  Reserved but not yet published slots make the lord wait
+ *     at that seq (its next seq does not match yet): producers hold IRQs off while they write.
+ *   - status: a seqcount per entry, written under t->lock; the writer makes it odd, smp_wmb(),
+ *     writes the fields, smp_wmb(), makes it even.  The lord retries reads that saw an odd or
+ *     changed count.
  */
 #define pr_fmt(fmt) "cos: " fmt
 
+#include <linux/atomic.h>
 #include <linux/cleanup.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -42,30 +63,44 @@ module_param_named(max_tasks, cos_max_tasks, uint, 0444);
 MODULE_PARM_DESC(max_tasks, "COS tasks tracked at once (status table entries, 64..1048576)");
 
 DEFINE_RAW_SPINLOCK(cos_lock);
-struct cos_enclave *cos_enclave;
+struct cos_enclave __rcu *cos_enclave;
 struct cos_counters cos_counters;
 struct cos_task *cos_tasks;
 struct cos_task_status *cos_status;
-/* Tasks with ->fallback set; written under cos_lock, read lock-free by cos_kf_fallback_take(). */
+/* Tasks with ->fallback set; written under cos_fallback_lock, read lock-free first. */
 u32 cos_fallback_pending;
 
-#define COS_GET_TASKS_CHUNK	256	/* slots COS_IOC_GET_TASKS reads per cos_lock hold */
+#define COS_GET_TASKS_RESCHED	256	/* slots COS_IOC_GET_TASKS reads between cond_resched() */
 
-static LIST_HEAD(cos_custody);		/* WAITING and QUEUED tasks, oldest waiting first */
+/* One CPU's custody list: WAITING and QUEUED tasks that CPU enqueued, oldest waiting first. */
+struct cos_custody {
+	raw_spinlock_t lock;
+	struct list_head tasks;
+};
+static DEFINE_PER_CPU(struct cos_custody, cos_custody);
+
+static DEFINE_RAW_SPINLOCK(cos_fallback_lock);
 static LIST_HEAD(cos_fallback_list);	/* ->fallback tasks, in the order they were handed over */
+
+static DEFINE_RAW_SPINLOCK(cos_slots_lock);
 static u32 *cos_free_slots;		/* FIFO of free slot numbers: [cos_max_tasks] */
 static u32 cos_free_head, cos_free_count;
 
+/* Messages posted, per CPU (summed by GET_INFO): no shared counter on the post path. */
+static DEFINE_PER_CPU(u64, cos_messages);
+
 /*
- * [nr_cpu_ids]: the task shot to that CPU and not yet taken by its ops.dispatch.  Written under
- * cos_lock (WRITE_ONCE); read under it, or lock-free by cos_pending_none().
+ * [nr_cpu_ids]: the task shot to that CPU and not yet taken by its ops.dispatch.  Set by the
+ * shoot (cmpxchg from NULL), cleared by ops.dispatch's take or a cancel (cmpxchg from the
+ * task), each under that task's t->lock; read lock-free by cos_pending_none().
  */
 static struct cos_task **cos_pending;
 /*
  * [nr_cpu_ids]: the shot task ops.dispatch took on that CPU, until it starts running there.
  * sched_ext calls ops.dispatch before it puts the preempted task back (ops.stopping), so this
- * is how stopping knows that a shoot preempted it.  Written under cos_lock (WRITE_ONCE); read
- * under it, or lock-free by cos_pending_none().
+ * is how stopping knows that a shoot preempted it.  Written by that CPU's own ops.dispatch,
+ * ops.running and cos_dispatch_failed() (its rq lock held), and cleared by the detach of the
+ * task it names (cmpxchg); read lock-free.
  */
 static struct cos_task **cos_taken;
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
@@ -93,10 +128,18 @@ int cos_tasks_init(void)
 		cos_tasks_exit();
 		return -ENOMEM;
 	}
-	for_each_possible_cpu(i)
+	for_each_possible_cpu(i) {
+		struct cos_custody *c = per_cpu_ptr(&cos_custody, i);
+
 		INIT_CSD(per_cpu_ptr(&cos_kick_csd, i), cos_kick_fn, NULL);
+		raw_spin_lock_init(&c->lock);
+		INIT_LIST_HEAD(&c->tasks);
+	}
 	for (i = 0; i < cos_max_tasks; i++) {
-		INIT_LIST_HEAD(&cos_tasks[i].node);
+		raw_spin_lock_init(&cos_tasks[i].lock);
+		INIT_LIST_HEAD(&cos_tasks[i].custody_node);
+		INIT_LIST_HEAD(&cos_tasks[i].fallback_node);
+		cos_tasks[i].custody_cpu = -1;
 		cos_free_slots[i] = i;
 	}
 	cos_free_head = 0;
@@ -118,7 +161,7 @@ void cos_tasks_exit(void)
 	cos_taken = NULL;
 }
 
-/* Kick @cpus (preempt what runs there).  Any context; not under cos_lock. */
+/* Kick @cpus (preempt what runs there).  Any context; under no lock of cos.ko. */
 void cos_kick_cpus(const struct cpumask *cpus)
 {
 	int cpu;
@@ -131,279 +174,664 @@ void cos_kick_cpus(const struct cpumask *cpus)
 	}
 }
 
-/*
- * Take @t out of its CPU's pending slot if it still waits there (not yet taken by ops.dispatch).
- * Returns whether it did.  Caller holds cos_lock.
- */
-static bool cos_pending_forget_locked(struct cos_task *t)
+static bool cos_cpu_valid(s32 cpu)
 {
-	lockdep_assert_held(&cos_lock);
-	if (t->state != COS_TASK_QUEUED || cos_pending_peek_locked(t->cpu) != t)
-		return false;
-	WRITE_ONCE(cos_pending[t->cpu], NULL);
-	return true;
+	return cpu >= 0 && cpu < nr_cpu_ids;
 }
 
-/* @t leaves custody while queued: cancel its pending shoot (SHOOT_STALE).  Under cos_lock. */
-void cos_pending_clear_locked(struct cos_task *t)
+/*
+ * The enclave a task event is posted to, or NULL.  The scheduling path runs with IRQs off, an
+ * RCU-sched read side: cos_lord_release() waits for it (synchronize_rcu()) before it frees one.
+ */
+static struct cos_enclave *cos_enclave_now(void)
 {
-	lockdep_assert_held(&cos_lock);
-	if (cos_pending_forget_locked(t))
-		cos_post(cos_enclave, COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
+	return rcu_dereference_sched(cos_enclave);
+}
+
+/* Slot @slot's entry, or NULL for a slot number out of range.  Context: any. */
+static struct cos_task *cos_task_at(s32 slot)
+{
+	return slot >= 0 && slot < cos_max_tasks ? &cos_tasks[slot] : NULL;
+}
+
+/* Is @t @p's?  Caller holds t->lock (a FREE slot has no task). */
+static bool cos_task_is(const struct cos_task *t, const struct task_struct *p)
+{
+	lockdep_assert_held(&t->lock);
+	return t->state != COS_TASK_FREE && t->p == p;
+}
+
+/*
+ * The verbs about one task start with COS_TASK_LOCK(t, p, slot): @t is slot @slot's entry,
+ * locked (IRQs saved) until the end of the scope; the verb returns @ret if it is not @p's.
+ */
+#define COS_TASK_LOCK(t, p, slot, ret...)					\
+	struct cos_task *t = cos_task_at(slot);					\
+	if (!t)									\
+		return ret;							\
+	guard(raw_spinlock_irqsave)(&t->lock);					\
+	if (!cos_task_is(t, p))							\
+		return ret
+
+/*
+ * Take @t out of its CPU's pending slot if it still waits there (not yet taken by ops.dispatch).
+ * Returns whether it did.  Caller holds t->lock.
+ */
+static bool cos_pending_forget(struct cos_task *t)
+{
+	lockdep_assert_held(&t->lock);
+	return t->state == COS_TASK_QUEUED && cos_cpu_valid(t->cpu) &&
+	       cmpxchg(&cos_pending[t->cpu], t, NULL) == t;
+}
+
+/* @t leaves custody while queued: cancel its pending shoot (SHOOT_STALE).  Under t->lock. */
+static void cos_pending_clear(struct cos_task *t)
+{
+	if (cos_pending_forget(t))
+		cos_post(cos_enclave_now(), COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
 }
 
 /**
  * cos_pending_none() - nothing is shot to @cpu nor taken there: ops.dispatch's lock-free path
  * @cpu: the dispatching CPU
  *
- * Pairs with the shoot's store: a shoot stores cos_pending[@cpu] under cos_lock and kicks
- * @cpu only after dropping it (cos_shoot_commit(): cos_kick_cpus() after the unlock; a local
- * shoot, cos_lord_yield(), runs on @cpu itself).  So a dispatch that reads NULL here just
- * before the store is followed by the kick's schedule on @cpu, whose dispatch sees the store:
- * the IPI's queueing (llist_add, a full barrier) orders it.  cos_taken[@cpu] is set only by
- * @cpu's own dispatch, so a NULL read there is exact; while it is set, the locked path runs
- * and resets it as before (a taken task that never started must not stay behind).  A stale
- * non-NULL read of either only costs the locked path.
+ * Pairs with the shoot's store: a shoot stores cos_pending[@cpu] and kicks @cpu only after
+ * its commit (cos_shoot_commit(): cos_kick_cpus() after the unlock; a local shoot,
+ * cos_lord_yield(), runs on @cpu itself).  So a dispatch that reads NULL here just before the
+ * store is followed by the kick's schedule on @cpu, whose dispatch sees the store: the IPI's
+ * queueing (llist_add, a full barrier) orders it.  cos_taken[@cpu] is set only by @cpu's own
+ * dispatch, so a NULL read there is exact; while it is set, the slow path runs and resets it
+ * as before (a taken task that never started must not stay behind).  A stale non-NULL read of
+ * either only costs the slow path.
  * Context: any; lock-free.
  */
 bool cos_pending_none(s32 cpu)
 {
-	return cpu < 0 || cpu >= nr_cpu_ids ||
+	return !cos_cpu_valid(cpu) ||
 	       (!READ_ONCE(cos_pending[cpu]) && !READ_ONCE(cos_taken[cpu]));
 }
 
-/* The task shot to @cpu and not yet taken, if any.  Caller holds cos_lock. */
-struct cos_task *cos_pending_peek_locked(s32 cpu)
+/**
+ * cos_cpu_shot() - is a shot task other than @t about to run on @cpu?
+ * @cpu: the CPU; @t: the task asking (NULL: any shot task counts)
+ *
+ * Context: any; lock-free (a snapshot: the callers run on @cpu with its rq lock held, where
+ * only a new shoot can change the answer, and that shoot kicks @cpu afterwards).
+ */
+bool cos_cpu_shot(s32 cpu, const struct cos_task *t)
 {
-	lockdep_assert_held(&cos_lock);
-	return cpu >= 0 && cpu < nr_cpu_ids ? cos_pending[cpu] : NULL;
+	struct cos_task *taken;
+
+	if (!cos_cpu_valid(cpu))
+		return false;
+	taken = READ_ONCE(cos_taken[cpu]);
+	return READ_ONCE(cos_pending[cpu]) || (taken && taken != t);
 }
 
-/* The task shot to @cpu, if any; it stays QUEUED until it runs.  Caller holds cos_lock. */
-struct cos_task *cos_pending_take_locked(s32 cpu)
+/* @t started, or could not: @cpu's taken shoot is over.  Context: ops on @cpu, rq lock held. */
+static void cos_taken_clear(s32 cpu)
 {
-	struct cos_task *t;
-
-	lockdep_assert_held(&cos_lock);
-	if (cpu < 0 || cpu >= nr_cpu_ids)
-		return NULL;
-	t = cos_pending[cpu];
-	WRITE_ONCE(cos_pending[cpu], NULL);
-	WRITE_ONCE(cos_taken[cpu], t);
-	return t;
-}
-
-/* @t (a COS task) starts running on @cpu, or could not: the CPU's taken shoot is over. */
-void cos_taken_clear_locked(s32 cpu)
-{
-	lockdep_assert_held(&cos_lock);
-	if (cpu >= 0 && cpu < nr_cpu_ids)
+	if (cos_cpu_valid(cpu))
 		WRITE_ONCE(cos_taken[cpu], NULL);
 }
 
-/* @t's slot is freed: it may not stay behind as its CPU's taken shoot.  Caller holds cos_lock. */
-static void cos_taken_forget_locked(const struct cos_task *t)
+/* @t's slot is freed: it may not stay behind as its CPU's taken shoot.  Under t->lock. */
+static void cos_taken_forget(struct cos_task *t)
 {
-	lockdep_assert_held(&cos_lock);
-	if (t->cpu >= 0 && t->cpu < nr_cpu_ids && cos_taken[t->cpu] == t)
-		WRITE_ONCE(cos_taken[t->cpu], NULL);
+	lockdep_assert_held(&t->lock);
+	if (cos_cpu_valid(t->cpu))
+		cmpxchg(&cos_taken[t->cpu], t, NULL);
 }
 
-/* Is a shot task other than @t about to run on @cpu?  Caller holds cos_lock. */
-bool cos_cpu_shot_locked(s32 cpu, const struct cos_task *t)
+/* Leave the custody list @t is on, if any.  Caller holds t->lock. */
+static void cos_custody_leave(struct cos_task *t)
 {
-	lockdep_assert_held(&cos_lock);
-	if (cpu < 0 || cpu >= nr_cpu_ids)
-		return false;
-	return cos_pending[cpu] || (cos_taken[cpu] && cos_taken[cpu] != t);
+	s32 cpu = READ_ONCE(t->custody_cpu);
+	struct cos_custody *c;
+
+	lockdep_assert_held(&t->lock);
+	if (cpu < 0)
+		return;
+	c = per_cpu_ptr(&cos_custody, cpu);
+	guard(raw_spinlock)(&c->lock);
+	if (t->custody_cpu == cpu) {	/* else the fallback popped it meanwhile */
+		list_del_init(&t->custody_node);
+		WRITE_ONCE(t->custody_cpu, -1);
+	}
 }
 
-/* Shoot @t to @cpu: it waits in the CPU's pending slot for ops.dispatch there.  Under cos_lock. */
-void cos_pending_set_locked(s32 cpu, struct cos_task *t)
+/* @t no longer needs the shim to move it to the fair policy.  Caller holds t->lock. */
+static void cos_fallback_clear(struct cos_task *t)
 {
-	lockdep_assert_held(&cos_lock);
-	WRITE_ONCE(cos_pending[cpu], t);
+	lockdep_assert_held(&t->lock);
+	if (!READ_ONCE(t->fallback))
+		return;
+	guard(raw_spinlock)(&cos_fallback_lock);
+	if (t->fallback) {	/* else cos_fallback_take() took it meanwhile */
+		WRITE_ONCE(t->fallback, false);
+		list_del_init(&t->fallback_node);
+		WRITE_ONCE(cos_fallback_pending, cos_fallback_pending - 1);
+	}
 }
 
-/**
- * cos_task_alloc_locked() - take the free slot freed longest ago
- *
- * Context: cos_lock held.  Return: the slot's task (state FREE, on no list), or NULL when the
- * table is full.
+/*
+ * The one way a task's state changes, except to WAITING (cos_task_wait()).  QUEUED (a WAITING
+ * task shot to a CPU) keeps its place in custody; any other state leaves it.  Any change ends
+ * a fallback: the task is no longer where the shim would have to take it from.  The caller
+ * publishes the change (cos_status_sync() or a message).  Caller holds t->lock.
  */
-static struct cos_task *cos_task_alloc_locked(void)
+static void cos_task_set_state(struct cos_task *t, u32 state)
+{
+	lockdep_assert_held(&t->lock);
+	cos_fallback_clear(t);
+	if (state != COS_TASK_QUEUED)
+		cos_custody_leave(t);
+	t->state = state;
+}
+
+/*
+ * @t starts waiting for @e's lord: at the tail of this CPU's custody list, if the lord has
+ * control.  Reading e->active under the custody lock pairs with cos_fallback_all(), which
+ * clears it before it takes each custody lock: a task added after that lock was taken sees
+ * it cleared, one added before is found.  Returns whether @t is in custody now (else it is
+ * on no list and the caller gives it another state).  Caller holds t->lock.
+ */
+static bool cos_task_wait(struct cos_task *t, struct cos_enclave *e)
+{
+	s32 cpu = smp_processor_id();
+	struct cos_custody *c = per_cpu_ptr(&cos_custody, cpu);
+
+	lockdep_assert_held(&t->lock);
+	if (!e)
+		return false;
+	cos_fallback_clear(t);
+	cos_custody_leave(t);
+	guard(raw_spinlock)(&c->lock);
+	if (!READ_ONCE(e->active))
+		return false;
+	/* the clock under the lock: the list stays in waiting_since order (the starvation check) */
+	t->waiting_since = ktime_get_ns();
+	list_add_tail(&t->custody_node, &c->tasks);
+	WRITE_ONCE(t->custody_cpu, cpu);
+	t->state = COS_TASK_WAITING;
+	return true;
+}
+
+/* Hand @t to the fair policy: FAIR, at the tail of the fallback list.  Under t->lock. */
+static void cos_fallback_add(struct cos_task *t)
+{
+	cos_task_set_state(t, COS_TASK_FAIR);
+	scoped_guard(raw_spinlock, &cos_fallback_lock) {
+		WRITE_ONCE(t->fallback, true);
+		list_add_tail(&t->fallback_node, &cos_fallback_list);
+		WRITE_ONCE(cos_fallback_pending, cos_fallback_pending + 1);
+	}
+	cos_status_sync(t);
+}
+
+/* Take the free slot freed longest ago, or NULL when the table is full. */
+static struct cos_task *cos_task_alloc(void)
 {
 	u32 slot;
 
-	lockdep_assert_held(&cos_lock);
+	guard(raw_spinlock_irqsave)(&cos_slots_lock);
 	if (!cos_free_count)
 		return NULL;
 	slot = cos_free_slots[cos_free_head];
 	cos_free_head = (cos_free_head + 1) % cos_max_tasks;
 	cos_free_count--;
+	cos_counters.tasks++;
 	return &cos_tasks[slot];
 }
 
-/**
- * cos_task_release_locked() - give @t's slot back (it must be FREE already)
- * @t: the task
- *
- * Context: cos_lock held.
- */
-static void cos_task_release_locked(struct cos_task *t)
+/* Give @t's slot back (its state is FREE already). */
+static void cos_task_release(struct cos_task *t)
 {
-	lockdep_assert_held(&cos_lock);
-	WARN_ON_ONCE(t->state != COS_TASK_FREE || cos_free_count >= cos_max_tasks);
+	guard(raw_spinlock_irqsave)(&cos_slots_lock);
+	WARN_ON_ONCE(cos_free_count >= cos_max_tasks);
 	cos_free_slots[(cos_free_head + cos_free_count) % cos_max_tasks] = cos_task_slot(t);
 	cos_free_count++;
+	cos_counters.tasks--;
 }
 
 /**
- * cos_fallback_clear_locked() - @t no longer needs the shim to move it to the fair policy
- * @t: the task
- *
- * Context: cos_lock held.
- */
-static void cos_fallback_clear_locked(struct cos_task *t)
-{
-	lockdep_assert_held(&cos_lock);
-	if (t->fallback) {
-		t->fallback = false;
-		list_del_init(&t->node);
-		WRITE_ONCE(cos_fallback_pending, cos_fallback_pending - 1);
-	}
-}
-
-/**
- * cos_task_set_state_locked() - the one way a task's state changes
- * @t: the task
- * @state: enum cos_task_state
- *
- * Keeps the lists: WAITING (re)starts the wait now, at the custody list's tail; QUEUED (a
- * WAITING task shot to a CPU) keeps its place there; any other state leaves it.  Any change
- * ends a fallback: the task is no longer where the shim would have to take it from.  The
- * caller publishes the change (cos_status_sync() or a message).
- * Context: cos_lock held.
- */
-void cos_task_set_state_locked(struct cos_task *t, u32 state)
-{
-	lockdep_assert_held(&cos_lock);
-	cos_fallback_clear_locked(t);
-	if (state == COS_TASK_WAITING) {
-		t->waiting_since = ktime_get_ns();
-		list_move_tail(&t->node, &cos_custody);
-	} else if (state != COS_TASK_QUEUED) {
-		list_del_init(&t->node);
-	}
-	t->state = state;
-}
-
-/**
- * cos_task_attach_locked() - give COS task @p a slot: the TASK_NEW message, state BLOCKED
+ * cos_task_attach() - give COS task @p a slot: the TASK_NEW message, state BLOCKED
  * @p: a task whose policy is SCHED_EXT (a trusted pointer from the shim)
  * @runnable: whether it is runnable now (TASK_NEW's arg)
  *
- * Context: cos_lock held, IRQs off.  Return: its slot, or NULL when the table is full.
+ * Context: the op that first sees @p as a COS task (@p's rq lock or pi_lock held, IRQs off);
+ * takes cos_slots_lock, then the slot's t->lock.
+ * Return: the slot, or -ENOSPC when the table is full.
  */
-struct cos_task *cos_task_attach_locked(struct task_struct *p, bool runnable)
+s32 cos_task_attach(struct task_struct *p, bool runnable)
 {
-	struct cos_task *t;
+	struct cos_task *t = cos_task_alloc();
 
-	lockdep_assert_held(&cos_lock);
-	t = cos_task_alloc_locked();
 	if (!t)
-		return NULL;
-	cos_counters.tasks++;
-	t->p = p;
+		return -ENOSPC;
+	guard(raw_spinlock_irqsave)(&t->lock);
+	WRITE_ONCE(t->p, p);
 	t->gen++;
-	cos_task_set_state_locked(t, COS_TASK_BLOCKED);
+	t->state = COS_TASK_BLOCKED;
 	t->cpu = task_cpu(p);
 	t->next_msg = 0;
 	t->runtime = 0;
+	t->slice = 0;
 	t->last_msg = COS_MSG_NONE;
 	t->last_ts = 0;
-	cos_post(cos_enclave, COS_MSG_TASK_NEW, t->cpu, t, runnable);
-	return t;
+	cos_post(cos_enclave_now(), COS_MSG_TASK_NEW, t->cpu, t, runnable);
+	return cos_task_slot(t);
 }
 
 /**
- * cos_task_detach_locked() - @t's task died or left SCHED_EXT: cancel its shoot, post
- * TASK_DEAD, free the slot
- * @t: a slot in use
+ * cos_task_detach() - @p died or left SCHED_EXT: cancel its shoot, post TASK_DEAD, free the slot
+ * @p: the task; @slot: its slot
  *
- * Context: cos_lock held, IRQs off.
+ * Context: the op that sees @p leave (its rq lock or pi_lock held, IRQs off); takes t->lock,
+ * then cos_slots_lock.
  */
-void cos_task_detach_locked(struct cos_task *t)
+void cos_task_detach(struct task_struct *p, s32 slot)
 {
-	lockdep_assert_held(&cos_lock);
-	cos_pending_clear_locked(t);
-	cos_taken_forget_locked(t);
-	cos_task_set_state_locked(t, COS_TASK_FREE);
-	cos_counters.tasks--;
-	cos_post(cos_enclave, COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
-	t->p = NULL;
-	cos_status_sync(t);
-	cos_task_release_locked(t);
+	struct cos_task *t = cos_task_at(slot);
+
+	if (!t)
+		return;
+	scoped_guard(raw_spinlock_irqsave, &t->lock) {
+		if (!cos_task_is(t, p))
+			return;
+		cos_pending_clear(t);
+		cos_taken_forget(t);
+		cos_task_set_state(t, COS_TASK_FREE);
+		cos_post(cos_enclave_now(), COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
+		WRITE_ONCE(t->p, NULL);
+		cos_status_sync(t);
+	}
+	cos_task_release(t);
 }
 
 /**
- * cos_task_oldest_waiting_locked() - the task in custody that has waited longest, or NULL
+ * cos_task_enqueue() - runnable COS task @p: keep it in custody for the lord, or not
+ * @p: the task; @slot: its slot
  *
- * Context: cos_lock held.
+ * Posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has control and @p
+ * may run on one of its CPUs, puts it in custody (WAITING).
+ * Context: ops.enqueue (@p's rq lock held, IRQs off); takes t->lock, then this CPU's custody
+ * lock.  Return: COS_ENQ_CUSTODY or COS_ENQ_FAIR.
  */
-struct cos_task *cos_task_oldest_waiting_locked(void)
+u32 cos_task_enqueue(struct task_struct *p, s32 slot)
 {
-	lockdep_assert_held(&cos_lock);
-	return list_first_entry_or_null(&cos_custody, struct cos_task, node);
+	struct cos_enclave *e;
+	u32 msg, ret = COS_ENQ_FAIR;
+	COS_TASK_LOCK(t, p, slot, COS_ENQ_FAIR);
+
+	e = cos_enclave_now();
+	msg = t->next_msg ?: COS_MSG_TASK_RUNNABLE;
+	t->next_msg = 0;
+	t->cpu = task_cpu(p);
+	if (e && cpumask_intersects(p->cpus_ptr, e->cpus) && cos_task_wait(t, e))
+		ret = COS_ENQ_CUSTODY;
+	else
+		cos_task_set_state(t, COS_TASK_FAIR);
+	cos_post(e, msg, t->cpu, t, msg == COS_MSG_TASK_PREEMPTED ? t->next_arg : 0);
+	return ret;
 }
 
 /**
- * cos_fallback_all_locked() - hand every task in custody to the fair policy
+ * cos_task_dequeue() - @p leaves the shim's custody
+ * @p: the task; @slot: its slot
  *
- * WAITING tasks and shot tasks still pending go to the fallback list, in the order they
- * started waiting, for the shim to take (cos_fallback_take_locked()); a shot task ops.dispatch
- * already took is in a local DSQ and runs as it is.  Walks the custody list, not the table.
- * Context: cos_lock held.
+ * Two cases.  A shot task that ops.dispatch already took (QUEUED, no longer pending) is on its
+ * way to run: since Linux 7.1 sched_ext calls ops.dequeue when a task's custody ends in a local
+ * DSQ, and that is no departure; it stays QUEUED until ops.running.  (Should the insert be
+ * dropped because the task was dequeued for a property change meanwhile, its re-enqueue posts
+ * RUNNABLE.)  Otherwise the task leaves without running (property change, exit): a pending
+ * shoot of it is cancelled (SHOOT_STALE) and it is re-enqueued later if still runnable.
+ * Context: ops.dequeue (@p's rq lock held, IRQs off); takes t->lock.
  */
-void cos_fallback_all_locked(void)
+void cos_task_dequeue(struct task_struct *p, s32 slot)
 {
-	struct cos_task *t, *next;
+	COS_TASK_LOCK(t, p, slot);
 
-	lockdep_assert_held(&cos_lock);
-	list_for_each_entry_safe(t, next, &cos_custody, node) {
-		if (t->state != COS_TASK_WAITING && !cos_pending_forget_locked(t))
-			continue;
-		cos_task_set_state_locked(t, COS_TASK_FAIR);
-		t->fallback = true;
-		list_add_tail(&t->node, &cos_fallback_list);
-		WRITE_ONCE(cos_fallback_pending, cos_fallback_pending + 1);
+	if (t->state == COS_TASK_QUEUED && READ_ONCE(cos_pending[t->cpu]) != t) {
+		/* taken by ops.dispatch: custody ends in the local DSQ */
+	} else if (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED || t->fallback) {
+		/* leaves without running; a fallback one the shim did not take yet, too */
+		cos_pending_clear(t);
+		cos_task_set_state(t, COS_TASK_BLOCKED);
 		cos_status_sync(t);
 	}
 }
 
 /**
- * cos_fallback_take_locked() - the task handed to the fair policy longest ago, off its list
+ * cos_dispatch_take() - the pid of the task shot to @cpu, taken off its pending slot, or 0
+ * @cpu: the dispatching CPU
  *
- * Context: cos_lock held.  Return: the task, or NULL when none waits for the shim.
+ * The task stays QUEUED and becomes @cpu's taken shoot until it runs.  The pending word is
+ * read, the task it names locked, and the word cleared only if it still names that task
+ * (which then is QUEUED there and not freed: a detach cancels under the same lock).
+ * Context: ops.dispatch (@cpu's rq lock held, IRQs off); lock-free when nothing is shot to
+ * @cpu, else takes the shot task's t->lock.
  */
-struct cos_task *cos_fallback_take_locked(void)
+s32 cos_dispatch_take(s32 cpu)
+{
+	struct cos_task *t;
+
+	if (cos_pending_none(cpu))
+		return 0;
+	for (;;) {
+		t = READ_ONCE(cos_pending[cpu]);
+		if (!t) {
+			cos_taken_clear(cpu);	/* a taken shoot that never started */
+			return 0;
+		}
+		guard(raw_spinlock)(&t->lock);
+		if (cmpxchg(&cos_pending[cpu], t, NULL) == t) {
+			WRITE_ONCE(cos_taken[cpu], t);
+			return t->p->pid;
+		}
+	}
+}
+
+/**
+ * cos_task_slice() - the slice the lord gave @p's shoot (0 = no limit)
+ * @p: the task; @slot: its slot
+ * Context: ops.dispatch, right after cos_dispatch_take(); lock-free (written before the shoot
+ * was published, under the same t->lock the take held).
+ */
+u64 cos_task_slice(struct task_struct *p, s32 slot)
+{
+	struct cos_task *t = cos_task_at(slot);
+
+	return t && READ_ONCE(t->p) == p ? READ_ONCE(t->slice) : 0;
+}
+
+/**
+ * cos_dispatch_failed() - the shim could not start @p on @cpu: back to waiting
+ * @p: the task; @slot: its slot; @cpu: where it was shot
+ *
+ * Posts SHOOT_FAILED (arg = @cpu).  Should the lord have lost control meanwhile (the fallback
+ * skips a shot task already taken), the task goes to the fair policy instead.
+ * Context: ops.dispatch (@cpu's rq lock held, IRQs off); takes t->lock.
+ */
+void cos_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu)
+{
+	struct cos_enclave *e;
+	COS_TASK_LOCK(t, p, slot);
+
+	cos_taken_clear(cpu);
+	if (t->state != COS_TASK_QUEUED)
+		return;
+	e = cos_enclave_now();
+	if (!cos_task_wait(t, e))
+		cos_fallback_add(t);
+	cos_post(e, COS_MSG_SHOOT_FAILED, cpu, t, cpu);
+}
+
+/**
+ * cos_fallback_take() - the pid of a task that now belongs to the fair policy, or 0
+ *
+ * After a stall or the lord's death the shim drains these from ops.dispatch into its fair
+ * queue, the one handed over longest ago first.
+ * Context: ops.dispatch (IRQs off); lock-free when none waits, else takes cos_fallback_lock
+ * (a task on the list is not freed under it: its detach takes it off first).
+ */
+s32 cos_fallback_take(void)
+{
+	struct cos_task *t;
+
+	if (!READ_ONCE(cos_fallback_pending))
+		return 0;
+	guard(raw_spinlock)(&cos_fallback_lock);
+	t = list_first_entry_or_null(&cos_fallback_list, struct cos_task, fallback_node);
+	if (!t)
+		return 0;
+	WRITE_ONCE(t->fallback, false);
+	list_del_init(&t->fallback_node);
+	WRITE_ONCE(cos_fallback_pending, cos_fallback_pending - 1);
+	return t->p->pid;
+}
+
+/**
+ * cos_task_running() - @p starts running on @cpu
+ * @p: the task; @slot: its slot; @cpu: the CPU
+ *
+ * Context: ops.running (@cpu's rq lock held, IRQs off); takes t->lock, and the custody lock
+ * of the CPU that enqueued @p if it was in custody.
+ */
+void cos_task_running(struct task_struct *p, s32 slot, s32 cpu)
+{
+	struct cos_enclave *e;
+	bool shot;
+	COS_TASK_LOCK(t, p, slot);
+
+	e = cos_enclave_now();
+	shot = t->state == COS_TASK_QUEUED;
+	cos_taken_clear(cpu);
+	/* Woken without ops.enqueue (exiting, migration-disabled): say it is runnable. */
+	if (t->state == COS_TASK_BLOCKED)
+		cos_post(e, COS_MSG_TASK_RUNNABLE, cpu, t, COS_RUNNABLE_BYPASS);
+	cos_task_set_state(t, COS_TASK_RUNNING);
+	t->cpu = cpu;
+	t->run_start = p->se.sum_exec_runtime;
+	if (shot && e && (e->flags & COS_LORD_F_RUNNING_MSGS))
+		cos_post(e, COS_MSG_TASK_RUNNING, cpu, t, cpu);
+	else
+		cos_status_sync(t);
+}
+
+/**
+ * cos_task_stopping() - @p stops running (@runnable: it will be enqueued again)
+ * @p: the task; @slot: its slot; @runnable: preempted/yielded rather than blocked
+ *
+ * Accounts its runtime and notes why it stopped, for the message of its next enqueue.
+ * Context: ops.stopping (@p's rq lock held, IRQs off); takes t->lock only.
+ */
+void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable)
+{
+	u64 used;
+	COS_TASK_LOCK(t, p, slot);
+
+	used = p->se.sum_exec_runtime - t->run_start;
+	t->runtime += used;
+	if (runnable && t->next_msg != COS_MSG_TASK_YIELD) {
+		/*
+		 * Why it stopped.  Every preemption zeroes the slice (a shoot's kick, and sched_ext
+		 * for a task queued with SCX_ENQ_PREEMPT), so a zero slice proves nothing: compare
+		 * the CPU time it used with the slice the lord gave it (0 = no limit).
+		 */
+		t->next_msg = COS_MSG_TASK_PREEMPTED;
+		if (cos_cpu_shot(task_cpu(p), t))
+			t->next_arg = COS_PREEMPT_BY_COS;
+		else if (t->slice && used >= t->slice)
+			t->next_arg = COS_PREEMPT_BY_SLICE;
+		else
+			t->next_arg = COS_PREEMPT_BY_OTHER;
+	}
+}
+
+/**
+ * cos_task_quiescent() - @p is no longer runnable; posts BLOCKED if it went to sleep
+ * @p: the task; @slot: its slot; @sleep: SCX_DEQ_SLEEP was set
+ * Context: ops.quiescent (@p's rq lock held, IRQs off); takes t->lock.
+ */
+void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
+{
+	COS_TASK_LOCK(t, p, slot);
+
+	if (!sleep)
+		return;
+	cos_task_set_state(t, COS_TASK_BLOCKED);
+	t->next_msg = 0;
+	cos_post(cos_enclave_now(), COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
+}
+
+/**
+ * cos_task_yield() - @p called sched_yield(): its next enqueue posts TASK_YIELD
+ * @p: the task; @slot: its slot
+ * Context: ops.yield (@p's rq lock held, IRQs off); takes t->lock only.
+ */
+void cos_task_yield(struct task_struct *p, s32 slot)
+{
+	COS_TASK_LOCK(t, p, slot);
+
+	t->next_msg = COS_MSG_TASK_YIELD;
+}
+
+/**
+ * cos_task_affinity() - @p's allowed CPUs changed: posts TASK_AFFINITY
+ * @p: the task; @slot: its slot
+ * Context: ops.set_cpumask (@p's rq lock held, IRQs off); takes t->lock.
+ */
+void cos_task_affinity(struct task_struct *p, s32 slot)
+{
+	COS_TASK_LOCK(t, p, slot);
+
+	cos_post(cos_enclave_now(), COS_MSG_TASK_AFFINITY, task_cpu(p), t, 0);
+}
+
+/**
+ * cos_task_shoot() - the lord shoots slot @slot (generation @gen) to @cpu with @slice
+ * @slot, @gen: the task, as the lord names it
+ * @cpu: the target CPU (checked by the caller against the enclave)
+ * @slice: its slice (0: no limit)
+ * @consumed: the last message the lord has handled (a task with a later one is BEHIND)
+ *
+ * A WAITING task becomes QUEUED (keeping its place in custody) and waits in @cpu's pending
+ * slot for ops.dispatch there; the caller kicks @cpu after it has dropped its locks.
+ * Context: COS_IOC_SHOOT, cos_lock held (the lord's activity cannot change meanwhile), IRQs
+ * off; takes the task's t->lock.  Return: a COS_SHOOT_* status.
+ */
+u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed)
 {
 	struct cos_task *t;
 
 	lockdep_assert_held(&cos_lock);
-	t = list_first_entry_or_null(&cos_fallback_list, struct cos_task, node);
-	if (t)
-		cos_fallback_clear_locked(t);
-	return t;
+	if (slot >= cos_max_tasks)
+		return COS_SHOOT_BAD_SLOT;
+	t = &cos_tasks[slot];
+	guard(raw_spinlock)(&t->lock);
+	if (t->state == COS_TASK_FREE)
+		return COS_SHOOT_BAD_SLOT;
+	if (t->gen != gen)
+		return COS_SHOOT_BAD_GEN;
+	if (t->state != COS_TASK_WAITING)
+		return COS_SHOOT_NOT_WAITING;
+	if (!cpumask_test_cpu(cpu, t->p->cpus_ptr))
+		return COS_SHOOT_AFFINITY;
+	if (t->last_seq > consumed)
+		return COS_SHOOT_BEHIND;
+	t->slice = slice;	/* before the task is published: cos_task_slice() */
+	if (cmpxchg(&cos_pending[cpu], NULL, t))	/* before the kick: see cos_pending_none() */
+		return COS_SHOOT_BUSY;
+	cos_task_set_state(t, COS_TASK_QUEUED);
+	t->cpu = cpu;
+	cos_status_sync(t);
+	return COS_SHOOT_OK;
 }
 
-/* Publish @t into its status entry.  Caller holds cos_lock. */
+/**
+ * cos_pending_pid() - the pid of the task shot to @cpu and not yet taken, or 0
+ * @cpu: the CPU
+ * Context: any, IRQs off (the stall report); takes that task's t->lock.
+ */
+pid_t cos_pending_pid(s32 cpu)
+{
+	struct cos_task *t;
+
+	if (!cos_cpu_valid(cpu))
+		return 0;
+	t = READ_ONCE(cos_pending[cpu]);
+	if (!t)
+		return 0;
+	guard(raw_spinlock)(&t->lock);
+	return READ_ONCE(cos_pending[cpu]) == t && t->p ? t->p->pid : 0;
+}
+
+/**
+ * cos_custody_oldest() - the task in custody that has waited longest
+ * @oldest: filled with its pid, state, CPU and waiting_since
+ *
+ * The head of each CPU's custody list is the oldest of that list.
+ * Context: any, IRQs off (the stall timer); takes each CPU's custody lock in turn.
+ * Return: whether any task is in custody.
+ */
+bool cos_custody_oldest(struct cos_waiting *oldest)
+{
+	bool found = false;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct cos_custody *c = per_cpu_ptr(&cos_custody, cpu);
+		struct cos_task *t;
+
+		guard(raw_spinlock)(&c->lock);
+		t = list_first_entry_or_null(&c->tasks, struct cos_task, custody_node);
+		/* on a custody list, a task is in use: its detach takes it off first */
+		if (t && (!found || (s64)(t->waiting_since - oldest->since) < 0)) {
+			found = true;
+			*oldest = (struct cos_waiting){
+				.since = t->waiting_since,
+				.pid = t->p->pid,
+				.state = READ_ONCE(t->state),
+				.cpu = READ_ONCE(t->cpu),
+			};
+		}
+	}
+	return found;
+}
+
+/**
+ * cos_fallback_all() - hand every task in custody to the fair policy
+ * @e: the enclave, whose lord has just lost control (e->active cleared)
+ *
+ * WAITING tasks and shot tasks still pending go to the fallback list, for the shim to take
+ * (cos_fallback_take()); a shot task ops.dispatch already took is in a local DSQ and runs as
+ * it is.  Walks the custody lists, not the table: each task is popped under its list's lock,
+ * then handled under its own t->lock (the order of cos.h: t->lock before a custody lock, so
+ * never both here).  A task an enqueue adds meanwhile is popped too, or saw e->active cleared
+ * (cos_task_wait()).
+ * Context: cos_lock held, IRQs off (the stall timer, the lord's exit, unregistration).
+ * Return: the number of tasks handed over.
+ */
+u32 cos_fallback_all(struct cos_enclave *e)
+{
+	u32 n = 0;
+	int cpu;
+
+	lockdep_assert_held(&cos_lock);
+	WARN_ON_ONCE(READ_ONCE(e->active));
+	for_each_possible_cpu(cpu) {
+		struct cos_custody *c = per_cpu_ptr(&cos_custody, cpu);
+		struct cos_task *t;
+
+		for (;;) {
+			scoped_guard(raw_spinlock, &c->lock) {
+				t = list_first_entry_or_null(&c->tasks, struct cos_task,
+							     custody_node);
+				if (t) {
+					list_del_init(&t->custody_node);
+					WRITE_ONCE(t->custody_cpu, -1);
+				}
+			}
+			if (!t)
+				break;
+			guard(raw_spinlock)(&t->lock);
+			if (t->state == COS_TASK_WAITING || cos_pending_forget(t)) {
+				cos_fallback_add(t);
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
+/* Publish @t into its status entry.  Caller holds t->lock. */
 void cos_status_sync(struct cos_task *t)
 {
 	struct cos_task_status *s = &cos_status[cos_task_slot(t)];
 	u32 sc = READ_ONCE(s->seqcount);
 
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&t->lock);
 	WRITE_ONCE(s->seqcount, sc + 1);
 	smp_wmb();	/* count odd before fields change; pairs with the lord's acquire loads */
 	WRITE_ONCE(s->gen, t->gen);
@@ -416,12 +844,12 @@ void cos_status_sync(struct cos_task *t)
 	WRITE_ONCE(s->seqcount, sc + 2);
 }
 
-/* Write message @seq and publish it; returns its timestamp. */
+/* Write message @seq (reserved by the caller) and publish it; returns its timestamp. */
 static u64 cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
 			  struct cos_task *t, u64 arg)
 {
 	struct cos_msg *m = &e->ring[(seq - 1) & (e->ring_entries - 1)];
-	u64 ts = ktime_get_ns();
+	u64 ts = ktime_get_ns(), old;
 
 	m->ts = ts;
 	m->type = type;
@@ -432,79 +860,150 @@ static u64 cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
 	m->__pad = 0;
 	m->arg = arg;
 	smp_store_release(&m->seq, seq);	/* pairs with the lord's acquire load of seq */
-	WRITE_ONCE(e->ctl->produced, seq);
+	this_cpu_inc(cos_messages);
+	/* ctl->produced only grows (producers finish out of order); the lord may write it too */
+	old = READ_ONCE(e->ctl->produced);
+	while (old < seq && !try_cmpxchg64(&e->ctl->produced, &old, seq))
+		;
 	return ts;
 }
 
-/*
- * cos_overflow_end_locked - leave overflow once the lord has consumed everything: post one
- * OVERFLOW message (arg = messages lost) so that it resyncs from the status table, which by now
- * reflects everything that was dropped.  Posting it at the end rather than when the ring filled
- * matters: drops go on until the lord has caught up, and a resync done earlier would miss them.
- * Called by cos_post() and by the stall timer (in case nothing else is posted).  Under cos_lock.
- */
-void cos_overflow_end_locked(struct cos_enclave *e, u64 consumed)
+/* The sequence number of the last message reserved in @e's ring.  Context: any. */
+u64 cos_ring_produced(struct cos_enclave *e)
 {
-	lockdep_assert_held(&cos_lock);
-	if (!e->overflowed || consumed < e->produced)
-		return;
-	e->overflowed = false;
-	cos_ring_write(e, ++e->produced, COS_MSG_OVERFLOW, smp_processor_id(), NULL,
-		       e->overflow_dropped);
-	e->overflow_dropped = 0;
+	return atomic64_read(&e->head) & ~COS_RING_OVF;
+}
+
+/* Count one dropped message in @e (ctl->dropped only grows). */
+static void cos_ring_dropped(struct cos_enclave *e)
+{
+	u64 n = atomic64_inc_return(&e->dropped), old = READ_ONCE(e->ctl->dropped);
+
+	atomic64_inc(&e->ovf_dropped);
+	while (old < n && !try_cmpxchg64(&e->ctl->dropped, &old, n))
+		;
 }
 
 /*
- * cos_post - append a message about @t (NULL for enclave-wide messages) and update its status.
- * Never overwrites an unconsumed message: when the ring is full the message is dropped (counted
- * in ctl->dropped; the status table stays exact) and the enclave is in overflow until the lord
- * has consumed everything, see cos_overflow_end_locked().  Nothing else is written meanwhile, so
- * tasks touched while dropping get last_seq = the OVERFLOW message's seq: shoots of them are
- * refused (BEHIND) until the lord has consumed it and resynced.
- * Caller holds cos_lock.
+ * Reserve the next sequence number of @e's ring for a message about @t (NULL: none), or
+ * decide to drop it.  e->head is the last reserved seq, with COS_RING_OVF set while the ring
+ * is in overflow: full once, it drops every message until the lord has consumed everything,
+ * then one OVERFLOW message (arg: messages lost) tells it to resync from the status table,
+ * which by then reflects everything dropped.  Ending it that late matters: drops go on until
+ * the lord has caught up, and a resync done earlier would miss them.  The producer whose
+ * cmpxchg ends the overflow writes the OVERFLOW message at the seq after the last one.
+ *
+ * A drop must be in the status table before the lord can read that OVERFLOW: the dropper
+ * syncs @t's status (last_seq = the OVERFLOW's seq, so shoots of @t are refused as BEHIND
+ * until the lord has consumed it) and only then checks, with a cmpxchg of e->head to itself,
+ * that the overflow has not ended meanwhile; if it has, it tries again, now to post.
+ * Return: the seq reserved for the message, or 0 when it is dropped.
+ */
+static u64 cos_ring_reserve(struct cos_enclave *e, s32 cpu, struct cos_task *t)
+{
+	u64 head = atomic64_read(&e->head);
+
+	for (;;) {
+		u64 seq = head & ~COS_RING_OVF;
+		/* pairs with the lord's release; a lord that claims too much only hurts itself */
+		u64 consumed = min(smp_load_acquire(&e->ctl->consumed), seq);
+
+		if (!(head & COS_RING_OVF)) {
+			if (seq - consumed < e->ring_entries - 1) {	/* room, one slot kept free */
+				if (atomic64_try_cmpxchg(&e->head, &head, seq + 1))
+					return seq + 1;
+				continue;
+			}
+			if (!atomic64_try_cmpxchg(&e->head, &head, head | COS_RING_OVF))
+				continue;
+			head |= COS_RING_OVF;
+		} else if (consumed >= seq) {
+			/* the lord has consumed everything: end the overflow, then post */
+			if (!atomic64_try_cmpxchg(&e->head, &head, seq + 2))
+				continue;
+			cos_ring_write(e, seq + 1, COS_MSG_OVERFLOW, cpu, NULL,
+				       atomic64_xchg(&e->ovf_dropped, 0));
+			return seq + 2;
+		}
+		if (t) {
+			t->last_seq = seq + 1;	/* the OVERFLOW that ends this */
+			cos_status_sync(t);
+		}
+		if (atomic64_try_cmpxchg(&e->head, &head, head)) {
+			cos_ring_dropped(e);
+			return 0;
+		}
+	}
+}
+
+/**
+ * cos_ring_poke() - end @e's overflow if the lord has consumed everything
+ * @e: the enclave
+ *
+ * The stall timer calls it, in case no message is posted for a while after the lord caught up.
+ * Context: any, IRQs off; lock-free.
+ */
+void cos_ring_poke(struct cos_enclave *e)
+{
+	u64 head = atomic64_read(&e->head), seq = head & ~COS_RING_OVF;
+
+	if ((head & COS_RING_OVF) && smp_load_acquire(&e->ctl->consumed) >= seq &&
+	    atomic64_try_cmpxchg(&e->head, &head, seq + 1))
+		cos_ring_write(e, seq + 1, COS_MSG_OVERFLOW, smp_processor_id(), NULL,
+			       atomic64_xchg(&e->ovf_dropped, 0));
+}
+
+/**
+ * cos_post() - post a message about @t (NULL for enclave-wide ones) and update its status
+ * @e: the enclave (NULL, or unregistered: only the status is updated)
+ * @type: COS_MSG_*; @cpu: where it happened; @t: the task; @arg: the message's arg
+ *
+ * Never overwrites an unconsumed message: when the ring is full the message is dropped
+ * (counted in ctl->dropped; the status table stays exact), see cos_ring_reserve().
+ * Context: any, IRQs off; @t's t->lock held; lock-free otherwise (queues an irq_work to wake
+ * a lord sleeping in COS_IOC_WAIT).
  */
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg)
 {
-	u64 consumed, ts;
+	u64 seq, ts;
 
-	lockdep_assert_held(&cos_lock);
-	if (!e || !e->registered) {
+	if (t)
+		lockdep_assert_held(&t->lock);
+	if (!e || !READ_ONCE(e->registered)) {
 		if (t)
 			cos_status_sync(t);
 		return;
 	}
-	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
-	if (consumed > e->produced)
-		consumed = e->produced;		/* a lord that claims too much only hurts itself */
-	cos_overflow_end_locked(e, consumed);
-	if (e->overflowed || e->produced - consumed >= e->ring_entries - 1) {
-		/* keep one slot free for the OVERFLOW message that ends this */
-		e->overflowed = true;
-		e->overflow_dropped++;
-		WRITE_ONCE(e->ctl->dropped, e->ctl->dropped + 1);
+	seq = cos_ring_reserve(e, cpu, t);
+	if (seq) {
+		ts = cos_ring_write(e, seq, type, cpu, t, arg);
 		if (t) {
-			t->last_seq = e->produced + 1;	/* the OVERFLOW that ends this */
+			t->last_seq = seq;
+			t->last_msg = type;
+			t->last_ts = ts;
 			cos_status_sync(t);
 		}
-		goto wake;
 	}
-	ts = cos_ring_write(e, ++e->produced, type, cpu, t, arg);
-	cos_counters.messages++;
-	if (t) {
-		t->last_seq = e->produced;
-		t->last_msg = type;
-		t->last_ts = ts;
-		cos_status_sync(t);
-	}
-wake:
+	smp_mb();	/* the message before the waiters' count; pairs with cos_ioc_wait() */
 	if (atomic_read(&e->waiters))
 		irq_work_queue(&e->wake_work);
 }
 
-/* Fill @info from @t.  Caller holds cos_lock; @t is in use (t->p valid, see struct cos_task). */
-static void cos_task_info_fill(struct cos_task_info *info, const struct cos_task *t)
+/* Messages posted since the module loaded (COS_IOC_GET_INFO). */
+u64 cos_messages_total(void)
 {
-	lockdep_assert_held(&cos_lock);
+	u64 n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += per_cpu(cos_messages, cpu);
+	return n;
+}
+
+/* Fill @info from @t.  Caller holds t->lock; @t is in use (t->p valid, see struct cos_task). */
+static void cos_task_info_fill(struct cos_task_info *info, struct cos_task *t)
+{
+	lockdep_assert_held(&t->lock);
 	*info = (struct cos_task_info){
 		.slot = cos_task_slot(t),
 		.gen = t->gen,
@@ -527,10 +1026,9 @@ static void cos_task_info_fill(struct cos_task_info *info, const struct cos_task
  * @uarg: user pointer to struct cos_tasks_args
  *
  * Context: process context, may sleep and fault.  Allocates a bounded bounce buffer
- * (COS_TASKS_BATCH_MAX entries) and fills it taking cos_lock (IRQs off) for at most
- * COS_GET_TASKS_CHUNK slots at a time, so the walk never holds off scheduling for long: each
- * entry is consistent, the batch is not one snapshot (nor were successive batches).  Copies
- * it out after dropping the lock.
+ * (COS_TASKS_BATCH_MAX entries) and fills it taking each slot's t->lock (IRQs off) in turn,
+ * so the walk never holds off scheduling for long: each entry is consistent, the batch is not
+ * one snapshot (nor were successive batches).  Copies it out after.
  * Return: 0, -EINVAL (size, flags, start, capacity), -EFAULT, -ENOMEM.
  */
 long cos_ioc_get_tasks(void __user *uarg)
@@ -553,16 +1051,14 @@ long cos_ioc_get_tasks(void __user *uarg)
 	if (!buf)
 		return -ENOMEM;
 
-	/* COS_GET_TASKS_CHUNK slots per cos_lock hold: IRQs stay off for a bounded time */
-	for (i = args.start; i < cos_max_tasks && n < cap;) {
-		u32 end = min_t(u32, i + COS_GET_TASKS_CHUNK, cos_max_tasks);
+	for (i = args.start; i < cos_max_tasks && n < cap; i++) {
+		struct cos_task *t = &cos_tasks[i];
 
-		scoped_guard(raw_spinlock_irqsave, &cos_lock) {
-			for (; i < end && n < cap; i++)
-				if (cos_tasks[i].state != COS_TASK_FREE)
-					cos_task_info_fill(&buf[n++], &cos_tasks[i]);
-		}
-		cond_resched();
+		scoped_guard(raw_spinlock_irqsave, &t->lock)
+			if (t->state != COS_TASK_FREE)
+				cos_task_info_fill(&buf[n++], t);
+		if (!(i % COS_GET_TASKS_RESCHED))
+			cond_resched();
 	}
 
 	args.next = i;
