@@ -984,7 +984,11 @@ void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 
 			cos_status_sync(t);
 		}
 	}
-	smp_mb();	/* the message before the waiters' count; pairs with cos_ioc_wait() */
+	/*
+	 * The successful cmpxchg of e->head in cos_ring_reserve() is fully ordered: the new head
+	 * is visible before we read the waiters' count; pairs with cos_ioc_wait()'s
+	 * smp_mb__after_atomic() between its count and its read of the head.
+	 */
 	if (atomic_read(&e->waiters))
 		irq_work_queue(&e->wake_work);
 }

@@ -143,13 +143,15 @@ def read_lord(out):
     return rows
 
 
-def read_hooks(out):
+def read_hooks(out, sub="hooks"):
     """Per shim program (sched_ext op): calls and ns per call during the hooks workload.
 
-    hooks/before.json and after.json are `bpftool prog show --json` with bpf_stats enabled; the
+    <sub>/before.json and after.json are `bpftool prog show --json` with bpf_stats enabled; the
     shim's programs are the struct_ops programs named cos_*.  Sorted by calls, most first.
+    sub: "hooks" (the workload's tasks are fair tasks), "hooks-cos" (COS tasks, no lord) or
+    "hooks-lord" (COS tasks under cos-fifo).
     """
-    paths = [os.path.join(out, "hooks", f) for f in ("before.json", "after.json")]
+    paths = [os.path.join(out, sub, f) for f in ("before.json", "after.json")]
     if not all(os.path.exists(p) for p in paths):
         return []
     snaps = []
@@ -319,7 +321,8 @@ def md_table(cols, rows):
             ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
 
 
-def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), hooks=()):
+def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), hooks=(),
+           hooks_cos=(), hooks_lord=()):
     accel = str(meta.get("accel", "tcg")).split()[0]
     host = meta.get("host_cores")
     cpus = enclave_text(meta)
@@ -402,6 +405,19 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 "the same setup.",
                 ["op", "calls", "ns per call"],
                 [[r["op"], r["calls"], f"{r['ns_per_call']:.0f}"] for r in hooks])
+    if hooks_cos:
+        section("## The shim's hooks for COS tasks (time per call, no lord)",
+                "The same workloads started by `cosctl run --`: every task is a COS task (a slot in "
+                "cos.ko's task table, every event a kfunc that changes its state), and with no lord "
+                "the shim's fair policy runs them.",
+                ["op", "calls", "ns per call"],
+                [[r["op"], r["calls"], f"{r['ns_per_call']:.0f}"] for r in hooks_cos])
+    if hooks_lord:
+        section("## The shim's hooks for COS tasks under a lord (time per call)",
+                "The same again under `cos-fifo`: each event of a COS task posts to the lord's "
+                "ring, and the lord places the tasks (shoots, dispatches of shot tasks).",
+                ["op", "calls", "ns per call"],
+                [[r["op"], r["calls"], f"{r['ns_per_call']:.0f}"] for r in hooks_lord])
     for name in made:
         lines.append(f"![{name}]({name})")
     with open(os.path.join(out, "report.md"), "w") as f:
@@ -426,14 +442,16 @@ def main():
     sj = read_shinjuku(out)
     sj_best = summarize_shinjuku(sj)
     hooks = read_hooks(out)
+    hooks_cos = read_hooks(out, "hooks-cos")
+    hooks_lord = read_hooks(out, "hooks-lord")
     made = plots(out, runs, deleg, over, wake, lord, sj)
     summary = {"meta": meta, "delegation": deleg, "lord": lord,
                "overhead": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in over],
                "shinjuku": sj, "shinjuku_best": sj_best, "wakeup": wake, "hooks": hooks,
-               "plots": made}
+               "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks))
+    print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks, hooks_cos, hooks_lord))
     return 0
 
 

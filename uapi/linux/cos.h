@@ -108,9 +108,11 @@ enum cos_msg_type {
 	COS_MSG_SHOOT_FAILED,	/* a placed task could not start; arg = CPU; task waits again */
 	COS_MSG_SHOOT_STALE,	/* a placed task left before it started; arg = CPU */
 	COS_MSG_LORD_STALL,	/* the lord stalled (arg = COS_STALL_*): tasks went to the fair policy */
-	COS_MSG_OVERFLOW,	/* the ring was full and arg messages were lost; the ring has room
-				 * again: resync from the status table (posted when the overflow
-				 * ends, so the table already reflects everything that was lost) */
+	COS_MSG_OVERFLOW,	/* the ring was full and about arg messages were lost (a loss racing
+				 * the end may count in the next OVERFLOW; ctl->dropped is exact);
+				 * the ring has room again: resync from the status table (posted
+				 * when the overflow ends, so the table already reflects everything
+				 * that was lost) */
 	COS_MSG_TASK_RUNNING,	/* a shot task started on arg = CPU (only with COS_LORD_F_RUNNING_MSGS) */
 	COS_MSG_NR_TYPES,
 };
@@ -238,7 +240,8 @@ struct cos_shoot_slot {
  * @consumed:	lord -> module: sequence number of the last message the lord has handled.  The
  *		lord writes it with a release store after handling messages; the module reads it
  *		with an acquire load before reusing ring slots and for stall detection.
- * @produced:	module -> lord: sequence number of the last message written
+ * @produced:	module -> lord: the highest sequence number written so far (CPUs write the ring
+ *		concurrently: one below it may still be in flight; read each message's @seq)
  * @dropped:	module -> lord: messages lost to overflow, ever
  * @stalls:	module -> lord: times the lord was declared stalled
  * @lord_active: module -> lord: 1 while the lord schedules, 0 while the fair policy does
