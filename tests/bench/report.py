@@ -397,27 +397,23 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 ["scheduler", "rounds", "P99 mean", "P99 median", "P99 stdev", "median ratio"],
                 [[r["scheduler"], r["rounds"], fmt_us(r["p99_mean"]), fmt_us(r["p99_median"]),
                   fmt_us(r["p99_stdev"]), ratio(r, "p99_median_ratio")] for r in wake])
-    if hooks:
-        section("## The shim's hooks (time per call, shim attached, no lord)",
-                "Each sched_ext op of the shim: its BPF program and the cos.ko kfuncs it calls, "
-                "counted by the kernel (kernel.bpf_stats_enabled) while `perf bench sched pipe` "
-                "and hackbench ran. Under emulation the times are ~20× metal's: compare runs of "
-                "the same setup.",
-                ["op", "calls", "ns per call"],
-                [[r["op"], r["calls"], f"{r['ns_per_call']:.0f}"] for r in hooks])
-    if hooks_cos:
-        section("## The shim's hooks for COS tasks (time per call, no lord)",
-                "The same workloads started by `cosctl run --`: every task is a COS task (a slot in "
-                "cos.ko's task table, every event a kfunc that changes its state), and with no lord "
-                "the shim's fair policy runs them.",
-                ["op", "calls", "ns per call"],
-                [[r["op"], r["calls"], f"{r['ns_per_call']:.0f}"] for r in hooks_cos])
-    if hooks_lord:
-        section("## The shim's hooks for COS tasks under a lord (time per call)",
-                "The same again under `cos-fifo`: each event of a COS task posts to the lord's "
-                "ring, and the lord places the tasks (shoots, dispatches of shot tasks).",
-                ["op", "calls", "ns per call"],
-                [[r["op"], r["calls"], f"{r['ns_per_call']:.0f}"] for r in hooks_lord])
+    hook_sections = [
+        (hooks, "## The shim's hooks (time per call, shim attached, no lord)",
+         "Each sched_ext op of the shim: its BPF program and the cos.ko kfuncs it calls, counted by "
+         "the kernel (kernel.bpf_stats_enabled) while `perf bench sched pipe` and hackbench ran. "
+         "Under emulation the times are ~20× metal's: compare runs of the same setup."),
+        (hooks_cos, "## The shim's hooks for COS tasks (time per call, no lord)",
+         "The same workloads started by `cosctl run --`: every task is a COS task (a slot in "
+         "cos.ko's task table, every event a kfunc that changes its state), and with no lord the "
+         "shim's fair policy runs them."),
+        (hooks_lord, "## The shim's hooks for COS tasks under a lord (time per call)",
+         "The same again under `cos-fifo`: each event of a COS task posts to the lord's ring, and "
+         "the lord places the tasks (shoots, dispatches of shot tasks)."),
+    ]
+    for rows, title, text in hook_sections:
+        if rows:
+            section(title, text, ["op", "calls", "ns per call"],
+                    [[r["op"], r["calls"], f"{r['ns_per_call']:.0f}"] for r in rows])
     for name in made:
         lines.append(f"![{name}]({name})")
     with open(os.path.join(out, "report.md"), "w") as f:
