@@ -45,6 +45,7 @@
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "cos_shim_intf.h"
 
@@ -138,6 +139,14 @@ struct cos_enclave {
 	/* COS_IOC_WAIT */
 	wait_queue_head_t wq;
 	struct irq_work wake_work;
+
+	/*
+	 * The lord thread's exit (under an rq lock, where nothing may wake a worker) queues
+	 * exit_irq, which queues exit_work, which unregisters the enclave in process context:
+	 * a new lord may register at once, though the dead one's file is still open.
+	 */
+	struct irq_work exit_irq;
+	struct work_struct exit_work;
 	atomic_t waiters;
 };
 

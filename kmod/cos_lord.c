@@ -140,7 +140,9 @@ void cos_lord_shim_changed_locked(bool attached, u32 caps)
  *
  * The lord's /dev/cos file may outlive the lord thread (another thread or a child holds it),
  * so its exit is the death signal that does not wait for the file's release.  A dead lord
- * never gets control again (cos_lord_consumed() checks lord_dead).
+ * never gets control again (cos_lord_consumed() checks lord_dead), and its enclave is
+ * unregistered soon after (exit_irq, then exit_work: cos_lord_exit_work()), so that another
+ * lord may register while the file stays open.
  * Context: ops.exit_task (cos_kf_exit_task()), @p's rq lock held, IRQs off; takes cos_lock,
  * kicks after dropping it.
  */
@@ -158,6 +160,7 @@ void cos_lord_exited(struct task_struct *p)
 		cos_set_active_locked(e, false);
 		WRITE_ONCE(cos_lord_pid, 0);
 		cos_fallback_locked(e, &kick);
+		irq_work_queue(&e->exit_irq);	/* not schedule_work(): it may wake a worker */
 	}
 	cos_kick_cpus(&kick);	/* after the unlock: see cos.h */
 }
@@ -266,6 +269,21 @@ static void cos_wake_work_fn(struct irq_work *work)
 	wake_up_interruptible(&e->wq);
 }
 
+static void cos_exit_irq_fn(struct irq_work *work)
+{
+	struct cos_enclave *e = container_of(work, struct cos_enclave, exit_irq);
+
+	schedule_work(&e->exit_work);
+}
+
+static void cos_unregister(struct cos_enclave *e);
+
+/* The lord thread is gone: unregister its enclave (process context, a kworker). */
+static void cos_lord_exit_work(struct work_struct *work)
+{
+	cos_unregister(container_of(work, struct cos_enclave, exit_work));
+}
+
 static void cos_enclave_free(struct cos_enclave *e)
 {
 	vfree(e->ring);
@@ -301,6 +319,8 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 	mutex_init(&e->shoot_mutex);
 	init_waitqueue_head(&e->wq);
 	init_irq_work(&e->wake_work, cos_wake_work_fn);
+	init_irq_work(&e->exit_irq, cos_exit_irq_fn);
+	INIT_WORK(&e->exit_work, cos_lord_exit_work);
 	hrtimer_setup(&e->stall_timer, cos_stall_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	return e;
 }
@@ -441,7 +461,7 @@ static void cos_unregister(struct cos_enclave *e)
 	if (!(e->lord->flags & PF_EXITING))
 		set_cpus_allowed_ptr(e->lord, e->lord_saved_mask);
 	put_task_struct(e->lord);
-	e->lord = NULL;
+	WRITE_ONCE(e->lord, NULL);	/* read lock-free by cos_kf_enqueue() */
 }
 
 /**
@@ -467,6 +487,9 @@ void cos_lord_release(struct file *file)
 
 	if (!e)
 		return;
+	/* the lord thread's exit may have queued its unregistration: let it finish, or cancel it */
+	irq_work_sync(&e->exit_irq);
+	cancel_work_sync(&e->exit_work);
 	cos_unregister(e);
 	/* the scheduling path may still hold @e (read before it was unpublished): wait for it */
 	synchronize_rcu();
@@ -532,8 +555,10 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
  * The ring and the status table are read-only (VM_MAYWRITE cleared); the shoot area and the
  * control page are read-write.  None is inherited by fork.
  *
- * Context: process context, mmap lock held.  Return: 0 or -EINVAL (no lord on this file, bad
- * offset, length or protection).
+ * Only the lord's process may map them: the file may be open in another (a child it forked,
+ * perhaps unprivileged), which must not read the lord's messages nor write its shoots.
+ * Context: process context, mmap lock held.  Return: 0, -EPERM (not the lord's process) or
+ * -EINVAL (no lord on this file, bad offset, length or protection).
  */
 int cos_lord_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -546,6 +571,8 @@ int cos_lord_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (!e)
 		return -EINVAL;
+	if (current->tgid != e->lord_tgid)
+		return -EPERM;
 	switch (off) {
 	case COS_OFF_RING:
 		region = e->ring, size = cos_ring_bytes(e), ro = true;

@@ -9,6 +9,9 @@
 #include <sys/mman.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/ioctl.h>
+#include <thread>
 
 #include "guest.h"
 #include "lord_fifo.h"
@@ -339,6 +342,88 @@ TEST_CASE("a lord whose thread died gets no control back when the shim attaches 
 	CHECK(__atomic_load_n(&ctl->lord_active, __ATOMIC_ACQUIRE) == 0);
 	cos_lord_destroy(l);
 	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("a lord thread that exits while its process keeps the file: another lord may register", "[lord][dead]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	int rc = guest::in_child([] {
+		LordOpts lo({1});
+		cos_lord *dead = nullptr, *next = nullptr;
+		int err = -1;
+
+		/* The lord thread registers and exits; `dead` keeps its file open. */
+		std::thread([&] { err = cos_lord_register(&dead, &lo.o); }).join();
+		if (err)
+			return 10;
+		/* Its enclave is unregistered soon after the thread's exit, not at the file's close. */
+		err = -EBUSY;
+		for (int i = 0; i < 300 && err == -EBUSY; i++) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
+			err = cos_lord_register(&next, &lo.o);
+		}
+		if (err)
+			return 20 + -err;	/* 36: EBUSY, the dead lord still held the place */
+		cos_info info;
+		int ret = cos_get_info(cos_lord_fd(next), &info) ? 11 :
+			  (pid_t)info.lord_pid != (pid_t)syscall(SYS_gettid) ? 12 : 0;
+		cos_lord_destroy(next);
+		cos_lord_destroy(dead);
+		return ret;
+	});
+	CHECK(rc == 0);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("only the lord's process may map its regions", "[lord][mmap][errors]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	int rc = guest::in_child([] {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(1, &set);
+		cos_lord_args a = {};
+		a.size = sizeof(a);
+		a.cpumask = (uintptr_t)&set;
+		a.cpumask_size = sizeof(set);
+		int fd = cos_open();
+		if (fd < 0 || ioctl(fd, COS_IOC_REGISTER_LORD, &a))
+			return 10;
+		struct Region { uint64_t off, size; int prot; } regions[] = {
+			{a.ring_off, a.ring_size, PROT_READ},
+			{a.status_off, a.status_size, PROT_READ},
+			{a.shoot_off, a.shoot_size, PROT_READ | PROT_WRITE},
+			{a.ctl_off, a.ctl_size, PROT_READ | PROT_WRITE},
+		};
+		/* A child it forks holds the same file: it may map none of them. */
+		pid_t pid = fork();
+		if (pid == 0) {
+			int n = 0;
+			for (auto &r : regions) {
+				void *p = mmap(nullptr, r.size, r.prot, MAP_SHARED, fd, r.off);
+				n++;
+				if (p != MAP_FAILED || errno != EPERM)
+					_exit(n);	/* region n was mapped, or refused for another reason */
+			}
+			_exit(0);
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		int ret = WIFEXITED(st) ? WEXITSTATUS(st) : 9;
+		/* The lord's own process still maps them. */
+		for (auto &r : regions) {
+			void *p = mmap(nullptr, r.size, r.prot, MAP_SHARED, fd, r.off);
+			if (p == MAP_FAILED)
+				ret = ret ?: 20;
+			else
+				munmap(p, r.size);
+		}
+		close(fd);
+		return ret;
+	});
+	CHECK(rc == 0);
 }
 
 TEST_CASE("a COS task preempted by a shoot to its CPU is told so (PREEMPTED, BY_COS)", "[lord][preempt]")
