@@ -4,6 +4,7 @@
  * that say what to do when the module is not installed for the running kernel or is in use.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <libkmod.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,11 +14,22 @@
 
 #include "internal.h"
 
+/*
+ * libkmod logs every failed call to stderr; unloading retries EAGAIN for seconds, which made
+ * one line per try.  Our own message says what failed and what to do: keep libkmod quiet.
+ */
+static void module_log_quiet(void *data, int priority, const char *file, int line,
+			     const char *fn, const char *format, va_list args)
+{
+	(void)data, (void)priority, (void)file, (void)line, (void)fn, (void)format, (void)args;
+}
+
 static int module_ctx(struct kmod_ctx **ctx)
 {
 	*ctx = kmod_new(NULL, NULL);
 	if (!*ctx)
 		return cos_fail(-ENOMEM, "libkmod: cannot create a context");
+	kmod_set_log_fn(*ctx, module_log_quiet, NULL);
 	return 0;
 }
 

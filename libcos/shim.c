@@ -172,13 +172,19 @@ COS_EXPORT int cos_shim_detach(struct cos_shim *shim)
 COS_EXPORT int cos_shim_detach_pinned(const char *path)
 {
 	struct bpf_link *link;
-	int err = 0;
+	int err;
+
+	libbpf_print_fn_t old_print;
 
 	path = path ?: COS_SHIM_PIN_PATH;
+	/* our message says what failed: libbpf's own (to stderr) would only repeat it */
+	old_print = libbpf_set_print(NULL);
 	link = bpf_link__open(path);
+	err = link ? 0 : -errno;
+	libbpf_set_print(old_print);
 	if (!link)
-		return errno == ENOENT ? cos_fail(-ENOENT, "no shim is pinned at %s", path) :
-			cos_fail(-errno, "cannot open %s: %s", path, strerror(errno));
+		return err == -ENOENT ? cos_fail(-ENOENT, "no shim is pinned at %s (nothing to detach)", path) :
+			cos_fail(err, "cannot open %s: %s", path, strerror(-err));
 	if (bpf_link__detach(link))
 		err = cos_fail(-errno, "cannot detach the shim: %s", strerror(errno));
 	unlink(path);

@@ -307,6 +307,12 @@ static int cmd_shim(int argc, char **argv)
  * --policy-class the hint table (kept open across exec) carries a record for this thread, which
  * becomes the command's main thread.
  */
+static const char run_usage[] =
+	"usage: cosctl run [--policy-class N] [--] CMD [ARG...]\n"
+	"Run CMD as a COS task (SCHED_EXT, inherited by its threads and children): a lord places\n"
+	"it, or the shim's fair policy runs it while there is none.  --policy-class N publishes\n"
+	"hint class N for its main thread.  Options end at the first word that is not one, or at --.\n";
+
 static int cmd_run(int argc, char **argv)
 {
 	struct sched_param sp = { 0 };
@@ -316,11 +322,18 @@ static int cmd_run(int argc, char **argv)
 		const char *v = NULL;
 		char *end;
 
-		if (!strcmp(argv[0], "--policy-class") && argc > 1) {
+		if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+			fputs(run_usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[0], "--policy-class") && argc > 1) {
 			v = argv[1];
 			argc--, argv++;
 		} else if (!strncmp(argv[0], "--policy-class=", 15)) {
 			v = argv[0] + 15;
+		} else if (argv[0][0] == '-') {
+			/* an option of ours we do not know, not a command: commands come after -- */
+			fprintf(stderr, "cosctl run: unknown option '%s'\n%s", argv[0], run_usage);
+			return 2;
 		} else {
 			break;
 		}
@@ -336,7 +349,7 @@ static int cmd_run(int argc, char **argv)
 		argv++;
 	}
 	if (argc == 0) {
-		fputs("usage: cosctl run [--policy-class N] -- CMD [ARG...]\n", stderr);
+		fputs(run_usage, stderr);
 		return 2;
 	}
 	if (hint_class >= 0) {

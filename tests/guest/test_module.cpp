@@ -2,6 +2,8 @@
 // Leaves the module loaded, as the suite found it.
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
+
 extern "C" {
 #include <cos.h>
 }
@@ -122,6 +124,7 @@ TEST_CASE("cosctl load/unload go through libkmod and say what is wrong", "[modul
 	CHECK(info.max_tasks == 128);			/* the parameter reached the module */
 	CHECK(sh(cosctl + " unload 2>&1", &out) == 1);	/* our open /dev/cos holds it */
 	CHECK(out.find("in use") != std::string::npos);
+	CHECK(std::count(out.begin(), out.end(), '\n') == 1);	/* that line only: no libkmod noise */
 	close(fd);
 	CHECK(sh(cosctl + " --json load", &out) == 0);
 	CHECK(out == "{\"loaded\":true,\"already\":true}\n");

@@ -90,6 +90,12 @@ TEST_CASE("cosctl run: the command and its children are COS tasks", "[policies][
 	CHECK(cos_lines == 2);
 	CHECK(sh(build_path("bin/cosctl") + " run 2>/dev/null") == 2);	/* no command */
 	CHECK(sh(build_path("bin/cosctl") + " run -- /nonexistent 2>/dev/null") == 127);
+	/* --help is cosctl's, not a command to run as a COS task; so is any other option before -- */
+	CHECK(sh(build_path("bin/cosctl") + " run --help", &out) == 0);
+	CHECK(out.rfind("usage: cosctl run", 0) == 0);
+	CHECK(sh(build_path("bin/cosctl") + " run --bogus 2>&1", &out) == 2);
+	CHECK(out.find("unknown option '--bogus'") != std::string::npos);
+	CHECK(sh(build_path("bin/cosctl") + " run -- sh -c 'grep -c ^policy /proc/self/sched' --help", &out) == 0);
 }
 
 TEST_CASE("cosctl run --policy-class: the command's main thread starts with that hint class", "[policies][cosctl][hints]")

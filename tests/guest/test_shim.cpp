@@ -1,6 +1,8 @@
 // test_shim.cpp — the BPF shim: attach/detach, under load, refusals, and what it does to cos.ko.
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
+
 #include <cstring>
 
 extern "C" {
@@ -182,6 +184,8 @@ TEST_CASE("cosctl shim attach pins the shim beyond cosctl; cosctl shim detach re
 	CHECK(access(COS_SHIM_PIN_PATH, F_OK) != 0);
 	CHECK(sh("cosctl shim detach 2>&1", &out) == 1);	/* nothing pinned */
 	CHECK(out.find("no shim is pinned") != std::string::npos);
+	CHECK(out.find("libbpf") == std::string::npos);		/* our one line, not libbpf's */
+	CHECK(std::count(out.begin(), out.end(), '\n') == 1);
 }
 
 TEST_CASE("cosctl status --json is valid JSON that matches sysfs", "[cosctl]")
