@@ -105,6 +105,7 @@ struct cos_enclave {
 	bool lord_dead;			/* the lord thread exited: never active again */
 	u32 flags;			/* COS_LORD_F_* */
 	cpumask_var_t cpus;
+	cpumask_var_t offline;		/* of cpus and lord_cpu, the offline ones (under cos_lock) */
 	cpumask_var_t lord_saved_mask;	/* the lord's affinity before registration */
 
 	/*
@@ -214,6 +215,7 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed);
 u32 cos_fallback_all(struct cos_enclave *e);
 bool cos_custody_oldest(struct cos_waiting *oldest);
 pid_t cos_pending_pid(s32 cpu);
+void cos_pending_cancel(s32 cpu);
 bool cos_pending_none(s32 cpu);
 bool cos_cpu_shot(s32 cpu, const struct cos_task *t);
 void cos_kick_cpus(const struct cpumask *cpus);
@@ -236,6 +238,7 @@ void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick);
 bool cos_lord_consumed(struct cos_enclave *e, u64 consumed);
 void cos_lord_shim_changed_locked(bool attached, u32 caps);
 void cos_lord_exited(struct task_struct *p);
+void cos_lord_cpu_hotplug(s32 cpu, bool online);
 
 /*
  * The enclave of a lord's /dev/cos file, or NULL: published once by COS_IOC_REGISTER_LORD

@@ -329,6 +329,22 @@ __bpf_kfunc void cos_kf_set_cpumask(struct task_struct *p, s32 slot, struct bpf_
 }
 
 /**
+ * cos_kf_cpu_hotplug() - @cpu went online (@online) or offline: cos_lord_cpu_hotplug()
+ * @cpu: the CPU; @online: its new state
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Implementing ops.cpu_online/offline is what keeps sched_ext from ejecting the shim on CPU
+ * hotplug; this tells the lord and keeps shoots off an offline CPU.
+ * Context: ops.cpu_online / ops.cpu_offline (the CPU hotplug thread, cpus_read_lock held, no
+ * rq lock).
+ */
+__bpf_kfunc void cos_kf_cpu_hotplug(s32 cpu, bool online, struct bpf_prog_aux *aux)
+{
+	if (cos_kf_bound(aux))
+		cos_lord_cpu_hotplug(cpu, online);
+}
+
+/**
  * cos_kf_lord_cpu() - the lord's CPU, or -1 without a lord.  Context: any; lock-free.
  */
 __bpf_kfunc s32 cos_kf_lord_cpu(void)
@@ -363,6 +379,7 @@ BTF_ID_FLAGS(func, cos_kf_stopping, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_quiescent, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_yield, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_set_cpumask, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_cpu_hotplug, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_lord_cpu)
 BTF_ID_FLAGS(func, cos_kf_lord_active)
 BTF_KFUNCS_END(cos_kfunc_ids)
@@ -392,6 +409,7 @@ BTF_KFUNCS_END(cos_kfunc_ids)
 	X(QUIESCENT, cos_kf_quiescent)					\
 	X(YIELD, cos_kf_yield)						\
 	X(SET_CPUMASK, cos_kf_set_cpumask)				\
+	X(CPU_HOTPLUG, cos_kf_cpu_hotplug)				\
 	X(LORD_CPU, cos_kf_lord_cpu)					\
 	X(LORD_ACTIVE, cos_kf_lord_active)
 
@@ -423,6 +441,8 @@ static const struct {
 	{ "quiescent",		KF(QUIESCENT) },
 	{ "yield",		KF(YIELD) },
 	{ "set_cpumask",	KF(SET_CPUMASK) },
+	{ "cpu_online",		KF(CPU_HOTPLUG) },
+	{ "cpu_offline",	KF(CPU_HOTPLUG) },
 	{ "disable",		KF(TASK_DETACH) },
 	{ "exit_task",		KF(TASK_DETACH) | KF(EXIT_TASK) },
 };

@@ -165,6 +165,35 @@ void cos_lord_exited(struct task_struct *p)
 	cos_kick_cpus(&kick);	/* after the unlock: see cos.h */
 }
 
+/**
+ * cos_lord_cpu_hotplug() - @cpu went online (@online) or offline: tell the lord
+ * @cpu: the CPU; @online: its new state
+ *
+ * For a CPU of the enclave or the lord's: while it is offline shoots to it are refused
+ * (COS_SHOOT_BAD_CPU, e->offline) and a shoot pending there waits again (cos_pending_cancel());
+ * a lord registered with COS_LORD_F_CPU_MSGS gets COS_MSG_CPU_OFFLINE/ONLINE (arg = @cpu).
+ * Context: ops.cpu_online/offline (cos_kf_cpu_hotplug()); takes cos_lock with IRQs off.
+ */
+void cos_lord_cpu_hotplug(s32 cpu, bool online)
+{
+	struct cos_enclave *e;
+
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	e = rcu_dereference_protected(cos_enclave, lockdep_is_held(&cos_lock));
+	if (!e || cpu < 0 || cpu >= nr_cpu_ids ||
+	    (!cpumask_test_cpu(cpu, e->cpus) && cpu != e->lord_cpu))
+		return;
+	if (online) {
+		cpumask_clear_cpu(cpu, e->offline);
+	} else {
+		cpumask_set_cpu(cpu, e->offline);
+		cos_pending_cancel(cpu);
+	}
+	if (e->flags & COS_LORD_F_CPU_MSGS)
+		cos_post(e, online ? COS_MSG_CPU_ONLINE : COS_MSG_CPU_OFFLINE, smp_processor_id(),
+			 NULL, cpu);
+}
+
 /* Declare @e's lord stalled for @reason (COS_STALL_*).  Caller holds cos_lock. */
 void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick)
 {
@@ -290,6 +319,7 @@ static void cos_enclave_free(struct cos_enclave *e)
 	vfree(e->shoot);
 	vfree(e->ctl);
 	free_cpumask_var(e->cpus);
+	free_cpumask_var(e->offline);
 	free_cpumask_var(e->lord_saved_mask);
 	free_cpumask_var(e->shoot_mask);
 	free_cpumask_var(e->kick_mask);
@@ -309,6 +339,7 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 	e->ctl = vmalloc_user(PAGE_ALIGN(sizeof(struct cos_ctl)));
 	if (!e->ring || !e->shoot || !e->ctl ||
 	    !zalloc_cpumask_var(&e->cpus, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&e->offline, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->lord_saved_mask, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->shoot_mask, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->kick_mask, GFP_KERNEL) ||
@@ -355,7 +386,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	ret = cos_copy_in(&args, sizeof(args), uarg, usize);
 	if (ret)
 		return ret;
-	if (args.flags & ~COS_LORD_F_RUNNING_MSGS)
+	if (args.flags & ~(COS_LORD_F_RUNNING_MSGS | COS_LORD_F_CPU_MSGS))
 		return -EINVAL;
 	if (args.stall_ms > COS_STALL_MS_MAX || args.starve_ms > COS_STARVE_MS_MAX || args.__pad)
 		return -EINVAL;

@@ -310,6 +310,23 @@ void BPF_PROG(cos_set_cpumask, struct task_struct *p, const struct cpumask *cpum
 		cos_kf_set_cpumask(p, tctx->slot);
 }
 
+/*
+ * CPU hotplug.  Without these two ops sched_ext ejects the scheduler when a CPU goes offline or
+ * comes back ("cpu N going offline, exiting scheduler"); with them it keeps the shim, moves the
+ * tasks of an outgoing CPU itself, and cos.ko keeps shoots off the CPU and tells the lord.
+ */
+SEC("struct_ops/cos_cpu_online")
+void BPF_PROG(cos_cpu_online, s32 cpu)
+{
+	cos_kf_cpu_hotplug(cpu, true);
+}
+
+SEC("struct_ops/cos_cpu_offline")
+void BPF_PROG(cos_cpu_offline, s32 cpu)
+{
+	cos_kf_cpu_hotplug(cpu, false);
+}
+
 SEC("struct_ops/cos_enable")
 void BPF_PROG(cos_enable, struct task_struct *p)
 {
@@ -382,6 +399,8 @@ struct sched_ext_ops cos_ops = {
 	.quiescent	= (void *)cos_quiescent,
 	.yield		= (void *)cos_yield,
 	.set_cpumask	= (void *)cos_set_cpumask,
+	.cpu_online	= (void *)cos_cpu_online,
+	.cpu_offline	= (void *)cos_cpu_offline,
 	.enable		= (void *)cos_enable,
 	.disable	= (void *)cos_disable,
 	.exit_task	= (void *)cos_exit_task,

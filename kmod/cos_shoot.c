@@ -58,7 +58,8 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 			return COS_SHOOT_BAD_FLAGS;
 	if (!e->active)
 		return COS_SHOOT_NO_LORD;
-	if (!cpumask_test_cpu(cpu, e->cpus) && cpu != e->lord_cpu)
+	if ((!cpumask_test_cpu(cpu, e->cpus) && cpu != e->lord_cpu) ||
+	    cpumask_test_cpu(cpu, e->offline))	/* cos_lord_cpu_hotplug() */
 		return COS_SHOOT_BAD_CPU;
 	if (cpu == e->lord_cpu && !slice)
 		slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */

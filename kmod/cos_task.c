@@ -730,6 +730,35 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed)
 }
 
 /**
+ * cos_pending_cancel() - @cpu went offline: the task shot there and not yet taken waits again
+ * @cpu: the CPU
+ *
+ * It is back in custody (SHOOT_STALE, arg = @cpu, tells the lord to place it elsewhere), or
+ * with the fair policy if the lord has lost control meanwhile.  A task already taken there is
+ * in that CPU's local DSQ, which sched_ext empties when the CPU goes.
+ * Context: cos_lock held (no shoot can target @cpu meanwhile), IRQs off; takes that task's
+ * t->lock.
+ */
+void cos_pending_cancel(s32 cpu)
+{
+	struct cos_enclave *e = cos_enclave_now();
+	struct cos_task *t;
+
+	lockdep_assert_held(&cos_lock);
+	if (!cos_cpu_valid(cpu))
+		return;
+	t = READ_ONCE(cos_pending[cpu]);
+	if (!t)
+		return;
+	guard(raw_spinlock)(&t->lock);
+	if (cmpxchg(&cos_pending[cpu], t, NULL) != t)
+		return;
+	if (!cos_task_wait(t, e))
+		cos_fallback_add(t);
+	cos_post(e, COS_MSG_SHOOT_STALE, cpu, t, cpu);
+}
+
+/**
  * cos_pending_pid() - the pid of the task shot to @cpu and not yet taken, or 0
  * @cpu: the CPU
  * Context: any, IRQs off (the stall report); takes that task's t->lock.

@@ -473,7 +473,8 @@ void cos_sched_destroy(struct cos_sched *s);
  * Only from policy->schedule or a callback.  @cpu may be busy: its task is then preempted (it
  * comes back through task_preempted).  @t leaves any queue it is in.
  * Return: 0; -EBUSY if @cpu already has a placement in this step or @t is not waiting;
- * -EINVAL if @cpu is outside the enclave and not the lord's CPU; -EPERM if @t may not run there.
+ * -EINVAL if @cpu is outside the enclave and not the lord's CPU, or offline (the module said so:
+ * COS_MSG_CPU_OFFLINE); -EPERM if @t may not run there.
  */
 int cos_sched_place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long long slice_ns);
 
@@ -483,7 +484,7 @@ struct cos_task *cos_sched_cpu_task(const struct cos_sched *s, int cpu);
 /** cos_sched_cpus() - the enclave's CPUs: fills @cpus (up to @max), returns how many */
 int cos_sched_cpus(const struct cos_sched *s, int *cpus, int max);
 
-/** cos_sched_task_may_run() - whether @t's affinity allows @cpu (as of its last message) */
+/** cos_sched_task_may_run() - whether @t's affinity allows @cpu (as of its last message), online */
 bool cos_sched_task_may_run(const struct cos_sched *s, const struct cos_task *t, int cpu);
 
 /**

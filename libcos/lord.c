@@ -303,6 +303,8 @@ static const char *const msg_names[COS_MSG_NR_TYPES] = {
 	[COS_MSG_LORD_STALL] = "LORD_STALL",
 	[COS_MSG_OVERFLOW] = "OVERFLOW",
 	[COS_MSG_TASK_RUNNING] = "TASK_RUNNING",
+	[COS_MSG_CPU_OFFLINE] = "CPU_OFFLINE",
+	[COS_MSG_CPU_ONLINE] = "CPU_ONLINE",
 };
 
 COS_EXPORT const char *cos_msg_type_name(unsigned int type)

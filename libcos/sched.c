@@ -35,6 +35,7 @@ struct cos_sched {
 	unsigned int max_tasks, nr_cpus;
 	int lord_cpu;
 	cpu_set_t enclave;
+	cpu_set_t offline;		/* CPUs the module said went offline (COS_MSG_CPU_OFFLINE) */
 	struct cos_task *tasks;		/* [max_tasks]; state COS_TASK_FREE = unknown */
 	cpu_set_t *allowed;		/* [max_tasks] */
 	char *data;			/* [max_tasks * task_data_size] */
@@ -249,6 +250,14 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	case COS_MSG_OVERFLOW:
 		resync(s);
 		return;
+	case COS_MSG_CPU_OFFLINE:	/* no task places there until it is back */
+		if (m->arg < CPU_SETSIZE)
+			CPU_SET(m->arg, &s->offline);
+		return;
+	case COS_MSG_CPU_ONLINE:
+		if (m->arg < CPU_SETSIZE)
+			CPU_CLR(m->arg, &s->offline);
+		return;
 	}
 	t = msg_task(s, m);
 	if (!t)
@@ -294,7 +303,7 @@ COS_EXPORT int cos_sched_place(struct cos_sched *s, struct cos_task *t, int cpu,
 			       unsigned long long slice_ns)
 {
 	if (cpu < 0 || (unsigned int)cpu >= s->nr_cpus ||
-	    (!CPU_ISSET(cpu, &s->enclave) && cpu != s->lord_cpu))
+	    (!CPU_ISSET(cpu, &s->enclave) && cpu != s->lord_cpu) || CPU_ISSET(cpu, &s->offline))
 		return -EINVAL;
 	if (s->placing[cpu] || t->state != COS_TASK_WAITING)
 		return -EBUSY;
@@ -482,7 +491,8 @@ COS_EXPORT int cos_sched_cpus(const struct cos_sched *s, int *cpus, int max)
 
 COS_EXPORT bool cos_sched_task_may_run(const struct cos_sched *s, const struct cos_task *t, int cpu)
 {
-	return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &s->allowed[t->slot]);
+	return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &s->allowed[t->slot]) &&
+	       !CPU_ISSET(cpu, &s->offline);
 }
 
 COS_EXPORT int cos_sched_task_hint(struct cos_sched *s, const struct cos_task *t,

@@ -99,6 +99,9 @@ COS_EXPORT int cos_sched_create(struct cos_sched **sp, const struct cos_policy *
 		return err;
 	lo = opts->lord;
 	lo.size = sizeof(lo);
+	/* the framework keeps its policies off offline CPUs (cos_sched_task_may_run()) */
+	if (info.features & COS_FEAT_CPU_MSGS)
+		lo.flags |= COS_LORD_F_CPU_MSGS;
 	err = cos_lord_register(&lord, &lo);
 	if (err)
 		return err;

@@ -51,6 +51,22 @@ inline std::string env(const char *name)
 	return v ? v : "";
 }
 
+/* Take CPU @cpu offline (CPU hotplug) for the scope; it comes back online at the end. */
+struct CpuOffline {
+	int cpu;
+	bool ok;
+	explicit CpuOffline(int c) : cpu(c) { ok = set(false); }
+	bool set(bool online) const
+	{
+		std::ofstream f("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online");
+		f << (online ? "1" : "0") << std::flush;
+		return f.good();
+	}
+	~CpuOffline() { set(true); }
+	CpuOffline(const CpuOffline &) = delete;
+	CpuOffline &operator=(const CpuOffline &) = delete;
+};
+
 /* Paths the suite runner exports (tests/guest/run-suite). */
 inline std::string build_path(const std::string &rel) { return env("COS_BUILD") + "/" + rel; }
 

@@ -426,6 +426,65 @@ TEST_CASE("only the lord's process may map its regions", "[lord][mmap][errors]")
 	CHECK(rc == 0);
 }
 
+TEST_CASE("CPU hotplug under a lord: it is told, shoots to the offline CPU are refused", "[lord][hotplug]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	int rc = guest::in_child([] {
+		LordOpts lo({1, 2}, 5000);	/* the hotplug itself takes longer than 20 ms */
+		lo.o.flags = COS_LORD_F_CPU_MSGS;
+		cos_lord *l = nullptr;
+		if (cos_lord_register(&l, &lo.o))
+			return 10;
+		/* the next CPU message, skipping the rest (up to 2 s) */
+		auto next_cpu_msg = [l](unsigned type) -> long {
+			uint64_t until = guest::now_ns() + 2000000000ull;
+			while (guest::now_ns() < until) {
+				const cos_msg *m = cos_lord_peek(l);
+				if (!m) {
+					cos_lord_wait(l, 10000000);
+					continue;
+				}
+				unsigned t = m->type;
+				long arg = (long)m->arg;
+				cos_lord_consume(l);
+				cos_lord_publish(l);
+				if (t == COS_MSG_CPU_OFFLINE || t == COS_MSG_CPU_ONLINE)
+					return t == type ? arg : -2;
+			}
+			return -1;
+		};
+		/* BAD_CPU comes before any check of the (bogus) task */
+		auto shoot_status = [l](int cpu) {
+			cos_lord_prepare(l, cpu, 0, 0, 0);
+			cos_lord_shoot(l, 0);
+			return cos_lord_shoot_status(l, cpu);
+		};
+		int ret = 0;
+		{
+			CpuOffline off(2);
+			if (!off.ok)
+				ret = 11;
+			else if (next_cpu_msg(COS_MSG_CPU_OFFLINE) != 2)
+				ret = 12;
+			else if (unsigned st = shoot_status(2); st != COS_SHOOT_BAD_CPU)
+				ret = 100 + st;	/* 100 + the status it got */
+			else if (shoot_status(1) == COS_SHOOT_BAD_CPU)
+				ret = 14;
+			else if (!off.set(true) || next_cpu_msg(COS_MSG_CPU_ONLINE) != 2)
+				ret = 15;
+			else if (shoot_status(2) == COS_SHOOT_BAD_CPU)
+				ret = 16;
+		}
+		if (!ret && !__atomic_load_n(&cos_lord_ctl(l)->lord_active, __ATOMIC_ACQUIRE))
+			ret = 17;
+		cos_lord_destroy(l);
+		return ret;
+	});
+	CHECK(rc == 0);
+	CHECK(sched_ext_state() == "enabled");
+}
+
 TEST_CASE("a COS task preempted by a shoot to its CPU is told so (PREEMPTED, BY_COS)", "[lord][preempt]")
 {
 	Shim shim;

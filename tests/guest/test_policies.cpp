@@ -213,6 +213,38 @@ TEST_CASE("either policy killed with SIGKILL mid-run: the workload still finishe
 	}
 }
 
+TEST_CASE("cos-fifo keeps running a workload while one of its CPUs goes offline and back", "[policies][fifo][hotplug]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3", "--stall-ms", "1000"});
+	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+	Work *w = shared_new<Work>();
+	pid_t child = fork();
+	if (child == 0) {
+		unpin_self();
+		_exit(become_cos_task() ? 10 : run_workload(w));
+	}
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	{
+		CpuOffline off(3);	/* the framework stops placing there, the kernel moves its tasks */
+		CHECK(off.ok);
+		std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	}
+	int st = -1;
+	waitpid(child, &st, 0);
+	CHECK(WIFEXITED(st));
+	CHECK(WEXITSTATUS(st) == 0);
+	CHECK(w->done == THREADS);
+	CHECK(w->moved_cpu == 2);
+	shared_delete(w);
+	CHECK(sched_ext_state() == "enabled");
+	CHECK(lord.stop(SIGINT) == 0);
+	CAPTURE(lord.err);
+	CHECK(lord.err.find("stalls 0") != std::string::npos);
+	CHECK(lord.err.find("placed 0 ") == std::string::npos);
+}
+
 TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[policies][cosctl]")
 {
 	Shim shim;

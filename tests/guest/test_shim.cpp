@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 extern "C" {
 #include <cos.h>
@@ -186,6 +188,30 @@ TEST_CASE("cosctl shim attach pins the shim beyond cosctl; cosctl shim detach re
 	CHECK(out.find("no shim is pinned") != std::string::npos);
 	CHECK(out.find("libbpf") == std::string::npos);		/* our one line, not libbpf's */
 	CHECK(std::count(out.begin(), out.end(), '\n') == 1);
+}
+
+TEST_CASE("a CPU going offline and back keeps the shim attached", "[shim][hotplug]")
+{
+	Shim shim;
+	/* sched_ext ejects a scheduler without ops.cpu_online/offline when a CPU comes or goes */
+	auto stays_enabled = [] {
+		for (int i = 0; i < 50; i++) {	/* the ejection is asynchronous: watch 500 ms */
+			if (sched_ext_state() != "enabled" || sched_ext_ops() != "cos")
+				return false;
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		}
+		return true;
+	};
+	{
+		CpuOffline off(2);
+		REQUIRE(off.ok);
+		CHECK(stays_enabled());
+		CHECK(off.set(true));
+		CHECK(stays_enabled());
+	}
+	/* and it still schedules the CPU that came back */
+	std::string out;
+	CHECK(sh("taskset -c 2 true") == 0);
 }
 
 TEST_CASE("cosctl status --json is valid JSON that matches sysfs", "[cosctl]")

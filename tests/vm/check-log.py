@@ -4,7 +4,9 @@
 usage: check-log.py LOG
 
 Bad lines: WARNING:, BUG:, Oops, Call Trace, Kernel panic, and sched_ext's "disabled (runtime
-error)" and "disabled (runnable task stall)" (its watchdog ejected the scheduler).  A test that provokes such a line on purpose writes to /dev/kmsg
+error)", "disabled (runnable task stall)" (its watchdog ejected the scheduler) and "disabled
+(unregistered from the main kernel)" (the kernel ejected it: CPU hotplug without the shim's
+cpu_online/offline ops did).  A test that provokes such a line on purpose writes to /dev/kmsg
   cos-test: expect-begin <python regex>
   ...
   cos-test: expect-end
@@ -14,7 +16,8 @@ import re
 import sys
 
 BAD = re.compile(r"WARNING:|BUG:|\bOops\b|Call Trace|Kernel panic|"
-                 r"sched_ext: .*disabled \((runtime error|runnable task stall)\)")
+                 r"sched_ext: .*disabled \((runtime error|runnable task stall|"
+                 r"unregistered from the main kernel)\)")
 BEGIN = re.compile(r"cos-test: expect-begin (.*)$")
 END = re.compile(r"cos-test: expect-end")
 

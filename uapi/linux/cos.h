@@ -38,6 +38,7 @@
 #define COS_FEAT_KFUNCS		(1ULL << 0)	/* kfunc set for the shim registered */
 #define COS_FEAT_LORD		(1ULL << 1)	/* a lord can register now (see COS_SHIM_CAP_FAIR_DSQ) */
 #define COS_FEAT_SHIM_ATTACHED	(1ULL << 2)	/* the shim is attached right now */
+#define COS_FEAT_CPU_MSGS	(1ULL << 3)	/* COS_LORD_F_CPU_MSGS is known (CPU hotplug) */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -114,6 +115,10 @@ enum cos_msg_type {
 				 * when the overflow ends, so the table already reflects everything
 				 * that was lost) */
 	COS_MSG_TASK_RUNNING,	/* a shot task started on arg = CPU (only with COS_LORD_F_RUNNING_MSGS) */
+	COS_MSG_CPU_OFFLINE,	/* enclave (or lord) CPU arg went offline: shoots to it are refused
+				 * (BAD_CPU) and one pending there was cancelled (SHOOT_STALE); only
+				 * with COS_LORD_F_CPU_MSGS */
+	COS_MSG_CPU_ONLINE,	/* CPU arg is back online (only with COS_LORD_F_CPU_MSGS) */
 	COS_MSG_NR_TYPES,
 };
 
@@ -259,6 +264,8 @@ struct cos_ctl {
 
 /* struct cos_lord_args.flags */
 #define COS_LORD_F_RUNNING_MSGS	(1U << 0)	/* post COS_MSG_TASK_RUNNING when a shot task starts */
+#define COS_LORD_F_CPU_MSGS	(1U << 1)	/* post COS_MSG_CPU_OFFLINE/ONLINE for the enclave's
+						 * and the lord's CPUs (COS_FEAT_CPU_MSGS) */
 
 /**
  * struct cos_lord_args - COS_IOC_REGISTER_LORD
