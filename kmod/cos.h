@@ -22,7 +22,8 @@
  *       a task, drops it, then takes t->lock) and the starvation check alone.
  *   cos_fallback_lock (cos_task.c)  the list of tasks handed to the fair policy; inside
  *       t->lock, or alone by ops.dispatch when the list is not empty.
- *   cos_slots_lock (cos_task.c)  the free-slot FIFO and the task count; alone (attach, detach).
+ *   cos_slots_lock (cos_task.c)  the free-slot FIFO, the task count and the slots per user;
+ *       alone (attach, detach).
  * Order: rq lock (or pi_lock) -> t->lock, and shoot_mutex -> cos_lock -> t->lock -> custody
  * lock | cos_fallback_lock.  The message ring is lock-free (multi-producer, cos_post()).  An
  * enclave is freed only after an RCU grace period (cos_lord_release()): the scheduling path
@@ -59,6 +60,7 @@ extern unsigned int cos_max_tasks;
 struct cos_task {
 	raw_spinlock_t lock;
 	struct task_struct *p;	/* valid while state != FREE: the shim detaches in exit_task */
+	u32 uid;		/* its user when it got the slot (cos_slots_lock) */
 	u32 gen;		/* bumped when the slot gets a new task */
 	u32 state;		/* enum cos_task_state */
 	s32 cpu;		/* queued/running/last CPU */

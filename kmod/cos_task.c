@@ -44,6 +44,9 @@
 
 #include <linux/atomic.h>
 #include <linux/cleanup.h>
+#include <linux/cred.h>
+#include <linux/hash.h>
+#include <linux/log2.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/mm.h>
@@ -61,6 +64,11 @@
 unsigned int cos_max_tasks = 4096;
 module_param_named(max_tasks, cos_max_tasks, uint, 0444);
 MODULE_PARM_DESC(max_tasks, "COS tasks tracked at once (status table entries, 64..1048576)");
+
+static unsigned int cos_max_tasks_per_user;
+module_param_named(max_tasks_per_user, cos_max_tasks_per_user, uint, 0444);
+MODULE_PARM_DESC(max_tasks_per_user,
+		 "COS tasks one user other than root may have at once (0: max_tasks / 4)");
 
 DEFINE_RAW_SPINLOCK(cos_lock);
 struct cos_enclave __rcu *cos_enclave;
@@ -85,6 +93,23 @@ static LIST_HEAD(cos_fallback_list);	/* ->fallback tasks, in the order they were
 static DEFINE_RAW_SPINLOCK(cos_slots_lock);
 static u32 *cos_free_slots;		/* FIFO of free slot numbers: [cos_max_tasks] */
 static u32 cos_free_head, cos_free_count;
+
+/*
+ * Slots per user, so that no user can lock the others out of cos: a user other than root may
+ * hold at most cos_user_limit slots, and users other than root together leave the last
+ * cos_root_reserve free slots to root.  Counted in an open-addressing table keyed by uid
+ * (linear probing; an entry, once used, is never emptied, so a probe never stops early; one
+ * whose count is 0 is reused only when the table has no empty entry left), under
+ * cos_slots_lock.  At most cos_max_tasks users can hold slots at once: the table has room.
+ */
+struct cos_uid_slots {
+	u32 uid;			/* COS_UID_NONE: never used */
+	u32 tasks;
+};
+#define COS_UID_NONE	U32_MAX
+static struct cos_uid_slots *cos_uids;
+static u32 cos_uids_size;		/* a power of two >= cos_max_tasks */
+static u32 cos_user_limit, cos_root_reserve;
 
 /* Messages posted, per CPU (summed by GET_INFO): no shared counter on the post path. */
 static DEFINE_PER_CPU(u64, cos_messages);
@@ -124,7 +149,9 @@ int cos_tasks_init(void)
 	cos_free_slots = vmalloc(array_size(cos_max_tasks, sizeof(*cos_free_slots)));
 	cos_pending = kcalloc(nr_cpu_ids, sizeof(*cos_pending), GFP_KERNEL);
 	cos_taken = kcalloc(nr_cpu_ids, sizeof(*cos_taken), GFP_KERNEL);
-	if (!cos_tasks || !cos_status || !cos_free_slots || !cos_pending || !cos_taken) {
+	cos_uids_size = roundup_pow_of_two(cos_max_tasks);
+	cos_uids = vmalloc(array_size(cos_uids_size, sizeof(*cos_uids)));
+	if (!cos_tasks || !cos_status || !cos_free_slots || !cos_pending || !cos_taken || !cos_uids) {
 		cos_tasks_exit();
 		return -ENOMEM;
 	}
@@ -144,6 +171,10 @@ int cos_tasks_init(void)
 	}
 	cos_free_head = 0;
 	cos_free_count = cos_max_tasks;
+	for (i = 0; i < cos_uids_size; i++)
+		cos_uids[i] = (struct cos_uid_slots){ .uid = COS_UID_NONE };
+	cos_user_limit = min(cos_max_tasks_per_user ?: cos_max_tasks / 4, cos_max_tasks);
+	cos_root_reserve = cos_max_tasks / 8;
 	return 0;
 }
 
@@ -152,8 +183,10 @@ void cos_tasks_exit(void)
 	vfree(cos_tasks);
 	vfree(cos_status);
 	vfree(cos_free_slots);
+	vfree(cos_uids);
 	kfree(cos_pending);
 	kfree(cos_taken);
+	cos_uids = NULL;
 	cos_tasks = NULL;
 	cos_status = NULL;
 	cos_free_slots = NULL;
@@ -369,19 +402,58 @@ static void cos_fallback_add(struct cos_task *t)
 	cos_status_sync(t);
 }
 
-/* Take the free slot freed longest ago, or NULL when the table is full. */
-static struct cos_task *cos_task_alloc(void)
+/* @uid's entry in cos_uids: found, or made.  Caller holds cos_slots_lock. */
+static struct cos_uid_slots *cos_uid_entry(u32 uid)
 {
+	u32 i, h = hash_32(uid, ilog2(cos_uids_size));
+	struct cos_uid_slots *idle = NULL;
+
+	lockdep_assert_held(&cos_slots_lock);
+	for (i = 0; i < cos_uids_size; i++) {
+		struct cos_uid_slots *u = &cos_uids[(h + i) & (cos_uids_size - 1)];
+
+		if (u->uid == uid)
+			return u;
+		if (u->uid == COS_UID_NONE) {
+			u->uid = uid;
+			return u;
+		}
+		if (!u->tasks && !idle)
+			idle = u;
+	}
+	/* full of users that held slots once: reuse one that holds none now (there is one) */
+	if (idle)
+		idle->uid = uid;
+	return idle;
+}
+
+/*
+ * Take the free slot freed longest ago for a task of user @uid.  Return: the slot; -ENOSPC
+ * when the table is full (for a user other than root: all but root's reserve), -EDQUOT when
+ * @uid holds cos_user_limit slots already.
+ */
+static struct cos_task *cos_task_alloc(u32 uid)
+{
+	struct cos_uid_slots *u = NULL;
+	struct cos_task *t;
 	u32 slot;
 
 	guard(raw_spinlock_irqsave)(&cos_slots_lock);
-	if (!cos_free_count)
-		return NULL;
+	if (cos_free_count <= (uid ? cos_root_reserve : 0))
+		return ERR_PTR(-ENOSPC);
+	if (uid) {
+		u = cos_uid_entry(uid);
+		if (WARN_ON_ONCE(!u) || u->tasks >= cos_user_limit)
+			return ERR_PTR(-EDQUOT);
+		u->tasks++;
+	}
 	slot = cos_free_slots[cos_free_head];
 	cos_free_head = (cos_free_head + 1) % cos_max_tasks;
 	cos_free_count--;
 	cos_counters.tasks++;
-	return &cos_tasks[slot];
+	t = &cos_tasks[slot];
+	t->uid = uid;
+	return t;
 }
 
 /* Give @t's slot back (its state is FREE already). */
@@ -392,6 +464,8 @@ static void cos_task_release(struct cos_task *t)
 	cos_free_slots[(cos_free_head + cos_free_count) % cos_max_tasks] = cos_task_slot(t);
 	cos_free_count++;
 	cos_counters.tasks--;
+	if (t->uid)
+		cos_uid_entry(t->uid)->tasks--;
 }
 
 /**
@@ -400,15 +474,20 @@ static void cos_task_release(struct cos_task *t)
  * @runnable: whether it is runnable now (TASK_NEW's arg)
  *
  * Context: the op that first sees @p as a COS task (@p's rq lock or pi_lock held, IRQs off);
- * takes cos_slots_lock, then the slot's t->lock.
- * Return: the slot, or -ENOSPC when the table is full.
+ * takes cos_slots_lock (not when the table is full: a task refused then asks again at each
+ * event), then the slot's t->lock.
+ * Return: the slot; -ENOSPC when the table is full (for a user other than root, when only
+ * root's reserve is left); -EDQUOT when @p's user holds max_tasks_per_user slots already.
  */
 s32 cos_task_attach(struct task_struct *p, bool runnable)
 {
-	struct cos_task *t = cos_task_alloc();
+	struct cos_task *t;
 
-	if (!t)
+	if (!READ_ONCE(cos_free_count))
 		return -ENOSPC;
+	t = cos_task_alloc(from_kuid(&init_user_ns, task_uid(p)));
+	if (IS_ERR(t))
+		return PTR_ERR(t);
 	guard(raw_spinlock_irqsave)(&t->lock);
 	WRITE_ONCE(t->p, p);
 	t->gen++;

@@ -3,6 +3,12 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include <grp.h>
+#include <sys/wait.h>
 
 extern "C" {
 #include <cos.h>
@@ -188,6 +194,87 @@ TEST_CASE("a full task table: COS tasks past max_tasks get no slot and still run
 			}
 			CHECK(left == 0);			/* every slot came back */
 		}
+	}
+	close(fd);
+	REQUIRE(unload_module() == 0);
+	reload();
+}
+
+TEST_CASE("no user locks the others out: a slot limit per user, root exempt", "[module][tasks][users]")
+{
+	constexpr int max_tasks = 64, per_user = 16, threads = 30;
+	REQUIRE(unload_module() == 0);
+	{
+		int kofd = open(build_path("kmod/cos.ko").c_str(), O_RDONLY | O_CLOEXEC);
+		REQUIRE(kofd >= 0);
+		int err = syscall(SYS_finit_module, kofd, "max_tasks=64 max_tasks_per_user=16", 0) ? errno : 0;
+		close(kofd);
+		REQUIRE(err == 0);
+	}
+	int fd = cos_open();
+	REQUIRE(fd >= 0);
+	auto tasks = [&] {
+		struct cos_info info;
+		REQUIRE(cos_get_info(fd, &info) == 0);
+		REQUIRE(info.max_tasks == (uint32_t)max_tasks);
+		return info.tasks;
+	};
+	/* @n COS threads of the calling process, alive until *@stop; *@ready counts them */
+	auto spawn = [](int n, std::atomic<int> *ready, std::atomic<bool> *stop) {
+		std::vector<std::thread> ts;
+		for (int i = 0; i < n; i++)
+			ts.emplace_back([=] {
+				if (become_cos_task() == 0)
+					(*ready)++;
+				while (!*stop)
+					std::this_thread::sleep_for(std::chrono::milliseconds(2));
+			});
+		return ts;
+	};
+	{
+		Shim shim;
+		struct Sync { std::atomic<int> ready; std::atomic<bool> stop; };
+		Sync *user = shared_new<Sync>();
+		pid_t child = fork();
+		if (child == 0) {	/* an unprivileged user (nobody) with more COS threads than its share */
+			if (setgroups(0, nullptr) || setresgid(65534, 65534, 65534) ||
+			    setresuid(65534, 65534, 65534))
+				_exit(10);
+			auto ts = spawn(threads, &user->ready, &user->stop);
+			for (auto &th : ts)
+				th.join();
+			_exit(0);
+		}
+		for (int i = 0; i < 5000 && user->ready < threads; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		CHECK(user->ready == threads);			/* SCHED_EXT is granted to all */
+		for (int i = 0; i < 500 && tasks() < (uint32_t)per_user; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
+		CHECK(tasks() == (uint32_t)per_user);		/* but only its share got slots */
+		/* root still gets slots for all of its tasks */
+		std::atomic<int> ready{0};
+		std::atomic<bool> stop{false};
+		auto ts = spawn(threads, &ready, &stop);
+		for (int i = 0; i < 5000 && ready < threads; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		/* a thread gets its slot at its first scheduling event as a COS task */
+		for (int i = 0; i < 500 && tasks() < (uint32_t)(per_user + threads); i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
+		CHECK(tasks() == (uint32_t)(per_user + threads));
+		stop = true;
+		for (auto &th : ts)
+			th.join();
+		user->stop = true;
+		int st = -1;
+		waitpid(child, &st, 0);
+		CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+		shared_delete(user);
+		uint32_t left = tasks();
+		for (int i = 0; i < 5000 && left; i++) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+			left = tasks();
+		}
+		CHECK(left == 0);				/* every slot came back, per user too */
 	}
 	close(fd);
 	REQUIRE(unload_module() == 0);
