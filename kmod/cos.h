@@ -135,7 +135,8 @@ struct cos_enclave {
 	u64 starve_ns;
 	u64 starve_checked_at;
 	u64 seen_consumed;		/* ctl->consumed at the last check */
-	u64 seen_at;			/* when it last changed (or when messages became pending) */
+	u64 seen_runtime;		/* the lord thread's sum_exec_runtime at the last check */
+	u64 seen_at;			/* when either last changed (or messages became pending) */
 	struct hrtimer stall_timer;
 	char stall_report[192];		/* the timer's, for the log after it drops cos_lock */
 

@@ -9,8 +9,9 @@
  * page) stay until the file is released, because a lord may still have them mapped.
  *
  * Stall.  An hrtimer checks every stall_ms / 4 (at least 1 ms): if messages are pending and
- * ctl->consumed has not moved for stall_ms, or (checked every 100 ms) a task has waited for a
- * shoot longer than starve_ms, the lord is stalled: LORD_STALL is posted, every task waiting for
+ * the lord has made no progress for stall_ms (ctl->consumed has not moved and the lord thread
+ * got no CPU time), or (checked every 100 ms) a task has waited for a shoot longer than
+ * starve_ms, the lord is stalled: LORD_STALL is posted, every task waiting for
  * it goes to the fair policy and the enclave's CPUs are kicked.  The second rule catches a lord
  * that consumes but does not schedule (or that stopped right after consuming everything): its
  * tasks would otherwise wait for sched_ext's watchdog, which ejects the whole scheduler.  When
@@ -235,7 +236,7 @@ static void cos_stall_report_locked(struct cos_enclave *e, const struct cos_wait
  */
 static bool cos_stall_check_locked(struct cos_enclave *e, u64 now)
 {
-	u64 consumed, produced;
+	u64 consumed, produced, runtime;
 
 	lockdep_assert_held(&cos_lock);
 	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
@@ -245,6 +246,19 @@ static bool cos_stall_check_locked(struct cos_enclave *e, u64 now)
 	cpumask_clear(e->timer_kick);
 	if (consumed >= produced)
 		e->seen_at = now;	/* nothing pending */
+	/*
+	 * Progress is the lord's own: the messages it consumed, or the CPU time it got.  A lord
+	 * busy with hundreds of tasks consumes in big steps, the more so on a slow (emulated)
+	 * machine, and is not stalled for that; one that gets no CPU time while messages wait
+	 * (stopped, starved, blocked) is.  One that runs without placing anything is the
+	 * starvation rule's below.  The runtime is read without the lord's rq lock: a 64-bit
+	 * word that only grows, compared for change only.
+	 */
+	runtime = READ_ONCE(e->lord->se.sum_exec_runtime);
+	if (runtime != e->seen_runtime) {
+		e->seen_runtime = runtime;
+		e->seen_at = now;
+	}
 	if (e->active && consumed < produced && (s64)(now - e->seen_at) >= (s64)e->stall_ns) {
 		cos_stall_report_locked(e, NULL, now);
 		cos_stall_locked(e, COS_STALL_UNCONSUMED, e->timer_kick);

@@ -245,6 +245,42 @@ TEST_CASE("cos-fifo keeps running a workload while one of its CPUs goes offline 
 	CHECK(lord.err.find("placed 0 ") == std::string::npos);
 }
 
+TEST_CASE("a healthy cos-fifo with 200 busy COS tasks is never declared stalled (default stall_ms)", "[policies][fifo][stall]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	constexpr int tasks = 200, rounds = 40;
+	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3"});	/* stall_ms: the default 20 */
+	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+	std::atomic<int> *done = shared_new<std::atomic<int>>();
+	int rc = in_child([&] {
+		unpin_self();
+		std::vector<std::thread> ts;
+		for (int i = 0; i < tasks; i++)
+			ts.emplace_back([done] {
+				if (become_cos_task())
+					return;
+				for (int r = 0; r < rounds; r++) {
+					auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+					while (std::chrono::steady_clock::now() < until)
+						;
+					std::this_thread::sleep_for(std::chrono::milliseconds(2));
+				}
+				(*done)++;
+			});
+		for (auto &th : ts)
+			th.join();
+		return 0;
+	});
+	CHECK(rc == 0);
+	CHECK(*done == tasks);
+	shared_delete(done);
+	CHECK(lord.stop(SIGINT) == 0);
+	CAPTURE(lord.err);
+	CHECK(lord.err.find("stalls 0") != std::string::npos);	/* the lord kept up: no fallback */
+	CHECK(lord.err.find("placed 0 ") == std::string::npos);
+}
+
 TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[policies][cosctl]")
 {
 	Shim shim;

@@ -129,7 +129,8 @@ enum cos_msg_type {
 #define COS_RUNNABLE_BYPASS	1
 
 /* COS_MSG_LORD_STALL.arg */
-#define COS_STALL_UNCONSUMED	1	/* messages pending and unconsumed for stall_ms */
+#define COS_STALL_UNCONSUMED	1	/* messages pending for stall_ms while the lord consumed
+						 * none and got no CPU time */
 #define COS_STALL_STARVED	2	/* a task waited for a shoot longer than starve_ms */
 
 /* COS_MSG_TASK_PREEMPTED.arg */
@@ -272,7 +273,8 @@ struct cos_ctl {
  * @size:		sizeof(struct cos_lord_args)
  * @flags:		COS_LORD_F_*
  * @lord_cpu:		in: the CPU the lord runs on (the calling thread is pinned there)
- * @stall_ms:		in: stall timeout in ms (0 = default 20, at most 10000)
+ * @stall_ms:		in: stall timeout in ms (0 = default 20, at most 10000): messages wait that
+ *			long while the lord neither consumes any nor gets CPU time
  * @starve_ms:		in: longest a runnable task may wait for a shoot before the lord counts as
  *			stalled (0 = default 1000, at most 10000; sched_ext's own watchdog, which
  *			would eject the whole scheduler, waits 30 s)
