@@ -152,6 +152,28 @@ struct cos_sys_status {
  */
 int cos_sys_status(struct cos_sys_status *st);
 
+/*
+ * CPU lists.  @set is a CPU bitmap of @setsize bytes, e.g. a cpu_set_t and sizeof(cpu_set_t)
+ * (the CPU_*_S macros' layout), as the enclave of struct cos_lord_opts.
+ */
+
+/**
+ * cos_parse_cpus() - parse a CPU list ("0-3,6,8-9": CPUs and ranges, comma-separated) into
+ * @set; the one grammar of every cos program (--cpus, io.cos.cpus)
+ * Return: 0, or -EINVAL (empty, a stray character, a trailing comma, a range backwards, a CPU
+ * past the set).
+ */
+int cos_parse_cpus(const char *list, void *set, size_t setsize);
+
+/**
+ * cos_format_cpus() - write @set as a CPU list ("0-3,6") into @buf (@len bytes, NUL-terminated)
+ * Return: 0, or -ENOSPC if it did not fit (then @buf holds a truncated list).
+ */
+int cos_format_cpus(const void *set, size_t setsize, char *buf, size_t len);
+
+/** cos_online_cpus() - the CPUs online now (/sys/devices/system/cpu/online); 0 or -errno */
+int cos_online_cpus(void *set, size_t setsize);
+
 /**
  * cos_proc_start_time() - @pid's start time (field 22 of /proc/<pid>/stat, clock ticks since
  * boot): a pid and its start time name a process, a reused pid has another

@@ -8,6 +8,7 @@
  * release store; status entries are read under their seqcount.
  */
 #include <errno.h>
+#include <sched.h>
 #include <liburing.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -72,6 +73,39 @@ static void *map_region(int fd, uint64_t off, uint64_t size, int prot)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The module refused @opts with EINVAL: say which rule they broke. */
+static int lord_einval(const struct cos_lord_opts *opts)
+{
+	cpu_set_t enclave, online;
+	char a[512], b[512];
+
+	CPU_ZERO(&enclave);
+	memcpy(&enclave, opts->enclave, opts->enclave_size < sizeof(enclave) ?
+	       opts->enclave_size : sizeof(enclave));
+	if (!CPU_COUNT(&enclave))
+		return cos_fail(-EINVAL, "bad lord options: the enclave has no CPU");
+	if (opts->lord_cpu < CPU_SETSIZE && CPU_ISSET(opts->lord_cpu, &enclave))
+		return cos_fail(-EINVAL, "bad lord options: the lord's CPU %u is in the enclave "
+				"(the lord needs a CPU of its own)", opts->lord_cpu);
+	if (!cos_online_cpus(&online, sizeof(online))) {
+		cos_format_cpus(&online, sizeof(online), b, sizeof(b));
+		if (opts->lord_cpu >= CPU_SETSIZE || !CPU_ISSET(opts->lord_cpu, &online))
+			return cos_fail(-EINVAL, "bad lord options: the lord's CPU %u is not online "
+					"(online: %s)", opts->lord_cpu, b);
+		for (int c = 0; c < CPU_SETSIZE; c++)	/* the enclave's CPUs that are not online */
+			if (CPU_ISSET(c, &online))
+				CPU_CLR(c, &enclave);
+		if (CPU_COUNT(&enclave)) {
+			cos_format_cpus(&enclave, sizeof(enclave), a, sizeof(a));
+			return cos_fail(-EINVAL, "bad lord options: enclave CPU%s %s %s not online "
+					"(online: %s)", CPU_COUNT(&enclave) > 1 ? "s" : "", a,
+					CPU_COUNT(&enclave) > 1 ? "are" : "is", b);
+		}
+	}
+	return cos_fail(-EINVAL, "bad lord options: unknown flags, stall_ms or starve_ms above "
+			"10000, or ring_entries not a power of two in 64..1048576");
+}
+
 COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_opts *opts)
 {
 	struct cos_lord *lord;
@@ -112,7 +146,7 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 			return cos_fail(err, "this kernel's sched_ext cannot give shot tasks priority "
 				       "(scx_bpf_create_dsq unusable, e.g. Debian 7.2.12): use another kernel");
 		case -EINVAL:
-			return cos_fail(err, "bad lord options: CPUs must be online, the lord's CPU outside the enclave");
+			return lord_einval(opts);
 		default:
 			return cos_fail(err, "COS_IOC_REGISTER_LORD failed: %s", strerror(-err));
 		}

@@ -13,32 +13,6 @@
 
 static struct lord_main *the_main;
 
-int lord_parse_cpus(const char *list, cpu_set_t *set)
-{
-	CPU_ZERO(set);
-	for (const char *p = list; *p;) {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-
-		if (end == p)
-			return -1;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p)
-				return -1;
-		}
-		if (a < 0 || b < a || b >= LORD_MAX_CPUS)
-			return -1;
-		for (long c = a; c <= b; c++)
-			CPU_SET(c, set);
-		if (*end && *end != ',')
-			return -1;
-		p = *end == ',' ? end + 1 : end;
-	}
-	return CPU_COUNT(set) ? 0 : -1;
-}
-
 static void print_stats(struct cos_sched *s, struct lord_main *m)
 {
 	struct cos_sched_stats st;
@@ -146,8 +120,9 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		return 2;
 	}
 	if (cpus) {
-		if (lord_parse_cpus(cpus, &enclave)) {
-			fprintf(stderr, "%s: bad CPU list '%s'\n", m->prog, cpus);
+		if (cos_parse_cpus(cpus, &enclave, sizeof(enclave))) {
+			fprintf(stderr, "%s: bad CPU list '%s' (CPUs and ranges such as 1-3,5)\n",
+				m->prog, cpus);
 			return 2;
 		}
 	} else {

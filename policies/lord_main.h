@@ -40,7 +40,4 @@ struct lord_main {
 /* Parse the options, attach the shim if needed, run the lord; returns main()'s exit status. */
 int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m);
 
-/* Parse "1-3,5" into @set; 0, or -1 if malformed or empty. */
-int lord_parse_cpus(const char *list, cpu_set_t *set);
-
 #endif /* POLICIES_LORD_MAIN_H */

@@ -117,37 +117,11 @@ static int parse_class(const char *v, long *class)
 	return 0;
 }
 
-/* A CPU list: "N" or "N-M" items separated by commas, every CPU below CPU_SETSIZE. */
+/* A CPU list, in libcos's grammar (cos_parse_cpus()), not empty. */
 static int parse_cpus(const char *v, cpu_set_t *set)
 {
-	const char *p = v;
-
-	CPU_ZERO(set);
-	while (*p) {
-		unsigned long a, b;
-		char *end;
-
-		if (!isdigit((unsigned char)*p))
-			goto bad;
-		a = b = strtoul(p, &end, 10);
-		if (*end == '-') {
-			if (!isdigit((unsigned char)end[1]))
-				goto bad;
-			b = strtoul(end + 1, &end, 10);
-		}
-		if (a > b || b >= CPU_SETSIZE)
-			goto bad;
-		for (unsigned long c = a; c <= b; c++)
-			CPU_SET(c, set);
-		p = end;
-		if (*p == ',' && p[1])
-			p++;
-		else if (*p)
-			goto bad;
-	}
-	if (CPU_COUNT(set))
+	if (!cos_parse_cpus(v, set, sizeof(*set)) && CPU_COUNT(set))
 		return 0;
-bad:
 	err("io.cos.enclave '%s': not a CPU list such as 1-3,5 (CPUs below %d)", v, CPU_SETSIZE);
 	return -1;
 }

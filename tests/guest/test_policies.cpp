@@ -554,7 +554,24 @@ TEST_CASE("policy programs explain themselves and refuse bad usage with status 2
 		CHECK(out.find("cannot be in the enclave") != std::string::npos);
 		CHECK(sh(build_path(p) + " --cpus 3-1 2>&1", &out) == 2);
 		CHECK(out.find("bad CPU list") != std::string::npos);
+		CHECK(sh(build_path(p) + " --cpus 1, 2>&1", &out) == 2);	/* libcos's one grammar */
+		CHECK(out.find("bad CPU list") != std::string::npos);
 	}
+}
+
+TEST_CASE("a lord refused for its CPUs is told which ones and why", "[policies][errors]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	int n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	std::string out, want = "enclave CPUs " + std::to_string(n) + "-" + std::to_string(n + 3) +
+				" are not online (online: 0-" + std::to_string(n - 1) + ")";
+	CHECK(sh(build_path("bin/cos-fifo") + " --cpus 1-" + std::to_string(n + 3) + " 2>&1", &out) == 1);
+	CAPTURE(out);
+	CHECK(out.find(want) != std::string::npos);
+	CHECK(sh(build_path("bin/cos-fifo") + " --cpus 1 --lord-cpu " + std::to_string(n + 1) + " 2>&1",
+		 &out) == 1);
+	CHECK(out.find("the lord's CPU " + std::to_string(n + 1) + " is not online") != std::string::npos);
 }
 
 TEST_CASE("a policy started without CAP_SYS_NICE says which capability is missing", "[policies][errors]")
