@@ -155,11 +155,12 @@ struct cos_enclave {
 };
 
 /*
- * Counters for COS_IOC_GET_INFO: placed, refused, fallbacks under cos_lock, tasks under
- * cos_slots_lock (read without it: a snapshot may tear); messages are per CPU in cos_task.c.
+ * Counters for COS_IOC_GET_INFO: placed, refused, fallbacks, stalls under cos_lock, tasks under
+ * cos_slots_lock (read without it: a snapshot may tear); messages (per CPU) and dropped (atomic)
+ * are cos_task.c's.
  */
 struct cos_counters {
-	u64 placed, refused, fallbacks;
+	u64 placed, refused, fallbacks, stalls;
 	u32 tasks;
 };
 
@@ -226,6 +227,7 @@ void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 
 void cos_ring_poke(struct cos_enclave *e);
 u64 cos_ring_produced(struct cos_enclave *e);
 u64 cos_messages_total(void);
+u64 cos_dropped_total(void);
 void cos_status_sync(struct cos_task *t);
 long cos_ioc_get_tasks(void __user *uarg);
 static inline u32 cos_task_slot(const struct cos_task *t) { return t - cos_tasks; }

@@ -201,6 +201,7 @@ void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick)
 	lockdep_assert_held(&cos_lock);
 	cos_set_active_locked(e, false);
 	WRITE_ONCE(e->ctl->stalls, e->ctl->stalls + 1);
+	cos_counters.stalls++;
 	cos_post(e, COS_MSG_LORD_STALL, smp_processor_id(), NULL, reason);
 	cos_fallback_locked(e, kick);
 }

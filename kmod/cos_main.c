@@ -58,6 +58,8 @@ static long cos_ioc_get_info(void __user *uarg)
 		info.placed = cos_counters.placed;
 		info.refused = cos_counters.refused;
 		info.fallbacks = cos_counters.fallbacks;
+		info.stalls = cos_counters.stalls;
+		info.dropped = cos_dropped_total();
 	}
 	return cos_copy_out(uarg, usize, &info, sizeof(info));
 }
@@ -124,7 +126,7 @@ static int __init cos_init(void)
 	int ret;
 
 	/* The ABI's sizes, as the header documents them. */
-	BUILD_BUG_ON(sizeof(struct cos_info) != COS_INFO_SIZE_VER2);
+	BUILD_BUG_ON(sizeof(struct cos_info) != COS_INFO_SIZE_VER3);
 	BUILD_BUG_ON(sizeof(struct cos_msg) != 64);
 	BUILD_BUG_ON(sizeof(struct cos_task_status) != 48);
 	BUILD_BUG_ON(sizeof(struct cos_shoot_slot) != 128);

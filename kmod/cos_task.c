@@ -113,6 +113,8 @@ static u32 cos_user_limit, cos_root_reserve;
 
 /* Messages posted, per CPU (summed by GET_INFO): no shared counter on the post path. */
 static DEFINE_PER_CPU(u64, cos_messages);
+/* Messages dropped by full rings, every enclave's (only while one overflows). */
+static atomic64_t cos_dropped;
 
 /*
  * [nr_cpu_ids]: the task shot to that CPU and not yet taken by its ops.dispatch.  Set by the
@@ -988,6 +990,7 @@ static void cos_ring_dropped(struct cos_enclave *e)
 	u64 n = atomic64_inc_return(&e->dropped), old = READ_ONCE(e->ctl->dropped);
 
 	atomic64_inc(&e->ovf_dropped);
+	atomic64_inc(&cos_dropped);
 	while (old < n && !try_cmpxchg64(&e->ctl->dropped, &old, n))
 		;
 }
@@ -1110,6 +1113,12 @@ u64 cos_messages_total(void)
 	for_each_possible_cpu(cpu)
 		n += per_cpu(cos_messages, cpu);
 	return n;
+}
+
+/* Messages dropped by full rings since the module loaded (COS_IOC_GET_INFO). */
+u64 cos_dropped_total(void)
+{
+	return atomic64_read(&cos_dropped);
 }
 
 /* Fill @info from @t.  Caller holds t->lock; @t is in use (t->p valid, see struct cos_task). */

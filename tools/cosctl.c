@@ -106,10 +106,11 @@ static int cmd_status(int json)
 			else
 				printf(",\"lord\":null");
 			printf(",\"counters\":{\"tasks\":%u,\"messages\":%llu,\"placed\":%llu,"
-			       "\"refused\":%llu,\"fallbacks\":%llu}",
+			       "\"refused\":%llu,\"fallbacks\":%llu,\"stalls\":%llu,\"dropped\":%llu}",
 			       info.tasks, (unsigned long long)info.messages,
 			       (unsigned long long)info.placed, (unsigned long long)info.refused,
-			       (unsigned long long)info.fallbacks);
+			       (unsigned long long)info.fallbacks, (unsigned long long)info.stalls,
+			       (unsigned long long)info.dropped);
 		}
 		printf("}\n");
 		return 0;
@@ -140,9 +141,14 @@ static int cmd_status(int json)
 	else
 		printf("lord:       none (COS tasks run under the shim's fair policy)\n");
 	printf("counters:   %u COS tasks; since load: %llu messages, %llu placed, %llu refused, "
-	       "%llu fallbacks\n", info.tasks, (unsigned long long)info.messages,
-	       (unsigned long long)info.placed, (unsigned long long)info.refused,
-	       (unsigned long long)info.fallbacks);
+	       "%llu fallbacks, %llu stalls, %llu dropped\n", info.tasks,
+	       (unsigned long long)info.messages, (unsigned long long)info.placed,
+	       (unsigned long long)info.refused, (unsigned long long)info.fallbacks,
+	       (unsigned long long)info.stalls, (unsigned long long)info.dropped);
+	if (info.stalls || info.dropped)
+		printf("            stalls: a lord fell behind (the fair policy ran its tasks meanwhile);"
+		       " dropped: its ring overflowed (it resynced). If they grow, keep other\n"
+		       "            work off the lord's CPU, or give the lord a longer --stall-ms\n");
 	return 0;
 }
 

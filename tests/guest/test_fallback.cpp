@@ -201,6 +201,11 @@ TEST_CASE("a stopped lord is declared stalled; after SIGCONT it gets control bac
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
 	CHECK(lord.st->stalls_seen >= 1);		/* it was told (LORD_STALL) */
 	CHECK(lord.st->active == 1);			/* and has control again */
+	std::string status;				/* cosctl status counts it */
+	CHECK(sh(build_path("bin/cosctl") + " status", &status) == 0);
+	CAPTURE(status);
+	CHECK(status.find(" 0 stalls,") == std::string::npos);
+	CHECK(status.find(" stalls,") != std::string::npos);
 	CHECK(sched_ext_state() == "enabled");
 }
 
@@ -290,6 +295,11 @@ TEST_CASE("ring overflow: OVERFLOW is posted, the lord resyncs, no task is lost"
 					 [](const cos_msg &m) { return m.type == COS_MSG_OVERFLOW; });
 	CHECK(overflows >= 1);
 	CHECK(lord.dropped > 0);
+	std::string status;			/* and cosctl status counts them */
+	CHECK(sh(build_path("bin/cosctl") + " --json status", &status) == 0);
+	CAPTURE(status);
+	CHECK(status.find("\"dropped\":0}") == std::string::npos);
+	CHECK(status.find("\"dropped\":") != std::string::npos);
 	for (const cos_msg &m : lord.log)
 		if (m.type == COS_MSG_LORD_STALL)
 			UNSCOPED_INFO("LORD_STALL " << m.arg << " at " << (int64_t)(m.ts - t_created) / 1000000

@@ -57,6 +57,9 @@
  * @placed:		tasks placed by COS_IOC_SHOOT
  * @refused:		shoot slots refused (any status but OK and EMPTY)
  * @fallbacks:		times tasks went back to the fair policy (lord death, stall, unregister)
+ * Since VER3:
+ * @dropped:		messages lost to a full ring (each lord's ring resyncs: COS_MSG_OVERFLOW)
+ * @stalls:		times a lord was declared stalled (COS_MSG_LORD_STALL)
  */
 struct cos_info {
 	__u32 size;
@@ -74,10 +77,13 @@ struct cos_info {
 	__u64 placed;
 	__u64 refused;
 	__u64 fallbacks;
+	__u64 dropped;
+	__u64 stalls;
 };
 #define COS_INFO_SIZE_VER0	24
 #define COS_INFO_SIZE_VER1	32
 #define COS_INFO_SIZE_VER2	80
+#define COS_INFO_SIZE_VER3	96
 
 /*
  * ---------------------------------------------------------------- the lord
