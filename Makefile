@@ -213,7 +213,7 @@ $(O)/lib/libcos.so: $(LIBCOS_OBJS)
 # tools
 $(O)/bin/cosctl: tools/cosctl.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -ljansson
 
 $(O)/bin/cos-oci-hook: tools/cos-oci-hook.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)

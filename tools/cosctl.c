@@ -5,7 +5,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,20 +41,59 @@ static const char usage[] =
 	"\n"
 	"Most commands need root.  Exit status: 0 on success, 1 on failure, 2 on bad usage.\n";
 
-static void json_str(const char *s)
+/*
+ * A JSON string of @s (jansson).  Names from the kernel (a task's comm, a scheduler's name)
+ * are bytes, not always UTF-8, and JSON text must be: a byte that does not start a valid UTF-8
+ * sequence becomes U+FFFD, as decoders do.
+ */
+static bool utf8_char(const char *s, int k)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	json_t *j = json_stringn(s, k);
 
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
+	json_decref(j);
+	return j;
+}
+
+static json_t *json_text(const char *s)
+{
+	size_t len = strlen(s), n = 0;
+	json_t *j = json_stringn(s, len);
+	char *buf;
+
+	if (j)
+		return j;
+	buf = malloc(3 * len + 1);
+	if (!buf)
+		return json_null();
+	while (*s) {
+		unsigned char c = (unsigned char)*s;
+		int k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			(c & 0xf8) == 0xf0 ? 4 : 0;
+		int i;
+
+		for (i = 1; i < k && ((unsigned char)s[i] & 0xc0) == 0x80; i++)
+			;
+		if (k && i == k && (k == 1 || utf8_char(s, k))) {	/* one valid character */
+			memcpy(buf + n, s, k);
+			n += k;
+			s += k;
+		} else {
+			memcpy(buf + n, "\xef\xbf\xbd", 3);
+			n += 3;
+			s++;
+		}
 	}
-	putchar('"');
+	j = json_stringn(buf, n);
+	free(buf);
+	return j ? j : json_null();
+}
+
+/* Print @j (compact, one line) and free it. */
+static void json_print(json_t *j)
+{
+	json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(j);
 }
 
 static const char *kver_str(unsigned int code, char *buf, size_t len)
@@ -82,37 +123,38 @@ static int cmd_status(int json)
 	}
 
 	if (json) {
-		printf("{\"module\":{\"loaded\":%s", st.module_loaded ? "true" : "false");
-		printf(",\"device\":%s", st.device ? "true" : "false");
-		if (have_info)
-			printf(",\"abi_version\":%u,\"features\":%llu,\"nr_cpu_ids\":%u,\"kernel_version\":\"%s\"",
-			       info.abi_version, (unsigned long long)info.features, info.nr_cpu_ids,
-			       kver_str(info.kernel_version, kv, sizeof(kv)));
-		else if (info_err[0]) {
-			printf(",\"error\":");
-			json_str(info_err);
-		}
-		printf("},\"libcos\":{\"abi_version\":%u}", COS_ABI_VERSION);
-		printf(",\"sched_ext\":{\"supported\":%s,\"state\":", st.sched_ext ? "true" : "false");
-		json_str(st.state);
-		printf(",\"ops\":");
-		json_str(st.ops);
-		printf("},\"shim\":{\"attached\":%s,\"pinned\":%s}",
-		       st.shim_attached ? "true" : "false", st.shim_pinned ? "true" : "false");
+		json_t *module = json_pack("{s:b,s:b}", "loaded", st.module_loaded, "device", st.device);
+
 		if (have_info) {
-			if (info.lord_pid)
-				printf(",\"lord\":{\"pid\":%d,\"cpu\":%d,\"enclave_cpus\":%u}",
-				       info.lord_pid, info.lord_cpu, info.enclave_cpus);
-			else
-				printf(",\"lord\":null");
-			printf(",\"counters\":{\"tasks\":%u,\"messages\":%llu,\"placed\":%llu,"
-			       "\"refused\":%llu,\"fallbacks\":%llu,\"stalls\":%llu,\"dropped\":%llu}",
-			       info.tasks, (unsigned long long)info.messages,
-			       (unsigned long long)info.placed, (unsigned long long)info.refused,
-			       (unsigned long long)info.fallbacks, (unsigned long long)info.stalls,
-			       (unsigned long long)info.dropped);
+			json_object_set_new(module, "abi_version", json_integer(info.abi_version));
+			json_object_set_new(module, "features", json_integer((json_int_t)info.features));
+			json_object_set_new(module, "nr_cpu_ids", json_integer(info.nr_cpu_ids));
+			json_object_set_new(module, "kernel_version",
+					    json_string(kver_str(info.kernel_version, kv, sizeof(kv))));
+		} else if (info_err[0]) {
+			json_object_set_new(module, "error", json_text(info_err));
 		}
-		printf("}\n");
+		json_t *out = json_pack("{s:o,s:{s:i},s:{s:b,s:o,s:o},s:{s:b,s:b}}",
+					"module", module, "libcos", "abi_version", COS_ABI_VERSION,
+					"sched_ext", "supported", st.sched_ext, "state",
+					json_text(st.state), "ops", json_text(st.ops),
+					"shim", "attached", st.shim_attached, "pinned", st.shim_pinned);
+		if (have_info) {
+			json_object_set_new(out, "lord", info.lord_pid ?
+					    json_pack("{s:i,s:i,s:i}", "pid", info.lord_pid, "cpu",
+						      info.lord_cpu, "enclave_cpus", info.enclave_cpus) :
+					    json_null());
+			json_object_set_new(out, "counters",
+					    json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I}",
+						      "tasks", info.tasks,
+						      "messages", (json_int_t)info.messages,
+						      "placed", (json_int_t)info.placed,
+						      "refused", (json_int_t)info.refused,
+						      "fallbacks", (json_int_t)info.fallbacks,
+						      "stalls", (json_int_t)info.stalls,
+						      "dropped", (json_int_t)info.dropped));
+		}
+		json_print(out);
 		return 0;
 	}
 
@@ -173,12 +215,12 @@ static int cmd_tasks(int json)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	if (json)
-		printf("[");
-	else if (n)
+	json_t *list = json ? json_array() : NULL;
+
+	if (!json && n)
 		printf("%6s %5s %7s %7s %-7s %3s %12s %-14s %10s  %s\n", "SLOT", "GEN", "PID", "TGID",
 		       "STATE", "CPU", "RUNTIME_us", "LAST_EVENT", "AGO_ms", "COMM");
-	else
+	else if (!json)
 		printf("no COS tasks\n");
 	for (i = 0; i < n; i++) {
 		const struct cos_task_info *t = &tasks[i];
@@ -186,14 +228,13 @@ static int cmd_tasks(int json)
 		long long ago = t->last_ts && now > t->last_ts ? (long long)(now - t->last_ts) : -1;
 
 		if (json) {
-			printf("%s{\"slot\":%u,\"gen\":%u,\"pid\":%d,\"tgid\":%d,\"state\":\"%s\","
-			       "\"cpu\":%u,\"runtime_ns\":%llu,\"last_event\":\"%s\",\"last_seq\":%llu,"
-			       "\"last_ns_ago\":%lld,\"comm\":", i ? "," : "", t->slot, t->gen, t->pid,
-			       t->tgid, cos_task_state_name(t->state), t->cpu,
-			       (unsigned long long)t->runtime_ns, last, (unsigned long long)t->last_seq,
-			       ago);
-			json_str(t->comm);
-			printf("}");
+			json_array_append_new(list, json_pack(
+				"{s:i,s:i,s:i,s:i,s:s,s:i,s:I,s:s,s:I,s:I,s:o}",
+				"slot", t->slot, "gen", t->gen, "pid", t->pid, "tgid", t->tgid,
+				"state", cos_task_state_name(t->state), "cpu", t->cpu,
+				"runtime_ns", (json_int_t)t->runtime_ns, "last_event", last,
+				"last_seq", (json_int_t)t->last_seq, "last_ns_ago", (json_int_t)ago,
+				"comm", json_text(t->comm)));
 			continue;
 		}
 		printf("%6u %5u %7d %7d %-7s %3u %12llu %-14s ", t->slot, t->gen, t->pid, t->tgid,
@@ -206,7 +247,7 @@ static int cmd_tasks(int json)
 		printf("  %s\n", t->comm);
 	}
 	if (json)
-		printf("]\n");
+		json_print(list);
 	free(tasks);
 	return 0;
 }

@@ -290,7 +290,11 @@ TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[p
 	CHECK(out == "no COS tasks\n");
 	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3"});
 	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
-	/* three COS threads that ran once and now sleep, named so that we can find them */
+	/*
+	 * Three COS threads that ran once and now sleep, named so that we can find them; the last
+	 * name is not UTF-8 (a comm is bytes): --json must still be valid JSON.
+	 */
+	static const char *const names[3] = {"sleeper0", "sleeper1", "bad\xff\xfe"};
 	struct Sleepers {
 		std::atomic<int> ready{0};
 		std::atomic<int> go{0};
@@ -305,7 +309,7 @@ TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[p
 		std::vector<std::thread> ts;
 		for (int i = 0; i < 3; i++)
 			ts.emplace_back([sl, i] {
-				prctl(PR_SET_NAME, ("sleeper" + std::to_string(i)).c_str());
+				prctl(PR_SET_NAME, names[i]);
 				sl->tid[i] = gettid();
 				sl->ready++;
 				while (!sl->go)
@@ -334,7 +338,7 @@ TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[p
 				continue;
 			found = true;
 			CHECK(tgid == std::to_string(child));
-			CHECK(comm == "sleeper" + std::to_string(i));
+			CHECK(comm == names[i]);
 			/* asleep between polls, or caught just as it woke */
 			CHECK((state == "BLOCKED" || state == "WAITING" || state == "QUEUED" ||
 			       state == "RUNNING"));
@@ -348,7 +352,12 @@ TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[p
 	CHECK(out.front() == '[');
 	for (int i = 0; i < 3; i++)
 		CHECK(out.find("\"pid\":" + std::to_string(sl->tid[i]) + ",") != std::string::npos);
-	CHECK(out.find("\"comm\":\"sleeper2\"") != std::string::npos);
+	CHECK(out.find("\"comm\":\"sleeper1\"") != std::string::npos);
+	std::string comm2;
+	CHECK(sh(build_path("bin/cosctl") + " --json tasks | python3 -c 'import json,sys; "
+		 "print([t[\"comm\"] for t in json.load(sys.stdin) if t[\"pid\"] == " +
+		 std::to_string(sl->tid[2]) + "][0].encode(\"unicode_escape\").decode())'", &comm2) == 0);
+	CHECK(comm2 == "bad\\ufffd\\ufffd\n");	/* valid JSON: each stray byte is U+FFFD */
 	sl->go = 1;
 	int st = -1;
 	waitpid(child, &st, 0);
