@@ -487,6 +487,7 @@ s32 cos_task_attach(struct task_struct *p, bool runnable)
 
 	if (!READ_ONCE(cos_free_count))
 		return -ENOSPC;
+	/* every kuid maps in init_user_ns: never (uid_t)-1, which marks a free uid entry */
 	t = cos_task_alloc(from_kuid(&init_user_ns, task_uid(p)));
 	if (IS_ERR(t))
 		return PTR_ERR(t);
