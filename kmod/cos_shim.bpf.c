@@ -51,7 +51,8 @@
  *
  * E. ABI.  ops.init fails (the attach fails) unless the module's ABI version is the one this shim
  *    was built with; a test can change the expected version through cos_abi_expected.  ops.exit
- *    copies the exit kind, reason and message into cos_exit_* for libcos.
+ *    records how the shim left in cos_exit_info (struct cos_exit_info, kmod/cos_shim_intf.h: the
+ *    "user exit info" convention of the kernel's tools/sched_ext) for libcos.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -76,10 +77,8 @@ const volatile __u32 cos_abi_expected = COS_ABI_VERSION;
 /* Set by ops.init: 1 if the fair policy orders by vtime, 0 if it fell back to FIFO (see B). */
 __u32 cos_fair_vtime;
 
-/* Written once by ops.exit; read by libcos after detach (see E). */
-__s64 cos_exit_kind;
-char cos_exit_reason[128];
-char cos_exit_msg[256];
+/* Written once by ops.exit (cos_exit_record()); read by libcos (see E). */
+struct cos_exit_info cos_exit_info SEC(".data");
 
 static bool cos_is_pcpu_kthread(const struct task_struct *p)
 {
@@ -382,9 +381,11 @@ SEC("struct_ops/cos_exit")
 void BPF_PROG(cos_exit, struct scx_exit_info *ei)
 {
 	cos_kf_shim_attached(false, 0);
-	cos_exit_kind = ei->kind;
-	bpf_probe_read_kernel_str(cos_exit_reason, sizeof(cos_exit_reason), ei->reason);
-	bpf_probe_read_kernel_str(cos_exit_msg, sizeof(cos_exit_msg), ei->msg);
+	bpf_probe_read_kernel_str(cos_exit_info.reason, sizeof(cos_exit_info.reason), ei->reason);
+	bpf_probe_read_kernel_str(cos_exit_info.msg, sizeof(cos_exit_info.msg), ei->msg);
+	cos_exit_info.exit_code = ei->exit_code;
+	/* kind last, with a full barrier: see struct cos_exit_info */
+	__sync_val_compare_and_swap(&cos_exit_info.kind, cos_exit_info.kind, ei->kind);
 }
 
 SEC(".struct_ops.link")

@@ -2,7 +2,8 @@
 /*
  * cos_shim_intf.h — the contract between cos.ko and its shim, and only that: the values the
  * module's kfuncs and the shim pass each other, and the kfuncs' prototypes.  Both sides include
- * it (kmod/cos.h for the module, kmod/cos_shim.bpf.c after vmlinux.h); it is not installed.
+ * it (kmod/cos.h for the module, kmod/cos_shim.bpf.c after vmlinux.h; libcos/shim.c for the
+ * shim's exit info only); it is not installed.
  *
  * Each kfunc is declared once, through COS_KFUNC(): the module compiles the list as prototypes
  * of its definitions in cos_kfuncs.c, so a definition whose signature differs fails the build;
@@ -28,23 +29,40 @@
 #define COS_SHIM_CAP_FAIR_DSQ	(1U << 0)
 
 /*
+ * How the shim left (the convention of the kernel's tools/sched_ext "user exit info"): ops.exit
+ * copies sched_ext's struct scx_exit_info into the shim's struct cos_exit_info, the strings
+ * first and @kind last with a full barrier, so that a reader that sees @kind set sees the rest.
+ * libcos reads it after attaching (ops.init failed) and after detaching.
+ */
+#define COS_EXIT_REASON_LEN	128
+#define COS_EXIT_MSG_LEN	1024
+struct cos_exit_info {
+	long long kind;		/* enum scx_exit_kind; 0 while the shim runs (64-bit: BPF's
+				 * compare-and-swap barrier needs a 64-bit word before cpu v3) */
+	long long exit_code;	/* scx_bpf_exit()'s code, or SCX_ECODE_* from the kernel */
+	char reason[COS_EXIT_REASON_LEN];
+	char msg[COS_EXIT_MSG_LEN];
+};
+
+/*
  * COS_KFUNC_BOUND: a kfunc bound to the attached shim.  The module's definition takes one more
  * argument, last, that the shim does not pass: the calling program's struct bpf_prog_aux,
  * which the verifier supplies (KF_IMPLICIT_ARGS; the BPF-visible prototype is the one without
  * it, so a shim built before the binding calls the same kfuncs).  The kfunc acts only for a
  * program of the struct_ops map that attached (cos_kf_bound(), kmod/cos_kfuncs.c).
  */
-#ifdef __VMLINUX_H__	/* the shim (BPF) */
+#if defined(__VMLINUX_H__)	/* the shim (BPF) */
 #define COS_KFUNC(ret, name, ...)	extern ret name(__VA_ARGS__) __ksym
 #define COS_KFUNC_BOUND(ret, name, ...)	extern ret name(__VA_ARGS__) __ksym
 #define COS_KFUNC_BOUND0(ret, name)	extern ret name(void) __ksym
-#else			/* cos.ko */
+#elif defined(__KERNEL__)	/* cos.ko */
 struct bpf_prog_aux;
 #define COS_KFUNC(ret, name, ...)	ret name(__VA_ARGS__)
 #define COS_KFUNC_BOUND(ret, name, ...)	ret name(__VA_ARGS__, struct bpf_prog_aux *aux)
 #define COS_KFUNC_BOUND0(ret, name)	ret name(struct bpf_prog_aux *aux)
 #endif
 
+#if defined(__VMLINUX_H__) || defined(__KERNEL__)	/* libcos takes only struct cos_exit_info */
 COS_KFUNC(u32, cos_kf_abi_version, void);
 COS_KFUNC_BOUND(void, cos_kf_shim_attached, bool attached, u32 caps);
 COS_KFUNC_BOUND(s32, cos_kf_task_attach, struct task_struct *p, bool runnable);
@@ -68,5 +86,6 @@ COS_KFUNC(bool, cos_kf_lord_active, void);
 #undef COS_KFUNC
 #undef COS_KFUNC_BOUND
 #undef COS_KFUNC_BOUND0
+#endif
 
 #endif /* _COS_SHIM_INTF_H */

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 
 #include "internal.h"
+#include "../kmod/cos_shim_intf.h"	/* struct cos_exit_info, for the skeleton */
 #include "cos_shim.skel.h"
 
 struct cos_shim {
@@ -76,6 +77,7 @@ static int shim_precheck(const struct cos_shim_opts *opts)
 
 COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_opts *opts)
 {
+	const struct cos_exit_info *ei;
 	libbpf_print_fn_t old_print;
 	struct cos_shim *shim;
 	int err;
@@ -121,11 +123,11 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 				 bpf_msg[0] ? bpf_msg : "set COS_DEBUG=1 for libbpf's log");
 		goto out_destroy;
 	}
-	if (shim->skel->bss->cos_exit_kind) {
+	ei = &shim->skel->data->cos_exit_info;
+	if (__atomic_load_n(&ei->kind, __ATOMIC_ACQUIRE)) {	/* pairs with ops.exit's barrier */
 		/* ops.init failed: only reason the scheduler is gone already (see the top comment). */
-		err = strstr(shim->skel->bss->cos_exit_msg, "(-71)") ? -EPROTO : -EIO;
-		cos_fail(err, "the shim stopped at once: %s: %s%s", shim->skel->bss->cos_exit_reason,
-			 shim->skel->bss->cos_exit_msg,
+		err = strstr(ei->msg, "(-71)") ? -EPROTO : -EIO;
+		cos_fail(err, "the shim stopped at once: %s: %s%s", ei->reason, ei->msg,
 			 err == -EPROTO ? " (cos module and shim ABI versions differ)" : "");
 		bpf_link__destroy(shim->link);
 		goto out_destroy;
