@@ -8,10 +8,11 @@
  * the release of the file) takes control away at once; the regions (ring, shoot area, control
  * page) stay until the file is released, because a lord may still have them mapped.
  *
- * Stall.  An hrtimer checks every stall_ms / 4 (at least 1 ms): if messages are pending and
- * the lord has made no progress for stall_ms (ctl->consumed has not moved and the lord thread
- * got no CPU time), or (checked every 100 ms) a task has waited for a shoot longer than
- * starve_ms, the lord is stalled: LORD_STALL is posted, every task waiting for
+ * Stall.  An hrtimer checks every stall_ms / 4, at most 100 ms apart (the starvation check's
+ * period: with stall_ms 10000 it used to look every 2.5 s) and at least 1 ms: if messages are
+ * pending and the lord has made no progress for stall_ms (ctl->consumed has not moved and the
+ * lord thread got no CPU time), or (checked every 100 ms) a task has waited for a shoot longer
+ * than starve_ms, the lord is stalled: LORD_STALL is posted, every task waiting for
  * it goes to the fair policy and the enclave's CPUs are kicked.  The second rule catches a lord
  * that consumes but does not schedule (or that stopped right after consuming everything): its
  * tasks would otherwise wait for sched_ext's watchdog, which ejects the whole scheduler.  When
@@ -279,6 +280,12 @@ static bool cos_stall_check_locked(struct cos_enclave *e, u64 now)
 	return false;
 }
 
+/* How often the stall timer looks: both rules in time (stall_ms / 4, and the starvation check). */
+static u64 cos_stall_period(const struct cos_enclave *e)
+{
+	return clamp_t(u64, e->stall_ns / 4, NSEC_PER_MSEC, COS_STARVE_CHECK_NS);
+}
+
 /* hrtimer callback (hard-irq context, IRQs off): cos_lock without irqsave. */
 static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 {
@@ -302,7 +309,7 @@ static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 		pr_info_ratelimited("%s\n", e->stall_report);
 		cos_kick_cpus(e->timer_kick);
 	}
-	hrtimer_forward_now(timer, ns_to_ktime(max_t(u64, e->stall_ns / 4, NSEC_PER_MSEC)));
+	hrtimer_forward_now(timer, ns_to_ktime(cos_stall_period(e)));
 	return HRTIMER_RESTART;
 }
 
@@ -455,7 +462,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 		goto err_free;
 	}
 	smp_store_release(&file->private_data, e);	/* pairs with cos_file_enclave() */
-	hrtimer_start(&e->stall_timer, ns_to_ktime(max_t(u64, e->stall_ns / 4, NSEC_PER_MSEC)),
+	hrtimer_start(&e->stall_timer, ns_to_ktime(cos_stall_period(e)),
 		      HRTIMER_MODE_REL);
 
 	args.ring_entries = entries;

@@ -23,6 +23,47 @@ void reload()
 	if (!module_loaded())
 		REQUIRE(load_module(build_path("kmod/cos.ko")) == 0);
 }
+
+/* cos.ko reloaded with @params for the scope (and an open /dev/cos); as before at the end. */
+struct ModuleWith {
+	int fd = -1;
+	uint32_t max_tasks;
+	ModuleWith(const char *params, uint32_t max) : max_tasks(max)
+	{
+		REQUIRE(unload_module() == 0);
+		int kofd = open(build_path("kmod/cos.ko").c_str(), O_RDONLY | O_CLOEXEC);
+		REQUIRE(kofd >= 0);
+		int err = syscall(SYS_finit_module, kofd, params, 0) ? errno : 0;
+		close(kofd);
+		REQUIRE(err == 0);
+		fd = cos_open();
+		REQUIRE(fd >= 0);
+	}
+	/* the COS tasks that hold a slot now */
+	uint32_t tasks() const
+	{
+		struct cos_info info;
+		REQUIRE(cos_get_info(fd, &info) == 0);
+		REQUIRE(info.max_tasks == max_tasks);
+		return info.tasks;
+	}
+	/* wait (up to 5 s) until @n tasks hold a slot; returns how many do */
+	uint32_t wait_tasks(uint32_t n) const
+	{
+		uint32_t now = tasks();
+		for (int i = 0; i < 2500 && now != n; i++) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
+			now = tasks();
+		}
+		return now;
+	}
+	~ModuleWith()
+	{
+		close(fd);
+		CHECK(unload_module() == 0);
+		reload();
+	}
+};
 } // namespace
 
 TEST_CASE("the module unloads when nothing holds it and loads again", "[module]")
@@ -144,81 +185,41 @@ TEST_CASE("cosctl load/unload go through libkmod and say what is wrong", "[modul
 TEST_CASE("a full task table: COS tasks past max_tasks get no slot and still run; freed slots are reused", "[module][tasks]")
 {
 	constexpr int max_tasks = 64, threads = 80;
-	REQUIRE(unload_module() == 0);
-	{
-		int kofd = open(build_path("kmod/cos.ko").c_str(), O_RDONLY | O_CLOEXEC);
-		REQUIRE(kofd >= 0);
-		int err = syscall(SYS_finit_module, kofd, "max_tasks=64", 0) ? errno : 0;
-		close(kofd);
-		REQUIRE(err == 0);
+	ModuleWith mod("max_tasks=64", max_tasks);
+	Shim shim;
+	/* twice: the second round takes the slots the first one freed (the free-slot FIFO wraps) */
+	for (int round = 0; round < 2; round++) {
+		CAPTURE(round);
+		std::atomic<int> ready{0}, finished{0};
+		std::atomic<bool> go{false};
+		std::vector<std::thread> ts;
+		for (int i = 0; i < threads; i++)
+			ts.emplace_back([&] {
+				if (become_cos_task() == 0)
+					ready++;
+				while (!go)
+					std::this_thread::sleep_for(std::chrono::milliseconds(1));
+				volatile unsigned long n = 0;
+				for (int k = 0; k < 100000; k++)
+					n = n + k;
+				finished++;
+			});
+		for (int i = 0; i < 5000 && ready < threads; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		CHECK(ready == threads);		/* SCHED_EXT is granted past the table's size */
+		CHECK(mod.tasks() == (uint32_t)max_tasks);	/* but only max_tasks got a slot */
+		go = true;
+		for (auto &t : ts)
+			t.join();
+		CHECK(finished == threads);		/* the ones without a slot ran too */
+		CHECK(mod.wait_tasks(0) == 0);		/* every slot came back */
 	}
-	int fd = cos_open();
-	REQUIRE(fd >= 0);
-	auto tasks = [&] {
-		struct cos_info info;
-		REQUIRE(cos_get_info(fd, &info) == 0);
-		REQUIRE(info.max_tasks == (uint32_t)max_tasks);
-		return info.tasks;
-	};
-	{
-		Shim shim;
-		/* twice: the second round takes the slots the first one freed (the free-slot FIFO wraps) */
-		for (int round = 0; round < 2; round++) {
-			CAPTURE(round);
-			std::atomic<int> ready{0}, finished{0};
-			std::atomic<bool> go{false};
-			std::vector<std::thread> ts;
-			for (int i = 0; i < threads; i++)
-				ts.emplace_back([&] {
-					if (become_cos_task() == 0)
-						ready++;
-					while (!go)
-						std::this_thread::sleep_for(std::chrono::milliseconds(1));
-					volatile unsigned long n = 0;
-					for (int k = 0; k < 100000; k++)
-						n = n + k;
-					finished++;
-				});
-			for (int i = 0; i < 5000 && ready < threads; i++)
-				std::this_thread::sleep_for(std::chrono::milliseconds(1));
-			CHECK(ready == threads);		/* SCHED_EXT is granted past the table's size */
-			CHECK(tasks() == (uint32_t)max_tasks);	/* but only max_tasks got a slot */
-			go = true;
-			for (auto &t : ts)
-				t.join();
-			CHECK(finished == threads);		/* the ones without a slot ran too */
-			uint32_t left = tasks();
-			for (int i = 0; i < 5000 && left; i++) {
-				std::this_thread::sleep_for(std::chrono::milliseconds(1));
-				left = tasks();
-			}
-			CHECK(left == 0);			/* every slot came back */
-		}
-	}
-	close(fd);
-	REQUIRE(unload_module() == 0);
-	reload();
 }
 
 TEST_CASE("no user locks the others out: a slot limit per user, root exempt", "[module][tasks][users]")
 {
 	constexpr int max_tasks = 64, per_user = 16, threads = 30;
-	REQUIRE(unload_module() == 0);
-	{
-		int kofd = open(build_path("kmod/cos.ko").c_str(), O_RDONLY | O_CLOEXEC);
-		REQUIRE(kofd >= 0);
-		int err = syscall(SYS_finit_module, kofd, "max_tasks=64 max_tasks_per_user=16", 0) ? errno : 0;
-		close(kofd);
-		REQUIRE(err == 0);
-	}
-	int fd = cos_open();
-	REQUIRE(fd >= 0);
-	auto tasks = [&] {
-		struct cos_info info;
-		REQUIRE(cos_get_info(fd, &info) == 0);
-		REQUIRE(info.max_tasks == (uint32_t)max_tasks);
-		return info.tasks;
-	};
+	ModuleWith mod("max_tasks=64 max_tasks_per_user=16", max_tasks);
 	/* @n COS threads of the calling process, alive until *@stop; *@ready counts them */
 	auto spawn = [](int n, std::atomic<int> *ready, std::atomic<bool> *stop) {
 		std::vector<std::thread> ts;
@@ -231,52 +232,40 @@ TEST_CASE("no user locks the others out: a slot limit per user, root exempt", "[
 			});
 		return ts;
 	};
-	{
-		Shim shim;
-		struct Sync { std::atomic<int> ready; std::atomic<bool> stop; };
-		Sync *user = shared_new<Sync>();
-		pid_t child = fork();
-		if (child == 0) {	/* an unprivileged user (nobody) with more COS threads than its share */
-			if (setgroups(0, nullptr) || setresgid(65534, 65534, 65534) ||
-			    setresuid(65534, 65534, 65534))
-				_exit(10);
-			auto ts = spawn(threads, &user->ready, &user->stop);
-			for (auto &th : ts)
-				th.join();
-			_exit(0);
-		}
-		for (int i = 0; i < 5000 && user->ready < threads; i++)
-			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		CHECK(user->ready == threads);			/* SCHED_EXT is granted to all */
-		for (int i = 0; i < 500 && tasks() < (uint32_t)per_user; i++)
-			std::this_thread::sleep_for(std::chrono::milliseconds(2));
-		CHECK(tasks() == (uint32_t)per_user);		/* but only its share got slots */
-		/* root still gets slots for all of its tasks */
-		std::atomic<int> ready{0};
-		std::atomic<bool> stop{false};
-		auto ts = spawn(threads, &ready, &stop);
-		for (int i = 0; i < 5000 && ready < threads; i++)
-			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		/* a thread gets its slot at its first scheduling event as a COS task */
-		for (int i = 0; i < 500 && tasks() < (uint32_t)(per_user + threads); i++)
-			std::this_thread::sleep_for(std::chrono::milliseconds(2));
-		CHECK(tasks() == (uint32_t)(per_user + threads));
-		stop = true;
+	Shim shim;
+	struct Sync { std::atomic<int> ready; std::atomic<bool> stop; };
+	Sync *user = shared_new<Sync>();
+	pid_t child = fork();
+	if (child == 0) {	/* an unprivileged user (nobody) with more COS threads than its share */
+		if (setgroups(0, nullptr) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(10);
+		auto ts = spawn(threads, &user->ready, &user->stop);
 		for (auto &th : ts)
 			th.join();
-		user->stop = true;
-		int st = -1;
-		waitpid(child, &st, 0);
-		CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
-		shared_delete(user);
-		uint32_t left = tasks();
-		for (int i = 0; i < 5000 && left; i++) {
-			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-			left = tasks();
-		}
-		CHECK(left == 0);				/* every slot came back, per user too */
+		_exit(0);
 	}
-	close(fd);
-	REQUIRE(unload_module() == 0);
-	reload();
+	for (int i = 0; i < 5000 && user->ready < threads; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(user->ready == threads);			/* SCHED_EXT is granted to all */
+	/* a thread gets its slot at its first scheduling event as a COS task */
+	CHECK(mod.wait_tasks(per_user) == (uint32_t)per_user);	/* but only its share got slots */
+	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	CHECK(mod.tasks() == (uint32_t)per_user);	/* and no more came later */
+	/* root still gets slots for all of its tasks */
+	std::atomic<int> ready{0};
+	std::atomic<bool> stop{false};
+	auto ts = spawn(threads, &ready, &stop);
+	for (int i = 0; i < 5000 && ready < threads; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(mod.wait_tasks(per_user + threads) == (uint32_t)(per_user + threads));
+	stop = true;
+	for (auto &th : ts)
+		th.join();
+	user->stop = true;
+	int st = -1;
+	waitpid(child, &st, 0);
+	CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+	shared_delete(user);
+	CHECK(mod.wait_tasks(0) == 0);			/* every slot came back, per user too */
 }
