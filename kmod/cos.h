@@ -168,6 +168,15 @@ struct cos_counters {
 /* NULL without a lord; written under cos_lock (rcu_assign_pointer), read under it or RCU-sched */
 extern struct cos_enclave __rcu *cos_enclave;
 extern u32 cos_fallback_pending;		/* under cos_fallback_lock: tasks with ->fallback */
+
+/*
+ * The enclave a task event is posted to, or NULL.  The scheduling path runs with IRQs off, an
+ * RCU-sched read side: cos_lord_release() waits for it (synchronize_rcu()) before it frees one.
+ */
+static inline struct cos_enclave *cos_enclave_now(void)
+{
+	return rcu_dereference_sched(cos_enclave);
+}
 extern struct cos_counters cos_counters;
 extern struct cos_task *cos_tasks;
 extern struct cos_task_status *cos_status;

@@ -191,7 +191,7 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags,
 		return COS_ENQ_FAIR;
 	if (enq_flags & COS_SCX_ENQ_WAKEUP)
 		return COS_ENQ_LORD;
-	e = rcu_dereference_sched(cos_enclave);	/* IRQs off: an RCU-sched read side */
+	e = cos_enclave_now();
 	if (e && READ_ONCE(e->lord) == p && cos_cpu_shot(e->lord_cpu, NULL))
 		return COS_ENQ_LORD_YIELD;
 	return COS_ENQ_LORD;

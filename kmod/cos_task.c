@@ -214,15 +214,6 @@ static bool cos_cpu_valid(s32 cpu)
 	return cpu >= 0 && cpu < nr_cpu_ids;
 }
 
-/*
- * The enclave a task event is posted to, or NULL.  The scheduling path runs with IRQs off, an
- * RCU-sched read side: cos_lord_release() waits for it (synchronize_rcu()) before it frees one.
- */
-static struct cos_enclave *cos_enclave_now(void)
-{
-	return rcu_dereference_sched(cos_enclave);
-}
-
 /* Slot @slot's entry, or NULL for a slot number out of range.  Context: any. */
 static struct cos_task *cos_task_at(s32 slot)
 {
