@@ -33,10 +33,15 @@ struct IdleLord {
 	State *st = shared_new<State>();
 	pid_t pid;
 
-	IdleLord(std::vector<int> cpus, unsigned stall_ms, unsigned starve_ms)
+	/* attach_shim: the lord's process attaches the shim itself (not pinned), as a lord does
+	 * when none is attached: the link then dies with the process. */
+	IdleLord(std::vector<int> cpus, unsigned stall_ms, unsigned starve_ms, bool attach_shim = false)
 	{
 		pid = fork();
 		if (pid == 0) {
+			cos_shim *shim;
+			if (attach_shim && cos_shim_attach(&shim, nullptr))
+				_exit(1);
 			cpu_set_t set;
 			CPU_ZERO(&set);
 			for (int c : cpus)
@@ -64,8 +69,10 @@ struct IdleLord {
 				cos_lord_wait(lord, 1000000);
 			}
 		}
-		while (!st->registered)
+		while (!st->registered) {
+			REQUIRE(waitpid(pid, nullptr, WNOHANG) == 0);	/* it did not fail */
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
 	}
 	~IdleLord()
 	{
@@ -81,24 +88,30 @@ template <int N> struct Waiters {
 	struct State {
 		std::atomic<int> ready{0};
 		std::atomic<int> go{0};
+		std::atomic<int> ran{0};
 		uint64_t ran_at[N];
 	};
 	State *st = shared_new<State>();
 	pid_t pid;
 
-	Waiters()
+	/* hog: once it ran, each task spins until every one ran (CPU hogs, not sleepers) */
+	explicit Waiters(bool hog = false)
 	{
 		pid = fork();
 		if (pid == 0) {
 			unpin_self();
 			std::vector<std::thread> ts;
 			for (int i = 0; i < N; i++)
-				ts.emplace_back([this, i] {
+				ts.emplace_back([this, i, hog] {
 					become_cos_task();
 					st->ready++;
 					while (!st->go)		/* block, wake, wait for a lord that never shoots */
 						std::this_thread::sleep_for(std::chrono::milliseconds(5));
 					st->ran_at[i] = now_ns();
+					st->ran++;
+					uint64_t until = st->ran_at[i] + 20000000000ull;
+					while (hog && st->ran < N && now_ns() < until)
+						;		/* 20 s at most, should one never run */
 				});
 			for (auto &t : ts)
 				t.join();
@@ -155,7 +168,7 @@ TEST_CASE("a lord killed with SIGKILL while 250 tasks wait for it: every one run
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
 	constexpr int N = 250;
-	Waiters<N> w;
+	Waiters<N> w(true);				/* hogs once they ran */
 	auto *lord = new IdleLord({1, 2, 3}, 10000, 10000);	/* only its death helps */
 	std::this_thread::sleep_for(std::chrono::milliseconds(100));
 	w.st->go = 1;
@@ -173,6 +186,46 @@ TEST_CASE("a lord killed with SIGKILL while 250 tasks wait for it: every one run
 	std::cerr << "after SIGKILL of the lord, " << N << " waiting tasks first ran after (us): p50 "
 		  << us[N / 2] << " p90 " << us[N * 9 / 10] << " max " << us.back() << "\n";
 	CHECK(sched_ext_state() == "enabled");
+}
+
+/*
+ * The lord's process attached the shim (no shim was attached, as `cos-fifo` does): its death
+ * also closes the shim's link and sched_ext disables the shim, so two exits race, the lord's
+ * (the module's fallback) and the shim's (sched_ext moves every task back to the fair class).
+ */
+TEST_CASE("a lord that attached the shim itself, killed while 250 tasks wait: every one runs again", "[fallback][kill][many][ownshim]")
+{
+	{
+		Shim probe;				/* can this kernel have lords? */
+		REQUIRE_LORD_SUPPORT();
+	}
+	REQUIRE(sched_ext_state() != "enabled");
+	constexpr int N = 250;
+	Waiters<N> w(true);				/* SCHED_EXT, under the fair class for now */
+	auto *lord = new IdleLord({1, 2, 3}, 10000, 10000, true);
+	REQUIRE(sched_ext_state() == "enabled");
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	w.st->go = 1;
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	int held = 0;
+	for (int i = 0; i < N; i++)
+		held += w.st->ran_at[i] == 0;
+	uint64_t killed = now_ns();
+	delete lord;					/* SIGKILL */
+	REQUIRE(w.wait_exit() == 0);			/* all of them finish */
+	std::vector<uint64_t> us;
+	for (int i = 0; i < N; i++) {
+		CHECK(w.st->ran_at[i] > 0);
+		us.push_back(w.st->ran_at[i] > killed ? (w.st->ran_at[i] - killed) / 1000 : 0);
+	}
+	std::sort(us.begin(), us.end());
+	std::cerr << "after SIGKILL of the lord that attached the shim, " << N << " tasks (" << held
+		  << " waiting for it) first ran after (us): p50 " << us[N / 2] << " p90 " << us[N * 9 / 10]
+		  << " max " << us.back() << "\n";
+	CHECK(held > N / 2);				/* the lord held most of them */
+	for (int i = 0; i < 2000 && sched_ext_state() != "disabled"; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(sched_ext_state() == "disabled");		/* the shim went with its process */
 }
 
 /*
