@@ -13,7 +13,11 @@
  *    se.sum_exec_runtime, not from the slice left: the core may refill a slice to its own
  *    default, and a charge computed from it would underflow and starve the task) scaled by
  *    100/weight, and is clamped to at most one slice behind the global clock on enqueue, so
- *    sleepers cannot bank credit.  An idle CPU found at wake-up gets the task directly on its
+ *    sleepers cannot bank credit, and to at most COS_FAIR_WAIT_NS x CPUs / waiting tasks ahead
+ *    of it: the global clock advances about CPUs / waiting as fast as real time, so no task
+ *    waits much longer than COS_FAIR_WAIT_NS for its turn however far its weight put it ahead
+ *    (a nice-19 kthread charged 100x its run time waited 37 s beside 250 tasks, and sched_ext's
+ *    watchdog ejected the shim); under light load weights apply in full.  An idle CPU found at wake-up gets the task directly on its
  *    local DSQ.  Where the kernel offers no scx_bpf_create_dsq (Debian 7.2.12, see
  *    shim_compat.h) the shared queue is the built-in global DSQ, which is FIFO: round-robin
  *    with equal slices, weights ignored; sched_ext drains it before calling ops.dispatch, so a
@@ -70,9 +74,11 @@ char _license[] SEC("license") = "GPL";
 #define COS_PF_KTHREAD	0x00200000	/* PF_KTHREAD: task flags are not in vmlinux.h */
 #define COS_NO_SLOT	(-1)
 #define COS_FALLBACK_BATCH 16	/* fallback tasks one dispatch drains at most */
+#define COS_FAIR_WAIT_NS	(1000ULL * 1000 * 1000)	/* the longest wait the lag allows (B) */
 
 const volatile __u64 cos_slice_ns = 5ULL * 1000 * 1000;
 const volatile __u32 cos_abi_expected = COS_ABI_VERSION;
+const volatile __u32 cos_nr_cpus = 1;	/* online CPUs when libcos loaded the shim */
 
 /* Set by ops.init: 1 if the fair policy orders by vtime, 0 if it fell back to FIFO (see B). */
 __u32 cos_fair_vtime;
@@ -135,8 +141,15 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, cos_slice_ns, enq_flags);
 		return;
 	}
-	if ((s64)(vtime - (cos_vtime_now - cos_slice_ns)) < 0)
+	if ((s64)(vtime - (cos_vtime_now - cos_slice_ns)) < 0) {
 		vtime = cos_vtime_now - cos_slice_ns;
+	} else if (cos_have(scx_bpf_dsq_nr_queued)) {
+		s32 waiting = scx_bpf_dsq_nr_queued(COS_FAIR_DSQ);
+		u64 lag_max = COS_FAIR_WAIT_NS * cos_nr_cpus / (waiting > 0 ? waiting + 1 : 1);
+
+		if ((s64)(vtime - (cos_vtime_now + lag_max)) > 0)
+			vtime = cos_vtime_now + lag_max;
+	}
 	scx_bpf_dsq_insert_vtime(p, COS_FAIR_DSQ, cos_slice_ns, vtime, enq_flags);
 }
 

@@ -101,6 +101,9 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 	}
 	if (opts && opts->slice_ns)
 		shim->skel->rodata->cos_slice_ns = opts->slice_ns;
+	/* the fair policy's lag bound scales with it (kmod/cos_shim.bpf.c, B) */
+	shim->skel->rodata->cos_nr_cpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ?
+		sysconf(_SC_NPROCESSORS_ONLN) : 1;
 	if (opts && opts->abi_expected)
 		shim->skel->rodata->cos_abi_expected = opts->abi_expected;
 	err = cos_shim_bpf__load(shim->skel);
