@@ -232,6 +232,8 @@ void cos_pending_cancel(s32 cpu);
 bool cos_pending_none(s32 cpu);
 bool cos_cpu_shot(s32 cpu, const struct cos_task *t);
 void cos_kick_cpus(const struct cpumask *cpus);
+int cos_hold_dispatch(int cpu);
+int cos_held_cpu(void);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg);
 void cos_ring_poke(struct cos_enclave *e);
 u64 cos_ring_produced(struct cos_enclave *e);

@@ -10,6 +10,7 @@
 
 #include <linux/capability.h>
 #include <linux/cpumask.h>
+#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -121,6 +122,25 @@ static struct miscdevice cos_miscdev = {
 	.mode = 0600,
 };
 
+/*
+ * debugfs cos/: fault injection for the tests (root only).  hold_dispatch: a CPU whose
+ * ops.dispatch leaves its pending shoot alone, -1 for none (cos_hold_dispatch()).
+ */
+static struct dentry *cos_debugfs;
+
+static int cos_hold_get(void *data, u64 *val)
+{
+	*val = (u64)(s64)cos_held_cpu();
+	return 0;
+}
+
+static int cos_hold_set(void *data, u64 val)
+{
+	return cos_hold_dispatch((int)(s64)val);
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(cos_hold_fops, cos_hold_get, cos_hold_set, "%lld\n");
+
 static int __init cos_init(void)
 {
 	int ret;
@@ -152,6 +172,8 @@ static int __init cos_init(void)
 		pr_err("cannot register /dev/%s: %d\n", COS_DEVICE_NAME, ret);
 		goto err_tasks;
 	}
+	cos_debugfs = debugfs_create_dir("cos", NULL);	/* errors ignored, as debugfs wants */
+	debugfs_create_file_unsafe("hold_dispatch", 0600, cos_debugfs, NULL, &cos_hold_fops);
 	return 0;
 
 err_tasks:
@@ -162,6 +184,7 @@ err_tasks:
 /* Runs only when no file is open and no BPF program references the module. */
 static void __exit cos_exit(void)
 {
+	debugfs_remove(cos_debugfs);
 	misc_deregister(&cos_miscdev);
 	cos_tasks_exit();
 }

@@ -132,6 +132,11 @@ static struct cos_task **cos_pending;
 static struct cos_task **cos_taken;
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
 
+static bool cos_cpu_valid(s32 cpu)
+{
+	return cpu >= 0 && cpu < nr_cpu_ids;
+}
+
 static void cos_kick_fn(void *info)
 {
 	struct task_struct *curr = current;
@@ -196,6 +201,40 @@ void cos_tasks_exit(void)
 	cos_taken = NULL;
 }
 
+/*
+ * Fault injection for the tests of the paths a race reaches (debugfs cos/hold_dispatch, root
+ * only; cos_main.c): while cos_hold_cpu names a CPU, ops.dispatch there leaves its pending
+ * shoot alone, so a test can hotplug that CPU, change the task's affinity or stall the lord
+ * while a shoot is pending.  -1: none.  Written by cos_hold_dispatch(), read lock-free.
+ */
+static int cos_hold_cpu = -1;
+
+/**
+ * cos_hold_dispatch() - hold (@cpu >= 0) or release (-1) the pending shoot of one CPU
+ * @cpu: the CPU to hold, or -1
+ *
+ * Releasing kicks the CPU that was held, so that its ops.dispatch takes the shoot at once.
+ * Context: process context (the debugfs write); no lock.  Return: 0, or -EINVAL for a CPU
+ * that does not exist.
+ */
+int cos_hold_dispatch(int cpu)
+{
+	int old;
+
+	if (cpu != -1 && !cos_cpu_valid(cpu))
+		return -EINVAL;
+	old = xchg(&cos_hold_cpu, cpu);
+	if (old >= 0 && old != cpu)
+		cos_kick_cpus(cpumask_of(old));
+	return 0;
+}
+
+/* The CPU held by cos_hold_dispatch(), or -1.  Context: any; lock-free. */
+int cos_held_cpu(void)
+{
+	return READ_ONCE(cos_hold_cpu);
+}
+
 /* Kick @cpus (preempt what runs there).  Any context; under no lock of cos.ko. */
 void cos_kick_cpus(const struct cpumask *cpus)
 {
@@ -209,10 +248,6 @@ void cos_kick_cpus(const struct cpumask *cpus)
 	}
 }
 
-static bool cos_cpu_valid(s32 cpu)
-{
-	return cpu >= 0 && cpu < nr_cpu_ids;
-}
 
 /* Slot @slot's entry, or NULL for a slot number out of range.  Context: any. */
 static struct cos_task *cos_task_at(s32 slot)
@@ -591,6 +626,8 @@ s32 cos_dispatch_take(s32 cpu)
 
 	if (cos_pending_none(cpu))
 		return 0;
+	if (unlikely(READ_ONCE(cos_hold_cpu) == cpu))
+		return 0;	/* held by a test (cos_hold_dispatch()) */
 	for (;;) {
 		t = READ_ONCE(cos_pending[cpu]);
 		if (!t) {

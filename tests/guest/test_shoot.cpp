@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -29,6 +30,7 @@ struct Board {
 	std::atomic<int> ready;
 	std::atomic<int> go_exit;
 	pid_t tids[4];
+	std::atomic<int> runs[4];	/* wake-ups each thread ran through */
 };
 
 /*
@@ -42,6 +44,7 @@ struct Fixture {
 	int wake3[2];		/* a pipe that thread 3 blocks on */
 	std::map<pid_t, std::pair<uint32_t, uint32_t>> task;	/* tid -> slot, gen */
 	std::set<pid_t> dead;					/* tids seen in TASK_DEAD */
+	std::vector<cos_msg> log;				/* every message consumed */
 
 	Fixture()
 	{
@@ -95,8 +98,10 @@ struct Fixture {
 					return;
 				}
 				/* each wake-up waits for a shoot; once shot, go back to sleep */
-				while (!board->go_exit)
+				while (!board->go_exit) {
 					std::this_thread::sleep_for(std::chrono::milliseconds(2));
+					board->runs[i]++;
+				}
 			});
 		for (auto &t : ts)
 			t.join();
@@ -113,6 +118,7 @@ struct Fixture {
 				task[m->pid] = {m->slot, m->gen};
 			if (m->type == COS_MSG_TASK_DEAD)
 				dead.insert(m->pid);
+			log.push_back(*m);
 			cos_lord_consume(lord);
 			n++;
 		}
@@ -146,6 +152,48 @@ struct Fixture {
 		return {0, 0};
 	}
 
+	/* Wait up to 2 s for a message of @type about thread i; its arg, or -1. */
+	long wait_msg(unsigned type, int i)
+	{
+		for (size_t seen = 0, tries = 0; tries < 2000; tries++) {
+			drain();
+			for (; seen < log.size(); seen++)
+				if (log[seen].type == type && (pid_t)log[seen].pid == board->tids[i])
+					return (long)log[seen].arg;
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+		return -1;
+	}
+
+	/* Thread i's state in the status table. */
+	unsigned state(int i)
+	{
+		cos_task_status st = {};
+		cos_lord_task_status(lord, task[board->tids[i]].first, &st);
+		return st.state;
+	}
+
+	/*
+	 * Does thread i run through another wake-up within 2 s, shot to @cpu whenever it waits
+	 * (a kthread may preempt it before it counts: it then waits for the lord again)?
+	 */
+	bool runs_again(int i, int cpu)
+	{
+		int from = board->runs[i];
+		for (int tries = 0; tries < 2000 && board->runs[i] <= from; tries++) {
+			drain();
+			auto [slot, gen] = task[board->tids[i]];
+			cos_task_status st = {};
+			cos_lord_task_status(lord, slot, &st);
+			if (st.state == COS_TASK_WAITING && st.gen == gen &&
+			    st.last_seq <= cos_lord_consumed(lord) &&
+			    cos_lord_prepare(lord, cpu, slot, gen, 0) == 0)
+				cos_lord_shoot(lord, 0);
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+		return board->runs[i] > from;
+	}
+
 	unsigned shoot1(int cpu, uint32_t slot, uint32_t gen, unsigned flags = 0)
 	{
 		REQUIRE(cos_lord_prepare(lord, cpu, slot, gen, 0) == 0);
@@ -155,6 +203,23 @@ struct Fixture {
 		CHECK(placed == (st == COS_SHOOT_OK ? 1 : 0));
 		return st;
 	}
+};
+
+/*
+ * While one lives, ops.dispatch on @cpu leaves its pending shoot alone (cos.ko's debugfs
+ * hold_dispatch): the shoot stays pending for as long as a test needs to act on it.
+ */
+struct HoldDispatch {
+	explicit HoldDispatch(int cpu) { REQUIRE(set(cpu)); }
+	~HoldDispatch() { set(-1); }
+	static bool set(int cpu)
+	{
+		std::ofstream f("/sys/kernel/debug/cos/hold_dispatch");
+		f << cpu << std::flush;
+		return f.good();
+	}
+	HoldDispatch(const HoldDispatch &) = delete;
+	HoldDispatch &operator=(const HoldDispatch &) = delete;
 };
 
 long raw_shoot(int fd, cos_shoot_args *a) { return ioctl(fd, COS_IOC_SHOOT, a) < 0 ? -errno : 0; }
@@ -402,4 +467,74 @@ TEST_CASE("shoot validation: each bad request gets its status, good ones still w
 	}
 	CHECK(sched_ext_state() == "enabled");
 	CHECK(sched_ext_ops() == COS_SHIM_NAME);
+}
+
+/*
+ * The paths a race reaches, made deterministic by holding a shoot pending (HoldDispatch): the
+ * target CPU goes offline, the task's affinity changes, the lord goes away — each while the
+ * shoot waits for ops.dispatch.  (One race this cannot stage: a task that becomes unable to run
+ * on the CPU between ops.dispatch's take and its insert, cos_dispatch_failed(); that window is
+ * inside one call of the shim.)
+ */
+TEST_CASE("a shoot pending on a CPU that goes offline: SHOOT_STALE, and the task can be shot elsewhere", "[shoot][pending][hotplug]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	Fixture f;
+	auto [slot, gen] = f.waiting(0);
+	HoldDispatch hold(2);
+	REQUIRE(f.shoot1(2, slot, gen) == COS_SHOOT_OK);
+	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	CHECK(f.state(0) == COS_TASK_QUEUED);		/* held: not taken */
+	{
+		CpuOffline off(2);
+		REQUIRE(off.ok);
+		CHECK(f.wait_msg(COS_MSG_SHOOT_STALE, 0) == 2);	/* cos_pending_cancel() */
+		CHECK(f.state(0) == COS_TASK_WAITING);
+		CHECK(f.shoot1(2, slot, gen) == COS_SHOOT_BAD_CPU);
+		CHECK(f.shoot1(1, slot, gen) == COS_SHOOT_OK);
+		CHECK(f.runs_again(0, 1));	/* it ran (or waits again, and is shot again) */
+	}
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("a shoot pending when its task's affinity changes: SHOOT_STALE, and it waits for the lord again", "[shoot][pending][affinity]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	Fixture f;
+	auto [slot, gen] = f.waiting(0);
+	HoldDispatch hold(2);
+	REQUIRE(f.shoot1(2, slot, gen) == COS_SHOOT_OK);
+	cpu_set_t only1;
+	CPU_ZERO(&only1);
+	CPU_SET(1, &only1);
+	/* the kernel dequeues the task to change its CPUs: the pending shoot is cancelled */
+	REQUIRE(sched_setaffinity(f.board->tids[0], sizeof(only1), &only1) == 0);
+	CHECK(f.wait_msg(COS_MSG_SHOOT_STALE, 0) == 2);
+	CHECK(f.wait_msg(COS_MSG_TASK_AFFINITY, 0) >= 0);
+	CHECK(f.state(0) == COS_TASK_WAITING);
+	CHECK(f.shoot1(2, slot, gen) == COS_SHOOT_AFFINITY);
+	CHECK(f.shoot1(1, slot, gen) == COS_SHOOT_OK);
+	CHECK(f.runs_again(0, 1));	/* it ran (or waits again, and is shot again) */
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("a lord that goes away while a shoot is pending: the task runs under the fair policy", "[shoot][pending][fallback]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	Fixture f;
+	auto [slot, gen] = f.waiting(0);
+	HoldDispatch hold(2);				/* held for the whole test */
+	REQUIRE(f.shoot1(2, slot, gen) == COS_SHOOT_OK);
+	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	int before = f.board->runs[0];
+	CHECK(f.state(0) == COS_TASK_QUEUED);
+	cos_lord_destroy(f.lord);			/* cos_fallback_all() forgets the pending shoot */
+	f.lord = nullptr;
+	for (int i = 0; i < 2000 && f.board->runs[0] < before + 3; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(f.board->runs[0] >= before + 3);		/* it ran, though CPU 2 still holds */
+	CHECK(sched_ext_state() == "enabled");
 }
