@@ -39,10 +39,10 @@ run:
 	tests/vm/run --kver $(if $(KVER),$(KVER),auto) -- tests/demo
 
 bench:
-	BENCH=$(BENCH) BENCH_QUICK=$(BENCH_QUICK) tests/bench/host $(KVER)
+	BENCH=$(BENCH) BENCH_QUICK=$(BENCH_QUICK) bench/host $(KVER)
 
 bench-pack:
-	tests/bench/pack $(KVER)
+	bench/pack $(KVER)
 
 vm-run:
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command' [KVER=...]" >&2; exit 2; }
@@ -219,21 +219,24 @@ $(O)/bin/cos-oci-hook: tools/cos-oci-hook.c $(O)/lib/libcos.a libcos/cos.h uapi/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -ljansson
 
-$(O)/bin/cos-bench-delegation: tools/cos-bench-delegation.c tools/bench.h $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lpthread
+# the benchmarks: bench/cos-bench-*.c, each with the shared bench/bench.c
+BENCH_LIB := bench/bench.c bench/bench.h
 
-$(O)/bin/cos-bench-lord: tools/cos-bench-lord.c tools/bench.h $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+$(O)/bin/cos-bench-delegation: bench/cos-bench-delegation.c $(BENCH_LIB) $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lpthread
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lm -lpthread
 
-$(O)/bin/cos-bench-shinjuku: tools/cos-bench-shinjuku.c tools/bench.h $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+$(O)/bin/cos-bench-lord: bench/cos-bench-lord.c $(BENCH_LIB) $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lrocksdb -lm -lpthread
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lm -lpthread
 
-$(O)/bin/cos-bench-wakeup: tools/cos-bench-wakeup.c tools/bench.h
+$(O)/bin/cos-bench-shinjuku: bench/cos-bench-shinjuku.c $(BENCH_LIB) $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ -lm
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lrocksdb -lm -lpthread
+
+$(O)/bin/cos-bench-wakeup: bench/cos-bench-wakeup.c $(BENCH_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ -lm
 
 # policies: one program per policies/*.c
 $(O)/bin/cos-%: policies/cos-%.c policies/lord_main.c policies/lord_main.h $(O)/lib/libcos.a \
@@ -266,12 +269,16 @@ $(O)/tests/%: tests/guest/%.cpp $(wildcard tests/guest/*.h) $(O)/lib/libcos.a li
 	@mkdir -p $(@D)
 	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -I$(GEN) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) $(CATCH2) -lcap -lpthread
 
-# Host unit tests: the kernel-independent parts of libcos.
+# Host unit tests: the kernel-independent parts of libcos, and the benchmarks' library.
 $(U)/%.o: libcos/%.c $(LIBCOS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -c $< -o $@
 
-$(U)/cos-unit: $(UNIT_SRCS) $(U)/status.o $(U)/error.o $(U)/sched.o $(U)/hint.o $(U)/proc.o $(U)/cpus.o
-	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -Itests/unit $^ -o $@ $(CATCH2) -lcap
+$(U)/bench.o: bench/bench.c bench/bench.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -c $< -o $@
+
+$(U)/cos-unit: $(UNIT_SRCS) $(U)/status.o $(U)/error.o $(U)/sched.o $(U)/hint.o $(U)/proc.o $(U)/cpus.o $(U)/bench.o
+	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -Itests/unit -Ibench $(filter-out %.h,$^) -o $@ $(CATCH2) -lcap -lm
 
 endif

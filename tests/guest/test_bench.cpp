@@ -40,7 +40,7 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::string &path
 	return rows;
 }
 
-/* The benchmarks' enclave: every online CPU but CPU 0 (CPUs 1..N-1), as tools/bench.h has it. */
+/* The benchmarks' enclave: every online CPU but CPU 0 (CPUs 1..N-1), as bench/bench.h has it. */
 int enclave_size()
 {
 	return (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """report.py — turn a `make bench` results directory into summary.json, PNG plots and report.md.
 
-Reads what tests/bench/run wrote (delegation/rep*/delegation-<phase>-<hogs>hogs.csv, lord.csv,
+Reads what bench/run wrote (delegation/rep*/delegation-<phase>-<hogs>hogs.csv, lord.csv,
 overhead.csv, shinjuku/runs.csv and one CSV per run, wakeup/<scheduler>.csv, meta.json). Every
 number is a comparison within one boot: cos against the default scheduler, as a ratio; a statistic
 repeated over repetitions is reported as the median across them. Plots need matplotlib (in the build tree); without it the summary and report still come.

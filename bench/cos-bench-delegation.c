@@ -38,6 +38,7 @@
 #include "bench.h"
 #include "cos.h"
 
+#define PROG		"cos-bench-delegation"
 #define MAX_SHOOTS	100000
 #define MAX_HOG_COUNTS	8	/* entries of --hogs */
 
@@ -110,10 +111,10 @@ static struct stats summarize(uint64_t *lat, int n)
 {
 	struct stats s;
 
-	qsort(lat, n, sizeof(*lat), bench_cmp_u64);
-	s.p50 = lat[n / 2] / 1000.0;
-	s.p99 = lat[(int)((n - 1) * 0.99)] / 1000.0;
-	s.max = lat[n - 1] / 1000.0;
+	bench_sort_u64(lat, n);
+	s.p50 = bench_pct_us(lat, n, 0.5);
+	s.p99 = bench_pct_us(lat, n, 0.99);
+	s.max = bench_pct_us(lat, n, 1);
 	return s;
 }
 
@@ -126,12 +127,9 @@ static void write_csv(const char *dir, const char *phase, int hogs, const uint64
 	if (!dir)
 		return;
 	snprintf(path, sizeof(path), "%s/delegation-%s-%dhogs.csv", dir, phase, hogs);
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
+	f = bench_csv_open("cos-bench-delegation", path, "round,latency_ns,cpu");
+	if (!f)
 		return;
-	}
-	fprintf(f, "round,latency_ns,cpu\n");
 	for (int i = 0; i < n; i++)
 		fprintf(f, "%d,%llu,%d\n", i, (unsigned long long)lat[i], cpu[i]);
 	fclose(f);
@@ -184,7 +182,7 @@ static int run_default(int enclave, int rounds, uint64_t *lat, int *cpu)
 }
 
 /* cos: the lord wakes the target, waits for RUNNABLE, stamps and shoots to the next CPU. */
-static int run_cos(int enclave, int rounds, unsigned stall_ms, unsigned submit, uint64_t *lat,
+static int run_cos(int enclave, int rounds, int stall_ms, unsigned submit, uint64_t *lat,
 		   int *cpu, uint64_t *call)
 {
 	struct shared *sh = shared_new();
@@ -344,61 +342,58 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int rounds = 2000, hogs[MAX_HOG_COUNTS], nhogs = 0, enclave, c;
-	unsigned stall_ms = 1000;
+	int stall_ms = 1000;
 	const char *csv = NULL, *hog_list = NULL, *submit_list = "ioctl";
 	char default_hogs[16], enclave_cpus[32];
 	unsigned submits[2];
 	int nsubmits = 0;
+	size_t n;
 	static uint64_t lat[MAX_SHOOTS], call[MAX_SHOOTS];
 	static int cpus[MAX_SHOOTS];
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'n': rounds = atoi(optarg); break;
+		case 'n':
+			if (!bench_opt_int(PROG, "rounds", optarg, 10, MAX_SHOOTS, &rounds))
+				return 2;
+			break;
 		case 'H': hog_list = optarg; break;
-		case 's': stall_ms = atoi(optarg); break;
+		case 's':
+			if (!bench_opt_int(PROG, "stall-ms", optarg, 1, 60000, &stall_ms))
+				return 2;
+			break;
 		case 'S': submit_list = optarg; break;
 		case 'c': csv = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	enclave = bench_enclave_size("cos-bench-delegation");
+	enclave = bench_enclave_size(PROG);
 	if (!enclave)
 		return 2;
 	bench_enclave_cpus(enclave_cpus, sizeof(enclave_cpus), enclave);
 	snprintf(default_hogs, sizeof(default_hogs), "0,%d", enclave);
 	if (!hog_list)
 		hog_list = default_hogs;
-	for (const char *p = hog_list; *p && nhogs < MAX_HOG_COUNTS;) {
-		char *end;
-		long n = strtol(p, &end, 10);
-
-		if (end == p || (*end && *end != ',') || n < 0 || n > enclave) {
-			fprintf(stderr, "cos-bench-delegation: --hogs %s: each count must be "
-				"0..%d (one hog per enclave CPU: %s)\n", hog_list, enclave,
-				enclave_cpus);
-			usage(stderr);
-			return 2;
-		}
-		hogs[nhogs++] = n;
-		p = *end ? end + 1 : end;
+	nhogs = bench_opt_list(PROG, "hogs", hog_list, 0, enclave, hogs, MAX_HOG_COUNTS);
+	if (nhogs < 0) {
+		fprintf(stderr, "%s: one hog per enclave CPU at most (%s)\n", PROG, enclave_cpus);
+		return 2;
 	}
-	for (const char *p = submit_list; *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
-		size_t n = strcspn(p, ",");
-
+	for (const char *p = submit_list, *item; (item = bench_list_next(&p, &n));) {
 		if (nsubmits == 2)
 			break;
-		if (n == 5 && !strncmp(p, "ioctl", 5))
+		if (n == 5 && !strncmp(item, "ioctl", 5))
 			submits[nsubmits++] = COS_SUBMIT_IOCTL;
-		else if (n == 5 && !strncmp(p, "uring", 5))
+		else if (n == 5 && !strncmp(item, "uring", 5))
 			submits[nsubmits++] = COS_SUBMIT_URING;
 		else {
-			usage(stderr);
+			fprintf(stderr, "%s: --submit: unknown way '%.*s' (ioctl, uring)\n", PROG,
+				(int)n, item);
 			return 2;
 		}
 	}
-	if (!nhogs || !nsubmits || rounds < 10 || rounds > MAX_SHOOTS) {
+	if (!nsubmits || optind != argc) {
 		usage(stderr);
 		return 2;
 	}

@@ -41,6 +41,8 @@
 #include <rocksdb/c.h>
 
 #include "bench.h"
+
+#define PROG "cos-bench-shinjuku"
 #include "cos.h"
 
 #define MAX_WORKERS	256
@@ -65,7 +67,7 @@ struct worker {
 static struct {
 	rocksdb_t *db;
 	rocksdb_readoptions_t *ro;
-	unsigned int keys, get_keys, scan_keys;
+	int keys, get_keys, scan_keys;	/* parsed by bench_opt_int() */
 	int enclave;			/* the workers' CPUs 1..enclave; the generator on CPU 0 */
 	bool sched_ext, hints;
 	struct request *reqs;
@@ -150,7 +152,7 @@ static void serve(const struct request *r)
 	size_t len;
 
 	if (r->type == REQ_GET) {
-		for (unsigned int i = 0; i < g.get_keys; i++) {
+		for (int i = 0; i < g.get_keys; i++) {
 			uint32_t k = (r->key + i * 7919u) % g.keys;
 			char *v = rocksdb_get(g.db, g.ro, key, key_name(key, k), &len, &err);
 
@@ -164,7 +166,7 @@ static void serve(const struct request *r)
 		rocksdb_iterator_t *it = rocksdb_create_iterator(g.db, g.ro);
 
 		rocksdb_iter_seek(it, key, key_name(key, r->key));
-		for (unsigned int i = 0; i < g.scan_keys; i++) {
+		for (int i = 0; i < g.scan_keys; i++) {
 			if (!rocksdb_iter_valid(it))
 				rocksdb_iter_seek_to_first(it);
 			sum += (unsigned char)rocksdb_iter_value(it, &len)[0] + len;
@@ -290,12 +292,6 @@ static void cpu_times(unsigned long long *busy, unsigned long long *all)
 		fclose(f);
 }
 
-/* Element (n-1)*p of the sorted samples, in µs (as the other cos benchmarks compute it). */
-static double pct(const uint64_t *v, int n, double p)
-{
-	return n ? v[(int)((n - 1) * p)] / 1000.0 : 0;
-}
-
 /*
  * Calibration: the server's capacity, closed loop.  One worker per enclave CPU serves requests
  * back to back for a while (no arrivals, no wake-ups), every (1000 / P)-th one a SCAN, so the mix
@@ -416,8 +412,8 @@ int main(int argc, char **argv)
 	};
 	const char *db = "/tmp/cos-bench-rocksdb", *csv = NULL;
 	double rate = 0, seconds = 10, drain_s = 20;
-	unsigned int permille = 5;
-	bool do_calibrate = false, workers_given = false;
+	int permille = 5;
+	bool do_calibrate = false, workers_given = false, ok = true;
 	char enclave_cpus[32];
 	uint64_t seed = 1, *lat_get, *lat_scan, t0, t, last_done = 0;
 	unsigned long long busy0, all0, busy1, all1;
@@ -429,31 +425,41 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'C': do_calibrate = true; break;
-		case 'r': rate = atof(optarg); break;
-		case 'w': g.nworkers = atoi(optarg); workers_given = true; break;
-		case 's': seconds = atof(optarg); break;
-		case 'p': permille = atoi(optarg); break;
-		case 'k': g.scan_keys = atoi(optarg); break;
-		case 'g': g.get_keys = atoi(optarg); break;
-		case 'K': g.keys = atoi(optarg); break;
+		case 'r': ok = bench_opt_double(PROG, "rate", optarg, 1e-3, 1e6, &rate); break;
+		case 'w':
+			ok = bench_opt_int(PROG, "workers", optarg, 1, MAX_WORKERS, &g.nworkers);
+			workers_given = true;
+			break;
+		case 's': ok = bench_opt_double(PROG, "seconds", optarg, 1e-3, 3600, &seconds); break;
+		case 'p': ok = bench_opt_int(PROG, "scan-permille", optarg, 0, 1000, &permille); break;
+		case 'k': ok = bench_opt_int(PROG, "scan-keys", optarg, 1, 1000000, &g.scan_keys); break;
+		case 'g': ok = bench_opt_int(PROG, "get-keys", optarg, 1, 1000000, &g.get_keys); break;
+		case 'K': ok = bench_opt_int(PROG, "keys", optarg, 10, 100000000, &g.keys); break;
 		case 'd': db = optarg; break;
 		case 'x': g.sched_ext = true; break;
 		case 'H': g.hints = true; break;
-		case 'D': drain_s = atof(optarg); break;
-		case 'S': seed = strtoull(optarg, NULL, 0); break;
+		case 'D': ok = bench_opt_double(PROG, "drain-s", optarg, 0, 3600, &drain_s); break;
+		case 'S': ok = bench_opt_u64(PROG, "seed", optarg, 1, UINT64_MAX, &seed); break;
 		case 'c': csv = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+		if (!ok)
+			return 2;
 	}
-	if (optind != argc || (!do_calibrate && (rate <= 0 || rate > 1e6)) ||
-	    (workers_given && (g.nworkers < 1 || g.nworkers > MAX_WORKERS)) || seconds <= 0 ||
-	    seconds > 3600 || permille > 1000 || g.keys < 10 || !g.scan_keys || !g.get_keys ||
-	    (g.hints && !g.sched_ext) || !seed) {
+	if (!do_calibrate && rate <= 0) {
+		fprintf(stderr, "%s: --rate is needed (or --calibrate)\n", PROG);
+		return 2;
+	}
+	if (g.hints && !g.sched_ext) {
+		fprintf(stderr, "%s: --hints needs --sched-ext\n", PROG);
+		return 2;
+	}
+	if (optind != argc) {
 		usage(stderr);
 		return 2;
 	}
-	g.enclave = bench_enclave_size("cos-bench-shinjuku");
+	g.enclave = bench_enclave_size(PROG);
 	if (!g.enclave)
 		return 2;
 	if (!workers_given)
@@ -515,7 +521,7 @@ int main(int argc, char **argv)
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		q->arrival = t;
 		q->key = rng_next(&seed) % g.keys;
-		q->type = rng_next(&seed) % 1000 < permille ? REQ_SCAN : REQ_GET;
+		q->type = rng_next(&seed) % 1000 < (uint64_t)permille ? REQ_SCAN : REQ_GET;
 		hand_out(n++);
 		t += (uint64_t)(-log(rng_unit(&seed)) / rate * 1e9);
 	}
@@ -537,12 +543,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < g.nworkers; i++)
 		pthread_join(g.workers[i].thread, NULL);
 
-	FILE *out = csv ? fopen(csv, "w") : NULL;
+	FILE *out = csv ? bench_csv_open(PROG, csv, "type,arrival_us,latency_us") : NULL;
 
-	if (csv && !out)
-		perror(csv);
-	if (out)
-		fprintf(out, "type,arrival_us,latency_us\n");
 	for (int i = 0; i < n; i++) {
 		const struct request *q = &g.reqs[i];
 		uint64_t l = q->done ? q->done - q->arrival : 0;
@@ -561,16 +563,16 @@ int main(int argc, char **argv)
 	}
 	if (out)
 		fclose(out);
-	qsort(lat_get, ngets, sizeof(*lat_get), bench_cmp_u64);
-	qsort(lat_scan, nscans, sizeof(*lat_scan), bench_cmp_u64);
+	bench_sort_u64(lat_get, ngets);
+	bench_sort_u64(lat_scan, nscans);
 	printf("workers %d on %s offered %.0f/s achieved %.0f/s requests %d unfinished %d "
 	       "busy %.1f%% | get p50 %.1f p99 %.1f p99.9 %.1f us | scan n %d p50 %.1f p99 %.1f "
 	       "us\n",
 	       g.nworkers, bench_enclave_cpus(enclave_cpus, sizeof(enclave_cpus), g.enclave), rate,
 	       (n - unfinished) / ((last_done > t0 ? last_done - t0 : 1) / 1e9), n, unfinished,
 	       all1 > all0 ? 100.0 * (busy1 - busy0) / (all1 - all0) : 0,
-	       pct(lat_get, ngets, 0.5), pct(lat_get, ngets, 0.99), pct(lat_get, ngets, 0.999),
-	       nscans, pct(lat_scan, nscans, 0.5), pct(lat_scan, nscans, 0.99));
+	       bench_pct_us(lat_get, ngets, 0.5), bench_pct_us(lat_get, ngets, 0.99), bench_pct_us(lat_get, ngets, 0.999),
+	       nscans, bench_pct_us(lat_scan, nscans, 0.5), bench_pct_us(lat_scan, nscans, 0.99));
 	rocksdb_readoptions_destroy(g.ro);
 	rocksdb_close(g.db);
 	return 0;

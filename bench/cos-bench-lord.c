@@ -36,6 +36,8 @@
 #include <unistd.h>
 
 #include "bench.h"
+
+#define PROG "cos-bench-lord"
 #include "cos.h"
 
 #define MAX_TASKS	(2 * BENCH_MAX_CPUS)
@@ -322,45 +324,45 @@ int main(int argc, char **argv)
 	char enclave_cpus[32];
 	FILE *out = NULL;
 	int c, rc = 0;
+	size_t n;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': seconds = atof(optarg); break;
+		case 's':
+			if (!bench_opt_double(PROG, "seconds", optarg, 0.1, 600, &seconds))
+				return 2;
+			break;
 		case 'm': mode_list = optarg; break;
 		case 'c': csv = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || seconds < 0.1 || seconds > 600) {
+	if (optind != argc) {
 		usage(stderr);
 		return 2;
 	}
-	enclave_size = bench_enclave_size("cos-bench-lord");
+	enclave_size = bench_enclave_size(PROG);
 	if (!enclave_size)
 		return 2;
 	ntasks = 2 * enclave_size;
-	for (const char *p = mode_list; *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
-		size_t n = strcspn(p, ",");
+	for (const char *p = mode_list, *item; (item = bench_list_next(&p, &n));) {
 		bool found = false;
 
 		for (size_t i = 0; i < NMODES; i++) {
-			if (strlen(modes[i].name) == n && !strncmp(p, modes[i].name, n))
+			if (strlen(modes[i].name) == n && !strncmp(item, modes[i].name, n))
 				found = selected[i] = true;
 		}
 		if (!found) {
-			fprintf(stderr, "cos-bench-lord: unknown mode '%.*s'\n", (int)n, p);
+			fprintf(stderr, "%s: --modes: unknown mode '%.*s'\n", PROG, (int)n, item);
 			usage(stderr);
 			return 2;
 		}
 	}
 	if (csv) {
-		out = fopen(csv, "w");
-		if (!out) {
-			perror(csv);
+		out = bench_csv_open(PROG, csv, "mode,seconds,placed,started,calls,refused,call_ns");
+		if (!out)
 			return 1;
-		}
-		fprintf(out, "mode,seconds,placed,started,calls,refused,call_ns\n");
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("enclave: %s, %d COS tasks; the lord on CPU 0\n",

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #include <time.h>
 
 #include "bench.h"
+
+#define PROG "cos-bench-wakeup"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -52,6 +55,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int rounds = 10, loops = 500, interval_us = 1000, cpu = -1, c;
+	bool ok = true;
 	const char *csv = NULL;
 	uint64_t *lat;
 	double *p99s;
@@ -59,35 +63,33 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'r': rounds = atoi(optarg); break;
-		case 'l': loops = atoi(optarg); break;
-		case 'i': interval_us = atoi(optarg); break;
-		case 'c': cpu = atoi(optarg); break;
+		case 'r': ok = bench_opt_int(PROG, "rounds", optarg, 1, 100000, &rounds); break;
+		case 'l': ok = bench_opt_int(PROG, "loops", optarg, 10, 10000000, &loops); break;
+		case 'i': ok = bench_opt_int(PROG, "interval-us", optarg, 10, 10000000, &interval_us); break;
+		case 'c': ok = bench_opt_int(PROG, "cpu", optarg, 0, 65535, &cpu); break;
 		case 'o': csv = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+		if (!ok)
+			return 2;
 	}
-	if (optind < argc || rounds < 1 || loops < 10 || interval_us < 10) {
+	if (optind < argc) {
 		usage(stderr);
 		return 2;
 	}
 	if (cpu >= 0) {
 		if (bench_pin(cpu, cpu)) {
-			fprintf(stderr, "cos-bench-wakeup: CPU %d: %s\n", cpu, strerror(errno));
+			fprintf(stderr, "%s: CPU %d: %s\n", PROG, cpu, strerror(errno));
 			return 1;
 		}
 	}
-	if (csv && !(out = fopen(csv, "w"))) {
-		fprintf(stderr, "cos-bench-wakeup: %s: %s\n", csv, strerror(errno));
+	if (csv && !(out = bench_csv_open(PROG, csv, "round,sample,latency_ns")))
 		return 1;
-	}
 	lat = calloc(loops, sizeof(*lat));
 	p99s = calloc(rounds, sizeof(*p99s));
 	if (!lat || !p99s)
 		return 1;
-	if (out)
-		fprintf(out, "round,sample,latency_ns\n");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("policy %d\n%5s %10s %10s %10s\n", sched_getscheduler(0), "round", "p50_us", "p99_us",
 	       "max_us");
@@ -108,10 +110,10 @@ int main(int argc, char **argv)
 			if (next < t)		/* overran a whole period: restart from now */
 				next = t + interval_us * 1000ull;
 		}
-		qsort(lat, loops, sizeof(*lat), bench_cmp_u64);
-		p99s[r] = lat[(int)((loops - 1) * 0.99)] / 1000.0;
-		printf("%5d %10.1f %10.1f %10.1f\n", r, lat[loops / 2] / 1000.0, p99s[r],
-		       lat[loops - 1] / 1000.0);
+		bench_sort_u64(lat, loops);
+		p99s[r] = bench_pct_us(lat, loops, 0.99);
+		printf("%5d %10.1f %10.1f %10.1f\n", r, bench_pct_us(lat, loops, 0.5), p99s[r],
+		       bench_pct_us(lat, loops, 1));
 	}
 	{
 		double mean = 0, var = 0, median;
