@@ -159,7 +159,9 @@ TEST_CASE("benchmark programs explain themselves and refuse bad usage with statu
 	std::string too_many = std::to_string(enclave_size() + 1);
 	std::string out;
 	CHECK(sh(deleg + " --hogs " + too_many + " 2>&1", &out) == 2);
-	CHECK(out.find("each count must be 0.." + std::to_string(enclave_size())) != std::string::npos);
+	CHECK(out.find("--hogs " + too_many + ": must be a comma-separated list of at most 8 integers from 0 to " +
+		       std::to_string(enclave_size())) != std::string::npos);
+	CHECK(out.find("one hog per enclave CPU at most (" + enclave_text() + ")") != std::string::npos);
 	CHECK(sh(deleg + " --hogs 0," + too_many + " 2>/dev/null") == 2);
 	CHECK(sh(deleg + " --hogs -1 2>/dev/null") == 2);
 	std::string sj = build_path("bin/cos-bench-shinjuku");
@@ -168,4 +170,9 @@ TEST_CASE("benchmark programs explain themselves and refuse bad usage with statu
 	CHECK(sh(sj + " --rate 10 --workers 0 2>/dev/null") == 2);
 	CHECK(sh(build_path("bin/cos-bench-lord") + " --modes ioctl-1,nope 2>&1") == 2);
 	CHECK(sh(build_path("bin/cos-bench-lord") + " --seconds 0 2>/dev/null") == 2);
+	/* every option value is checked whole, and the message names the option (bench/bench.c) */
+	CHECK(sh(build_path("bin/cos-bench-wakeup") + " --rounds 5x 2>&1", &out) == 2);
+	CHECK(out.find("cos-bench-wakeup: --rounds 5x: must be an integer from 1 to") == 0);
+	CHECK(sh(sj + " --rate 10 --seed -3 2>&1", &out) == 2);
+	CHECK(out.find("cos-bench-shinjuku: --seed -3: must be an integer from 1 to") == 0);
 }

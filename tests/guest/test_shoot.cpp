@@ -194,6 +194,27 @@ struct Fixture {
 		return board->runs[i] > from;
 	}
 
+	/* Shoot thread i, once it waits, to @cpu, where a HoldDispatch keeps it pending. */
+	std::pair<uint32_t, uint32_t> shoot_pending(int i, int cpu)
+	{
+		auto [slot, gen] = waiting(i);
+		REQUIRE(shoot1(cpu, slot, gen) == COS_SHOOT_OK);
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		CHECK(state(i) == COS_TASK_QUEUED);	/* held: not taken */
+		return {slot, gen};
+	}
+
+	/* Thread i waits again after its pending shoot to @cpu went stale: shoot it to @to. */
+	void reshoot_after_stale(int i, int cpu, int to)
+	{
+		auto [slot, gen] = task[board->tids[i]];
+		CHECK(wait_msg(COS_MSG_SHOOT_STALE, i) == cpu);
+		CHECK(state(i) == COS_TASK_WAITING);
+		CHECK(shoot1(cpu, slot, gen) != COS_SHOOT_OK);	/* not there */
+		CHECK(shoot1(to, slot, gen) == COS_SHOOT_OK);
+		CHECK(runs_again(i, to));	/* it ran (or waits again, and is shot again) */
+	}
+
 	unsigned shoot1(int cpu, uint32_t slot, uint32_t gen, unsigned flags = 0)
 	{
 		REQUIRE(cos_lord_prepare(lord, cpu, slot, gen, 0) == 0);
@@ -221,6 +242,16 @@ struct HoldDispatch {
 	HoldDispatch(const HoldDispatch &) = delete;
 	HoldDispatch &operator=(const HoldDispatch &) = delete;
 };
+
+/*
+ * One shim for every test of this file and every section (Catch2 re-runs a test case per
+ * section; the shim goes at exit): each attach and detach costs ~2 s in the emulator and flips
+ * static keys (README).
+ */
+void file_shim()
+{
+	static Shim shim;
+}
 
 long raw_shoot(int fd, cos_shoot_args *a) { return ioctl(fd, COS_IOC_SHOOT, a) < 0 ? -errno : 0; }
 
@@ -251,11 +282,7 @@ int uring_cmd(int fd, uint32_t cmd_op, const cos_uring_shoot &cmd)
 
 TEST_CASE("shoot validation: each bad request gets its status, good ones still work", "[shoot][validation]")
 {
-	/*
-	 * One shim for every section (Catch2 re-runs the test case per section; the shim goes at
-	 * exit): each attach and detach costs ~2 s in the emulator and flips static keys (README).
-	 */
-	static Shim shim;
+	file_shim();
 	REQUIRE_LORD_SUPPORT();
 	Fixture f;
 	auto [slot0, gen0] = f.waiting(0);
@@ -478,59 +505,44 @@ TEST_CASE("shoot validation: each bad request gets its status, good ones still w
  */
 TEST_CASE("a shoot pending on a CPU that goes offline: SHOOT_STALE, and the task can be shot elsewhere", "[shoot][pending][hotplug]")
 {
-	Shim shim;
+	file_shim();
 	REQUIRE_LORD_SUPPORT();
 	Fixture f;
-	auto [slot, gen] = f.waiting(0);
 	HoldDispatch hold(2);
-	REQUIRE(f.shoot1(2, slot, gen) == COS_SHOOT_OK);
-	std::this_thread::sleep_for(std::chrono::milliseconds(50));
-	CHECK(f.state(0) == COS_TASK_QUEUED);		/* held: not taken */
+	f.shoot_pending(0, 2);
 	{
 		CpuOffline off(2);
 		REQUIRE(off.ok);
-		CHECK(f.wait_msg(COS_MSG_SHOOT_STALE, 0) == 2);	/* cos_pending_cancel() */
-		CHECK(f.state(0) == COS_TASK_WAITING);
-		CHECK(f.shoot1(2, slot, gen) == COS_SHOOT_BAD_CPU);
-		CHECK(f.shoot1(1, slot, gen) == COS_SHOOT_OK);
-		CHECK(f.runs_again(0, 1));	/* it ran (or waits again, and is shot again) */
+		f.reshoot_after_stale(0, 2, 1);		/* cos_pending_cancel(); then BAD_CPU there */
 	}
 	CHECK(sched_ext_state() == "enabled");
 }
 
 TEST_CASE("a shoot pending when its task's affinity changes: SHOOT_STALE, and it waits for the lord again", "[shoot][pending][affinity]")
 {
-	Shim shim;
+	file_shim();
 	REQUIRE_LORD_SUPPORT();
 	Fixture f;
-	auto [slot, gen] = f.waiting(0);
 	HoldDispatch hold(2);
-	REQUIRE(f.shoot1(2, slot, gen) == COS_SHOOT_OK);
+	f.shoot_pending(0, 2);
 	cpu_set_t only1;
 	CPU_ZERO(&only1);
 	CPU_SET(1, &only1);
 	/* the kernel dequeues the task to change its CPUs: the pending shoot is cancelled */
 	REQUIRE(sched_setaffinity(f.board->tids[0], sizeof(only1), &only1) == 0);
-	CHECK(f.wait_msg(COS_MSG_SHOOT_STALE, 0) == 2);
 	CHECK(f.wait_msg(COS_MSG_TASK_AFFINITY, 0) >= 0);
-	CHECK(f.state(0) == COS_TASK_WAITING);
-	CHECK(f.shoot1(2, slot, gen) == COS_SHOOT_AFFINITY);
-	CHECK(f.shoot1(1, slot, gen) == COS_SHOOT_OK);
-	CHECK(f.runs_again(0, 1));	/* it ran (or waits again, and is shot again) */
+	f.reshoot_after_stale(0, 2, 1);			/* then AFFINITY there */
 	CHECK(sched_ext_state() == "enabled");
 }
 
 TEST_CASE("a lord that goes away while a shoot is pending: the task runs under the fair policy", "[shoot][pending][fallback]")
 {
-	Shim shim;
+	file_shim();
 	REQUIRE_LORD_SUPPORT();
 	Fixture f;
-	auto [slot, gen] = f.waiting(0);
 	HoldDispatch hold(2);				/* held for the whole test */
-	REQUIRE(f.shoot1(2, slot, gen) == COS_SHOOT_OK);
-	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	f.shoot_pending(0, 2);
 	int before = f.board->runs[0];
-	CHECK(f.state(0) == COS_TASK_QUEUED);
 	cos_lord_destroy(f.lord);			/* cos_fallback_all() forgets the pending shoot */
 	f.lord = nullptr;
 	for (int i = 0; i < 2000 && f.board->runs[0] < before + 3; i++)
