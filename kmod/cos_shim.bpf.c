@@ -17,8 +17,8 @@
  *    of it: the global clock advances about CPUs / waiting as fast as real time, so no task
  *    waits much longer than COS_FAIR_WAIT_NS for its turn however far its weight put it ahead
  *    (a nice-19 kthread charged 100x its run time waited 37 s beside 250 tasks, and sched_ext's
- *    watchdog ejected the shim); under light load weights apply in full.  An idle CPU found at wake-up gets the task directly on its
- *    local DSQ.  Where the kernel offers no scx_bpf_create_dsq (Debian 7.2.12, see
+ *    watchdog ejected the shim); under light load weights apply in full.  An idle CPU found at
+ *    wake-up gets the task directly on its local DSQ.  Where the kernel offers no scx_bpf_create_dsq (Debian 7.2.12, see
  *    shim_compat.h) the shared queue is the built-in global DSQ, which is FIFO: round-robin
  *    with equal slices, weights ignored; sched_ext drains it before calling ops.dispatch, so a
  *    shot task could not go first there, and cos.ko refuses lords (COS_SHIM_CAP_FAIR_DSQ).

@@ -248,7 +248,6 @@ void cos_kick_cpus(const struct cpumask *cpus)
 	}
 }
 
-
 /* Slot @slot's entry, or NULL for a slot number out of range.  Context: any. */
 static struct cos_task *cos_task_at(s32 slot)
 {

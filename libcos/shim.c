@@ -80,6 +80,7 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 	const struct cos_exit_info *ei;
 	libbpf_print_fn_t old_print;
 	struct cos_shim *shim;
+	long ncpus;
 	int err;
 
 	*shimp = NULL;
@@ -102,8 +103,8 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 	if (opts && opts->slice_ns)
 		shim->skel->rodata->cos_slice_ns = opts->slice_ns;
 	/* the fair policy's lag bound scales with it (kmod/cos_shim.bpf.c, B) */
-	shim->skel->rodata->cos_nr_cpus = sysconf(_SC_NPROCESSORS_ONLN) > 0 ?
-		sysconf(_SC_NPROCESSORS_ONLN) : 1;
+	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	shim->skel->rodata->cos_nr_cpus = ncpus > 0 ? ncpus : 1;
 	if (opts && opts->abi_expected)
 		shim->skel->rodata->cos_abi_expected = opts->abi_expected;
 	err = cos_shim_bpf__load(shim->skel);
