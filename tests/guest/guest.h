@@ -51,6 +51,49 @@ inline std::string env(const char *name)
 	return v ? v : "";
 }
 
+/*
+ * How many times slower than a stock kernel this guest's kernel runs the suite: COS_TEST_TIME_SCALE
+ * when set (1-100), else 10 on the debug kernel (release "*-cos-debug": lockdep and KASAN make
+ * the scheduling paths about 10x slower), else 1.  It scales the lord limits a test sets for a
+ * lord that must NOT be declared stalled or starved (limit_ms below): a rule meant to catch a
+ * stuck lord must not fire on a healthy one that the kernel's own checks slow down.  Tests that
+ * stop a lord on purpose keep their short limits: there the rule must fire.
+ */
+inline unsigned time_scale()
+{
+	static const unsigned scale = [] {
+		const char *v = getenv("COS_TEST_TIME_SCALE");
+		if (v && *v) {
+			long n = strtol(v, nullptr, 10);
+			return n >= 1 && n <= 100 ? (unsigned)n : 1u;
+		}
+		std::ifstream f("/proc/sys/kernel/osrelease");
+		std::string rel;
+		std::getline(f, rel);
+		const std::string dbg = "-cos-debug";
+		bool debug = rel.size() >= dbg.size() && rel.compare(rel.size() - dbg.size(), dbg.size(), dbg) == 0;
+		return debug ? 10u : 1u;
+	}();
+	return scale;
+}
+
+/*
+ * A lord's stall_ms or starve_ms (0: the module's default @dflt) scaled by time_scale(), at most
+ * the module's maximum (10 s).  Unchanged at scale 1: 0 stays "the default".
+ */
+inline unsigned limit_ms(unsigned ms, unsigned dflt)
+{
+	if (time_scale() == 1)
+		return ms;
+	unsigned v = (ms ? ms : dflt) * time_scale();
+	return v > 10000 ? 10000 : v;
+}
+constexpr unsigned STALL_MS_DEFAULT = 20, STARVE_MS_DEFAULT = 1000;	/* kmod/cos_lord.c */
+
+/* A policy's --stall-ms / --starve-ms value for a lord that must not fall back ("0": the default). */
+inline std::string stall_arg(unsigned ms) { return std::to_string(limit_ms(ms, STALL_MS_DEFAULT)); }
+inline std::string starve_arg(unsigned ms) { return std::to_string(limit_ms(ms, STARVE_MS_DEFAULT)); }
+
 /* Take CPU @cpu offline (CPU hotplug) for the scope; it comes back online at the end. */
 struct CpuOffline {
 	int cpu;
@@ -230,8 +273,8 @@ struct LordOpts {
 		o.lord_cpu = lord_cpu;
 		o.enclave = &set;
 		o.enclave_size = sizeof(set);
-		o.stall_ms = stall_ms;
-		o.starve_ms = starve_ms;
+		o.stall_ms = limit_ms(stall_ms, STALL_MS_DEFAULT);	/* scaled on a slow kernel */
+		o.starve_ms = limit_ms(starve_ms, STARVE_MS_DEFAULT);
 	}
 	LordOpts(const LordOpts &) = delete;
 	LordOpts &operator=(const LordOpts &) = delete;

@@ -112,7 +112,8 @@ TEST_CASE("cos-bench-shinjuku serves every request as COS tasks under cos-shinju
 	std::string out;
 	/* 10 % SCANs so that both kinds surely occur; small database, a second and a half */
 	int rc = sh("rm -rf /tmp/bench-sj.db; " + build_path("bin/cos-shinjuku") +
-			    " --cpus " + enclave_list() + " --stall-ms 1000 --starve-ms 10000 --slice-us 20000 2>/tmp/bench-sj-lord.txt & "
+			    " --cpus " + enclave_list() + " --stall-ms " + stall_arg(1000) +
+			    " --starve-ms " + starve_arg(10000) + " --slice-us 20000 2>/tmp/bench-sj-lord.txt & "
 			    "L=$!; for i in $(seq 100); do grep -q 'lord on CPU' /tmp/bench-sj-lord.txt && break; sleep 0.1; done; " +
 			    build_path("bin/cos-bench-shinjuku") +
 			    " --rate 40 --seconds 1.5 --workers 4 --keys 2000 --get-keys 2 --scan-keys 300"

@@ -207,7 +207,8 @@ TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of 
 	REQUIRE(access("/usr/bin/crun", X_OK) == 0);
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	PolicyProc lord({build_path("bin/cos-shinjuku"), "--cpus", "1-3", "--stall-ms", "1000"});
+	PolicyProc lord({build_path("bin/cos-shinjuku"), "--cpus", "1-3",
+			 "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(0)});
 	REQUIRE(lord.wait_for("lord on CPU 0"));
 	const std::string work = "yes >/dev/null & yes >/dev/null & exec sleep 60";
 

@@ -67,7 +67,8 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 	REQUIRE_LORD_SUPPORT();
 	/*
 	 * stall_ms 1000: the emulated vCPUs of a loaded 2-core host pause for tens of ms.  The
-	 * starvation rule keeps its 1 s default (this test found the stall timer's clock race).
+	 * starvation rule keeps its 1 s default (this test found the stall timer's clock race); both
+	 * are scaled on a slow kernel (guest::time_scale: the debug kernel's starved this lord).
 	 */
 	auto info_now = [] {
 		cos_info i = {};

@@ -139,7 +139,7 @@ TEST_CASE("cos-fifo and cos-shinjuku run a mixed workload on their CPUs only, th
 		CAPTURE(mode);
 		std::string m = mode, prog = m.substr(0, m.find(' '));
 		std::vector<std::string> argv = {build_path("bin/" + prog), "--cpus", "1-3",
-						 "--lord-cpu", "0", "--stall-ms", "1000"};
+						 "--lord-cpu", "0", "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(0)};
 		if (m.find("per-cpu") != std::string::npos)
 			argv.push_back("--per-cpu");
 		if (m.find("io_uring") != std::string::npos) {
@@ -193,7 +193,8 @@ TEST_CASE("either policy killed with SIGKILL mid-run: the workload still finishe
 	REQUIRE_LORD_SUPPORT();
 	for (const char *policy : {"cos-fifo", "cos-shinjuku"}) {
 		CAPTURE(policy);
-		PolicyProc lord({build_path(std::string("bin/") + policy), "--cpus", "1-3", "--stall-ms", "1000"});
+		PolicyProc lord({build_path(std::string("bin/") + policy), "--cpus", "1-3",
+				 "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(0)});
 		REQUIRE(lord.wait_for(std::string(policy) + ": lord on CPU 0"));
 		Work *w = shared_new<Work>();
 		pid_t child = fork();
@@ -217,7 +218,8 @@ TEST_CASE("cos-fifo keeps running a workload while one of its CPUs goes offline 
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3", "--stall-ms", "1000"});
+	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3",
+			 "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(0)});
 	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
 	Work *w = shared_new<Work>();
 	pid_t child = fork();
@@ -453,8 +455,9 @@ TEST_CASE("cos-shinjuku preempts a long request for short ones; cos-fifo runs it
 	REQUIRE_LORD_SUPPORT();
 	auto as_cos = [](Mix *m) { return become_cos_task() ? 10 : run_mix(m); };
 	Mix *sj = mix_under({build_path("bin/cos-shinjuku"), "--cpus", "1", "--slice-us", "5000",
-			     "--stall-ms", "1000", "--starve-ms", "5000"}, "cos-shinjuku: lord on CPU 0", as_cos);
-	Mix *ff = mix_under({build_path("bin/cos-fifo"), "--cpus", "1", "--stall-ms", "1000", "--starve-ms", "5000"},
+			     "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(5000)}, "cos-shinjuku: lord on CPU 0", as_cos);
+	Mix *ff = mix_under({build_path("bin/cos-fifo"), "--cpus", "1",
+			     "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(5000)},
 			    "cos-fifo: lord on CPU 0", as_cos);
 	for (int i = 0; i < 10; i++) {
 		CAPTURE(i);
@@ -515,7 +518,7 @@ Mix *hinted_mix_under(HintMode mode, std::string *lord_err)
 {
 	/* a 100 s slice: only a more urgent class can preempt */
 	return mix_under({build_path("bin/cos-shinjuku"), "--cpus", "1", "--slice-us", "100000000",
-			  "--stall-ms", "1000", "--starve-ms", "5000"}, "cos-shinjuku: lord on CPU 0",
+			  "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(5000)}, "cos-shinjuku: lord on CPU 0",
 			 [mode](Mix *m) {
 				 if (mode != NO_HINTS && !cos_hint_self())	/* the process's table */
 					 return 11;
@@ -623,7 +626,8 @@ TEST_CASE("per-CPU kthreads still run on CPUs that a run-to-block lord keeps bus
 	 */
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3", "--stall-ms", "1000"});
+	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3",
+			 "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(0)});
 	REQUIRE(lord.wait_for("lord on CPU 0"));
 	auto *stop = shared_new<std::atomic<bool>>();
 	pid_t spin = fork();
