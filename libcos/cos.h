@@ -440,7 +440,9 @@ struct cos_policy {
 struct cos_sched_opts {
 	size_t size;			/* sizeof(struct cos_sched_opts) */
 	struct cos_lord_opts lord;	/* enclave, lord CPU, stall_ms, ... (lord.size set for you) */
-	unsigned long long tick_ns;	/* period of policy->tick; 0 = no tick */
+	unsigned long long tick_ns;	/* period of policy->tick and of schedule() while a task
+					 * waits for a CPU; 0 = no tick.  With no task waiting
+					 * an idle lord sleeps until a message, at most 100 ms */
 	unsigned long long spin_ns;	/* busy-poll this long after the last event before blocking
 					 * in COS_IOC_WAIT; 0 = default (50 us) */
 	unsigned int flags;		/* COS_SCHED_F_* */

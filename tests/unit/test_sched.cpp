@@ -25,6 +25,8 @@ struct FakeKernel {
 	std::map<int, unsigned> outcome;			/* cpu -> status of the next shoot */
 	std::vector<std::pair<int, unsigned>> shots;		/* (cpu, slot) committed OK */
 	std::map<int, unsigned> last_status;
+	std::vector<unsigned long long> waits;			/* timeouts of the lord's waits */
+	cos_sched *stop_after_wait = nullptr;			/* stop cos_sched_run() there */
 
 	void post(unsigned type, unsigned slot, unsigned gen, int pid, int cpu, uint64_t arg = 0)
 	{
@@ -79,7 +81,14 @@ int fk_shoot(void *b)
 	return placed;
 }
 unsigned fk_shoot_status(void *b, int cpu) { return static_cast<FakeKernel *>(b)->last_status[cpu]; }
-int fk_wait(void *, unsigned long long) { return 0; }
+int fk_wait(void *b, unsigned long long timeout_ns)
+{
+	auto *k = static_cast<FakeKernel *>(b);
+	k->waits.push_back(timeout_ns);
+	if (k->stop_after_wait)
+		cos_sched_stop(k->stop_after_wait);
+	return 0;
+}
 int fk_affinity(void *, int, cpu_set_t *set)
 {
 	CPU_ZERO(set);
@@ -146,10 +155,11 @@ struct Fixture {
 		CPU_SET(1, &enclave);
 		CPU_SET(2, &enclave);
 	}
-	void create()
+	void create(unsigned long long tick_ns = 0)
 	{
 		cos_sched_opts o{};
 		o.size = sizeof(o);
+		o.tick_ns = tick_ns;
 		o.lord.lord_cpu = 0;
 		o.lord.enclave = &enclave;
 		o.lord.enclave_size = sizeof(enclave);
@@ -281,4 +291,70 @@ TEST_CASE("placement rules: enclave or lord CPU, one per CPU per step, waiting t
 	CHECK(cos_sched_place(f.s, b, 0, 0) == -EBUSY);		/* CPU 0 taken in this step */
 	CHECK(cos_sched_place(f.s, a, 1, 0) == -EBUSY);		/* a is placed already */
 	CHECK(f.r.q.len == 1);					/* a left the queue */
+}
+
+TEST_CASE("an idle lord ticks only while a task waits for a CPU", "[sched][idle]")
+{
+	Fixture f;
+	f.create(10000);				/* a 10 us tick, as cos-shinjuku's */
+	f.k.stop_after_wait = f.s;
+	auto wait_timeout = [&] {			/* cos_sched_run() spins, then waits once */
+		REQUIRE(cos_sched_run(f.s) == 0);
+		REQUIRE(f.k.waits.size() == 1);
+		return f.k.waits[0];
+	};
+	auto start = [&](unsigned slot) {
+		f.k.post(COS_MSG_TASK_NEW, slot, 1, 100 + slot, 3);
+		f.k.post(COS_MSG_TASK_RUNNABLE, slot, 1, 100 + slot, 3);
+	};
+	SECTION("no task at all: it sleeps until a message (at most the 100 ms statistics tick)")
+	{
+		CHECK(wait_timeout() == 100000000ull);
+	}
+	SECTION("every task runs: nothing to preempt for")
+	{
+		start(0);
+		start(1);
+		CHECK(wait_timeout() == 100000000ull);
+	}
+	SECTION("a task waits behind two running ones: the policy's tick")
+	{
+		start(0);
+		start(1);
+		start(2);
+		CHECK(wait_timeout() == 10000ull);
+	}
+	SECTION("the waiting task got a CPU")
+	{
+		start(0);
+		start(1);
+		start(2);
+		f.k.post(COS_MSG_TASK_BLOCKED, 0, 1, 100, 1);
+		CHECK(wait_timeout() == 100000000ull);
+	}
+	SECTION("the waiting task died")
+	{
+		start(0);
+		start(1);
+		start(2);
+		f.k.post(COS_MSG_TASK_DEAD, 2, 1, 102, 3);
+		CHECK(wait_timeout() == 100000000ull);
+	}
+	SECTION("a task whose shoot failed waits while both CPUs are taken")
+	{
+		start(0);
+		start(1);
+		f.k.post(COS_MSG_TASK_PREEMPTED, 1, 1, 101, 2, COS_PREEMPT_BY_OTHER);
+		f.k.outcome[2] = COS_SHOOT_BUSY;	/* its shoots fail until it is placed later */
+		start(3);				/* takes CPU 2 at the next step */
+		CHECK(wait_timeout() == 10000ull);
+	}
+	SECTION("after a resync from an empty status table nobody waits")
+	{
+		start(0);
+		start(1);
+		start(2);
+		f.k.post(COS_MSG_OVERFLOW, 0, 0, 0, 0);
+		CHECK(wait_timeout() == 100000000ull);
+	}
 }
