@@ -15,8 +15,13 @@
  * Latency = t1 - t0 on CLOCK_MONOTONIC.  Output: the enclave, then one line per (phase, hogs)
  * with p50/p99/max in µs, and the ratio cos/default.  With --submit ioctl,uring the cos phase
  * runs once per way of committing shoots (COS_IOC_SHOOT, or io_uring's uring_cmd), each also
- * reporting the time spent in the shoot call itself.  --csv DIR writes every sample.  A
- * benchmark: it asserts nothing about time.
+ * reporting the time spent in the shoot call itself.
+ *   cos-wake phase (--submit wake): the lord sets the wake rule COS_WAKE_IDLE and wakes the
+ *     target with FUTEX_WAKE as the default phase does, stamping t0 just before the wake: the
+ *     kernel starts the target on a free enclave CPU (TASK_PLACED) with no shoot; should it
+ *     not (no free CPU), the lord shoots it when it says RUNNABLE.  Latency is wake -> running,
+ *     the default phase's measure, so the ratio compares like with like.
+ * --csv DIR writes every sample.  A benchmark: it asserts nothing about time.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -181,10 +186,21 @@ static int run_default(int enclave, int rounds, uint64_t *lat, int *cpu)
 	return 0;
 }
 
-/* cos: the lord wakes the target, waits for RUNNABLE, stamps and shoots to the next CPU. */
+/*
+ * The way "wake": commit with the ioctl, but with the wake rule COS_WAKE_IDLE set, and measure
+ * from the FUTEX_WAKE (see the top comment).
+ */
+#define SUBMIT_WAKE	100
+
+/*
+ * cos: the lord wakes the target, waits for RUNNABLE, stamps and shoots to the next CPU; with
+ * SUBMIT_WAKE it stamps at the wake and the kernel starts the target (or the lord shoots it).
+ * *placed counts the rounds the kernel's wake rule started.
+ */
 static int run_cos(int enclave, int rounds, int stall_ms, unsigned submit, uint64_t *lat,
-		   int *cpu, uint64_t *call)
+		   int *cpu, uint64_t *call, int *placed)
 {
+	bool wake_rule = submit == SUBMIT_WAKE;
 	struct shared *sh = shared_new();
 	struct cos_lord_opts o = { .size = sizeof(o) };
 	struct cos_lord *lord;
@@ -201,10 +217,16 @@ static int run_cos(int enclave, int rounds, int stall_ms, unsigned submit, uint6
 	o.enclave = &set;
 	o.enclave_size = sizeof(set);
 	o.stall_ms = stall_ms;
-	o.submit = submit;
+	o.submit = wake_rule ? COS_SUBMIT_IOCTL : submit;
+	*placed = 0;
 	err = cos_lord_register(&lord, &o);
 	if (err) {
 		fprintf(stderr, "cos-bench-delegation: cannot register a lord: %s\n", cos_strerror(err));
+		return err;
+	}
+	if (wake_rule && (err = cos_lord_set_wake_rules(lord, COS_WAKE_IDLE, 0))) {
+		fprintf(stderr, "cos-bench-delegation: %s\n", cos_strerror(err));
+		cos_lord_destroy(lord);
 		return err;
 	}
 	/* The target lives in another process: a lord must not schedule its own threads. */
@@ -230,7 +252,7 @@ static int run_cos(int enclave, int rounds, int stall_ms, unsigned submit, uint6
 		return -EINVAL;
 	}
 	for (int r = 1; r <= rounds && !failed; r++) {
-		bool runnable = false, woken = false, shot = false;
+		bool runnable = false, woken = false, shot = false, kernel_placed = false;
 		uint64_t t0 = 0, deadline = bench_now_ns() + 5000000000ull;
 
 		/* wake the target once it sleeps (its BLOCKED message); shoot it once RUNNABLE */
@@ -249,6 +271,8 @@ static int run_cos(int enclave, int rounds, int stall_ms, unsigned submit, uint6
 					gen = m->gen;
 					if (m->type == COS_MSG_TASK_BLOCKED)
 						blocked = true;
+					else if (m->type == COS_MSG_TASK_PLACED)
+						kernel_placed = true;
 					else if (m->type == COS_MSG_TASK_RUNNABLE ||
 						 m->type == COS_MSG_TASK_PREEMPTED ||
 						 m->type == COS_MSG_TASK_YIELD ||
@@ -270,17 +294,22 @@ static int run_cos(int enclave, int rounds, int stall_ms, unsigned submit, uint6
 			if (!woken && blocked && atomic_load(&sh->asleep) >= (uint32_t)r) {
 				woken = true;
 				blocked = false;
+				if (wake_rule)
+					t0 = bench_now_ns();
 				atomic_store(&sh->word, r);
 				futex_wake(&sh->word);
 			}
 			if (runnable) {
+				uint64_t tc = bench_now_ns();
+
 				runnable = false;
-				t0 = bench_now_ns();
+				if (!wake_rule)
+					t0 = tc;
 				cos_lord_prepare(lord, next_cpu, slot, gen, 0);
 				if (cos_lord_shoot(lord, 0) != 1) {
 					runnable = true;	/* behind on a message: drain, retry */
 				} else {
-					call[r - 1] = bench_now_ns() - t0;
+					call[r - 1] = bench_now_ns() - tc;
 					shot = true;
 					next_cpu = next_cpu % enclave + 1;
 				}
@@ -291,6 +320,11 @@ static int run_cos(int enclave, int rounds, int stall_ms, unsigned submit, uint6
 			 * A round whose target ran without our shoot (the fair policy took it after a
 			 * stall, say) measures nothing: marked, left out and counted by the caller.
 			 */
+			if (wake_rule && kernel_placed && !shot) {
+				shot = true;		/* the kernel started it: no call */
+				call[r - 1] = 0;
+				(*placed)++;
+			}
 			lat[r - 1] = shot && sh->t1[r - 1] >= t0 ? sh->t1[r - 1] - t0 : UINT64_MAX;
 			cpu[r - 1] = sh->cpu[r - 1];
 		}
@@ -298,7 +332,7 @@ static int run_cos(int enclave, int rounds, int stall_ms, unsigned submit, uint6
 	if (failed)
 		kill(child, SIGKILL);
 	waitpid(child, &st, 0);
-	if (cos_lord_submit(lord) != submit) {
+	if (cos_lord_submit(lord) != o.submit) {
 		fprintf(stderr, "cos-bench-delegation: io_uring shoots are not available here "
 			"(io_uring disabled, or a module without uring_cmd)\n");
 		failed = 1;
@@ -324,7 +358,9 @@ static void usage(FILE *f)
 		"  --hogs LIST    comma-separated hog counts, each 0..N-1 (default 0,N-1); hog i\n"
 		"                 spins on CPU i\n"
 		"  --submit LIST  how the lord commits shoots, comma-separated: ioctl, uring\n"
-		"                 (io_uring uring_cmd); default ioctl.  Each gets its cos row, and a\n"
+		"                 (io_uring uring_cmd), wake (the wake rule COS_WAKE_IDLE: the kernel\n"
+		"                 starts the woken target itself; measured from the FUTEX_WAKE, as\n"
+		"                 the default phase); default ioctl.  Each gets its cos row, and a\n"
 		"                 'call' row: time spent in cos_lord_shoot() itself\n"
 		"  --stall-ms MS  the lord's stall timeout (default 1000: emulated CPUs pause)\n"
 		"  --csv DIR      write every sample to DIR/delegation-<phase>-<hogs>hogs.csv\n");
@@ -345,7 +381,7 @@ int main(int argc, char **argv)
 	int stall_ms = 1000;
 	const char *csv = NULL, *hog_list = NULL, *submit_list = "ioctl";
 	char default_hogs[16], enclave_cpus[32];
-	unsigned submits[2];
+	unsigned submits[3];
 	int nsubmits = 0;
 	size_t n;
 	static uint64_t lat[MAX_SHOOTS], call[MAX_SHOOTS];
@@ -381,14 +417,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (const char *p = submit_list, *item; (item = bench_list_next(&p, &n));) {
-		if (nsubmits == 2)
+		if (nsubmits == 3)
 			break;
 		if (n == 5 && !strncmp(item, "ioctl", 5))
 			submits[nsubmits++] = COS_SUBMIT_IOCTL;
 		else if (n == 5 && !strncmp(item, "uring", 5))
 			submits[nsubmits++] = COS_SUBMIT_URING;
+		else if (n == 4 && !strncmp(item, "wake", 4))
+			submits[nsubmits++] = SUBMIT_WAKE;
 		else {
-			fprintf(stderr, "%s: --submit: unknown way '%.*s' (ioctl, uring)\n", PROG,
+			fprintf(stderr, "%s: --submit: unknown way '%.*s' (ioctl, uring, wake)\n", PROG,
 				(int)n, item);
 			return 2;
 		}
@@ -414,7 +452,9 @@ int main(int argc, char **argv)
 		printf("%-8s %5d %7d %10.1f %10.1f %10.1f\n", "default", hogs[h], rounds, d.p50, d.p99, d.max);
 
 		for (int m = 0; m < nsubmits && !err; m++) {
-			const char *name = submits[m] == COS_SUBMIT_URING ? "cos-ur" : "cos";
+			const char *name = submits[m] == COS_SUBMIT_URING ? "cos-ur" :
+					   submits[m] == SUBMIT_WAKE ? "cos-wake" : "cos";
+			int placed = 0;
 
 			err = cos_shim_attach(&shim, NULL);
 			if (err) {
@@ -422,7 +462,7 @@ int main(int argc, char **argv)
 					cos_strerror(err));
 				break;
 			}
-			err = run_cos(enclave, rounds, stall_ms, submits[m], lat, cpus, call);
+			err = run_cos(enclave, rounds, stall_ms, submits[m], lat, cpus, call, &placed);
 			cos_shim_detach(shim);
 			if (err)
 				break;
@@ -438,13 +478,16 @@ int main(int argc, char **argv)
 			printf("%-8s %5d %7d %10.1f %10.1f %10.1f", name, hogs[h], n, s.p50, s.p99, s.max);
 			if (n < rounds)
 				printf("   (%d rounds left out: the target ran without the shoot)", rounds - n);
+			if (submits[m] == SUBMIT_WAKE)
+				printf("   (%d started by the wake rule, %d shot)", placed, n - placed);
 			printf("\n");
 			printf("ratio    %5d %7s %10.2f %10.2f %10.2f   (%s / default)\n", hogs[h], "",
 			       s.p50 / d.p50, s.p99 / d.p99, s.max / d.max, name);
 			s = summarize(call, n);
-			printf("call     %5d %7s %10.1f %10.1f %10.1f   (time in cos_lord_shoot, %s)\n",
-			       hogs[h], "", s.p50, s.p99, s.max,
-			       submits[m] == COS_SUBMIT_URING ? "io_uring" : "ioctl");
+			if (submits[m] != SUBMIT_WAKE)
+				printf("call     %5d %7s %10.1f %10.1f %10.1f   (time in cos_lord_shoot, %s)\n",
+				       hogs[h], "", s.p50, s.p99, s.max,
+				       submits[m] == COS_SUBMIT_URING ? "io_uring" : "ioctl");
 		}
 		for (int i = 0; i < hogs[h]; i++) {
 			kill(hog_pids[i], SIGKILL);

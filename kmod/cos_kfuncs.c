@@ -165,6 +165,25 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p, struct bpf_prog_aux *au
 }
 
 /**
+ * cos_kf_select_cpu() - the CPU the lord's wake rules would start waking COS task @p on, or -1
+ * @p: the task; @slot: its slot
+ * @prev_cpu: the CPU it last ran on
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * The shim returns it from ops.select_cpu, so that the task is enqueued there and
+ * cos_kf_enqueue() can start it without a migration (cos_task_select_cpu(); nothing is claimed
+ * here).  -1 also for a task that is not a COS task or a shim that is not bound.
+ * Context: ops.select_cpu (@p's pi_lock held, IRQs off); lock-free.
+ */
+__bpf_kfunc s32 cos_kf_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
+				  struct bpf_prog_aux *aux)
+{
+	if (slot < 0 || !cos_kf_bound(aux))
+		return -1;
+	return cos_task_select_cpu(p, prev_cpu);
+}
+
+/**
  * cos_kf_enqueue() - where should the shim put runnable task @p?
  * @p: the task; @slot: its slot, or -1 if it is not a COS task
  * @enq_flags: SCX_ENQ_*
@@ -178,7 +197,8 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p, struct bpf_prog_aux *au
  * back, so "taken" is the usual case.
  * Context: ops.enqueue (@p's rq lock held, IRQs off); lock-free unless @slot >= 0 (then
  * cos_task_enqueue()).
- * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY, COS_ENQ_LORD or COS_ENQ_LORD_YIELD.
+ * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY, COS_ENQ_PLACED (the lord's wake rules started it on
+ * its CPU), COS_ENQ_LORD or COS_ENQ_LORD_YIELD.
  */
 __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags,
 			       struct bpf_prog_aux *aux)
@@ -186,7 +206,8 @@ __bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags,
 	struct cos_enclave *e;
 
 	if (slot >= 0)
-		return cos_kf_bound(aux) ? cos_task_enqueue(p, slot) : COS_ENQ_FAIR;
+		return cos_kf_bound(aux) ? cos_task_enqueue(p, slot, enq_flags & COS_SCX_ENQ_WAKEUP)
+					 : COS_ENQ_FAIR;
 	if (p->pid != READ_ONCE(cos_lord_pid) || !cos_kf_bound(aux))
 		return COS_ENQ_FAIR;
 	if (enq_flags & COS_SCX_ENQ_WAKEUP)
@@ -231,7 +252,8 @@ __bpf_kfunc s32 cos_kf_dispatch(s32 cpu, struct bpf_prog_aux *aux)
  * cos_kf_task_slice() - the slice the lord gave @p's shoot (0 = no limit)
  * @p: the task; @slot: its slot
  * @aux: the calling program, supplied by the verifier (see "Binding")
- * Context: ops.dispatch, right after cos_kf_dispatch(); lock-free.
+ * Context: ops.dispatch, right after cos_kf_dispatch(), or ops.enqueue after cos_kf_enqueue()
+ * said COS_ENQ_PLACED (the wake slice); lock-free.
  */
 __bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
@@ -368,6 +390,7 @@ BTF_ID_FLAGS(func, cos_kf_shim_attached, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_task_attach, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_task_detach, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_exit_task, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_select_cpu, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_enqueue, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_dequeue, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_dispatch, KF_IMPLICIT_ARGS)
@@ -398,6 +421,7 @@ BTF_KFUNCS_END(cos_kfunc_ids)
 	X(TASK_ATTACH, cos_kf_task_attach)				\
 	X(TASK_DETACH, cos_kf_task_detach)				\
 	X(EXIT_TASK, cos_kf_exit_task)					\
+	X(SELECT_CPU, cos_kf_select_cpu)				\
 	X(ENQUEUE, cos_kf_enqueue)					\
 	X(DEQUEUE, cos_kf_dequeue)					\
 	X(DISPATCH, cos_kf_dispatch)					\
@@ -431,8 +455,8 @@ static const struct {
 } cos_kf_ops[] = {
 	{ "init",		KF(ABI_VERSION) | KF(SHIM_ATTACHED) },
 	{ "exit",		KF(SHIM_ATTACHED) },
-	{ "select_cpu",		COS_KF_SLOT },
-	{ "enqueue",		COS_KF_SLOT | KF(ENQUEUE) },
+	{ "select_cpu",		COS_KF_SLOT | KF(SELECT_CPU) },
+	{ "enqueue",		COS_KF_SLOT | KF(ENQUEUE) | KF(TASK_SLICE) },
 	{ "enable",		COS_KF_SLOT },
 	{ "dequeue",		KF(DEQUEUE) },
 	{ "dispatch",		KF(DISPATCH) | KF(TASK_SLICE) | KF(DISPATCH_FAILED) | KF(FALLBACK_TAKE) },

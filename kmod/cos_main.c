@@ -32,7 +32,7 @@ static long cos_ioc_get_info(void __user *uarg)
 {
 	struct cos_info info = {
 		.abi_version = COS_ABI_VERSION,
-		.features = COS_FEAT_KFUNCS | COS_FEAT_CPU_MSGS |
+		.features = COS_FEAT_KFUNCS | COS_FEAT_CPU_MSGS | COS_FEAT_WAKE_RULES |
 			    (READ_ONCE(cos_shim_attached) ? COS_FEAT_SHIM_ATTACHED : 0) |
 			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_FAIR_DSQ ? COS_FEAT_LORD : 0),
 		.nr_cpu_ids = nr_cpu_ids,
@@ -155,6 +155,7 @@ static int __init cos_init(void)
 	BUILD_BUG_ON(sizeof(struct cos_wait_args) != COS_WAIT_ARGS_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct cos_tasks_args) != COS_TASKS_ARGS_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct cos_uring_shoot) != 16);
+	BUILD_BUG_ON(offsetof(struct cos_ctl, produced) != 64);	/* the lord's half, then the module's */
 	BUILD_BUG_ON(sizeof(struct cos_task_info) != 80);
 
 	if (cos_max_tasks < 64 || cos_max_tasks > (1U << 20)) {

@@ -30,6 +30,11 @@
  *    it (cos_kf_dispatch, by pid), re-checks that it may run there, and puts it at the head of the local
  *    DSQ — ahead of every fair task.  Tasks the module hands back to the fair policy (lord
  *    stalled or dead) are drained by ops.dispatch on any CPU (cos_kf_fallback_take).
+ *    Wake rules (struct cos_ctl.wake_rules): for a waking COS task ops.select_cpu returns the
+ *    free enclave CPU the module names (cos_kf_select_cpu), and ops.enqueue there puts the task
+ *    at the head of that local DSQ, preempting, when the module says COS_ENQ_PLACED: no round
+ *    trip to the lord, no IPI, no migration (the task is enqueued on the CPU it starts on, which
+ *    sched_ext guarantees it may run on).
  *
  * D. Tiers: per-CPU kthreads and the lord, then shot COS tasks, then everything else.  A per-CPU
  *    kthread (ksoftirqd, a bound kworker completing I/O the lord waits for, ...) goes to the head
@@ -158,14 +163,17 @@ s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags
 {
 	struct cos_task_ctx *tctx = cos_ctx(p);
 	bool is_idle = false;
-	s32 cpu;
+	s32 cpu, slot;
 
 	/*
-	 * Tasks the lord places stay where they are until it shoots them: no direct dispatch to an
-	 * idle CPU.  Attach first, or a task that just became SCHED_EXT would slip past the lord.
+	 * Tasks the lord places stay where they are until it shoots them (no direct dispatch to an
+	 * idle CPU), or go where its wake rules start them (the enqueue there does it, see C).
+	 * Attach first, or a task that just became SCHED_EXT would slip past the lord.
 	 */
-	if (tctx && cos_slot(p, tctx, true) >= 0 && cos_kf_lord_active())
-		return prev_cpu;
+	if (tctx && (slot = cos_slot(p, tctx, true)) >= 0 && cos_kf_lord_active()) {
+		cpu = cos_kf_select_cpu(p, slot, prev_cpu);
+		return cpu >= 0 ? cpu : prev_cpu;
+	}
 	if (!cos_have(scx_bpf_select_cpu_dfl))
 		return prev_cpu;	/* hidden by this kernel's BTF (Debian 7.2.11): no idle pick */
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
@@ -188,6 +196,10 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 	switch (cos_kf_enqueue(p, slot, enq_flags)) {
 	case COS_ENQ_CUSTODY:
 		return;		/* waits for the lord's shoot (see C) */
+	case COS_ENQ_PLACED:	/* started by the lord's wake rules, as if shot here (see C) */
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_kf_task_slice(p, slot) ?: SCX_SLICE_INF,
+				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
+		return;
 	case COS_ENQ_LORD_YIELD:
 		/* after the local shoot, which ops.dispatch puts first (see D) */
 		scx_bpf_dsq_insert(p, COS_LORD_DSQ, cos_slice_ns, enq_flags);

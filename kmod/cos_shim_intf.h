@@ -19,6 +19,8 @@
 #define COS_ENQ_CUSTODY		1	/* it waits for the lord: the shim queues it nowhere */
 #define COS_ENQ_LORD		2	/* it is the lord: run it first on its CPU */
 #define COS_ENQ_LORD_YIELD	3	/* the lord, yielding to its local shoot: run it after that */
+#define COS_ENQ_PLACED		4	/* the lord's wake rules started it on its CPU: at the head
+					 * of the local DSQ, preempting, with cos_kf_task_slice() */
 
 /*
  * Shim capabilities (cos_kf_shim_attached).  FAIR_DSQ: the fair policy has its own DSQ, drained
@@ -68,6 +70,7 @@ COS_KFUNC_BOUND(void, cos_kf_shim_attached, bool attached, u32 caps);
 COS_KFUNC_BOUND(s32, cos_kf_task_attach, struct task_struct *p, bool runnable);
 COS_KFUNC_BOUND(void, cos_kf_task_detach, struct task_struct *p, s32 slot);
 COS_KFUNC_BOUND(void, cos_kf_exit_task, struct task_struct *p);
+COS_KFUNC_BOUND(s32, cos_kf_select_cpu, struct task_struct *p, s32 slot, s32 prev_cpu);
 COS_KFUNC_BOUND(u32, cos_kf_enqueue, struct task_struct *p, s32 slot, u64 enq_flags);
 COS_KFUNC_BOUND(void, cos_kf_dequeue, struct task_struct *p, s32 slot);
 COS_KFUNC_BOUND(s32, cos_kf_dispatch, s32 cpu);

@@ -130,6 +130,18 @@ static struct cos_task **cos_pending;
  * task it names (cmpxchg); read lock-free.
  */
 static struct cos_task **cos_taken;
+/*
+ * [nr_cpu_ids]: the COS task running on that CPU (from ops.running to ops.stopping).  Written by
+ * that CPU's ops (its rq lock held) and cleared by the detach of the task it names (cmpxchg);
+ * read lock-free by the wake rules (cos_wake_cpu_free()).
+ */
+static struct cos_task **cos_curr;
+/*
+ * Tasks in COS_TASK_WAITING, every enclave's: the wake rules apply only while it is 0, so that a
+ * waking task never passes one the lord has not placed yet.  Changed under the task's t->lock
+ * (cos_task_set_state(), cos_task_wait()), read lock-free.
+ */
+static atomic_t cos_nr_waiting = ATOMIC_INIT(0);
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
 
 static bool cos_cpu_valid(s32 cpu)
@@ -156,9 +168,11 @@ int cos_tasks_init(void)
 	cos_free_slots = vmalloc(array_size(cos_max_tasks, sizeof(*cos_free_slots)));
 	cos_pending = kcalloc(nr_cpu_ids, sizeof(*cos_pending), GFP_KERNEL);
 	cos_taken = kcalloc(nr_cpu_ids, sizeof(*cos_taken), GFP_KERNEL);
+	cos_curr = kcalloc(nr_cpu_ids, sizeof(*cos_curr), GFP_KERNEL);
 	cos_uids_size = roundup_pow_of_two(cos_max_tasks);
 	cos_uids = vmalloc(array_size(cos_uids_size, sizeof(*cos_uids)));
-	if (!cos_tasks || !cos_status || !cos_free_slots || !cos_pending || !cos_taken || !cos_uids) {
+	if (!cos_tasks || !cos_status || !cos_free_slots || !cos_pending || !cos_taken || !cos_curr ||
+	    !cos_uids) {
 		cos_tasks_exit();
 		return -ENOMEM;
 	}
@@ -193,12 +207,14 @@ void cos_tasks_exit(void)
 	vfree(cos_uids);
 	kfree(cos_pending);
 	kfree(cos_taken);
+	kfree(cos_curr);
 	cos_uids = NULL;
 	cos_tasks = NULL;
 	cos_status = NULL;
 	cos_free_slots = NULL;
 	cos_pending = NULL;
 	cos_taken = NULL;
+	cos_curr = NULL;
 }
 
 /*
@@ -335,12 +351,14 @@ static void cos_taken_clear(s32 cpu)
 		WRITE_ONCE(cos_taken[cpu], NULL);
 }
 
-/* @t's slot is freed: it may not stay behind as its CPU's taken shoot.  Under t->lock. */
+/* @t's slot is freed: it may not stay behind as its CPU's taken or running task.  Under t->lock. */
 static void cos_taken_forget(struct cos_task *t)
 {
 	lockdep_assert_held(&t->lock);
-	if (cos_cpu_valid(t->cpu))
+	if (cos_cpu_valid(t->cpu)) {
 		cmpxchg(&cos_taken[t->cpu], t, NULL);
+		cmpxchg(&cos_curr[t->cpu], t, NULL);
+	}
 }
 
 /* Leave the custody list @t is on, if any.  Caller holds t->lock. */
@@ -386,6 +404,8 @@ static void cos_task_set_state(struct cos_task *t, u32 state)
 	cos_fallback_clear(t);
 	if (state != COS_TASK_QUEUED)
 		cos_custody_leave(t);
+	if (t->state == COS_TASK_WAITING)
+		atomic_dec(&cos_nr_waiting);
 	t->state = state;
 }
 
@@ -413,6 +433,8 @@ static bool cos_task_wait(struct cos_task *t, struct cos_enclave *e)
 	t->waiting_since = ktime_get_ns();
 	list_add_tail(&t->custody_node, &c->tasks);
 	WRITE_ONCE(t->custody_cpu, cpu);
+	if (t->state != COS_TASK_WAITING)
+		atomic_inc(&cos_nr_waiting);
 	t->state = COS_TASK_WAITING;
 	return true;
 }
@@ -556,16 +578,90 @@ void cos_task_detach(struct task_struct *p, s32 slot)
 	cos_task_release(t);
 }
 
+/* The wake rules of @e's lord that apply now (struct cos_ctl.wake_rules), or 0.  Lock-free. */
+static u32 cos_wake_rules(struct cos_enclave *e)
+{
+	if (!e || !READ_ONCE(e->active) || atomic_read(&cos_nr_waiting))
+		return 0;
+	return READ_ONCE(e->ctl->wake_rules) & (COS_WAKE_PREV | COS_WAKE_IDLE);
+}
+
+/*
+ * May the wake rules start @p on @cpu?  A CPU of @e's enclave (never the lord's), online for
+ * it, allowed for @p, and free: no COS task runs, is shot or was taken there.  A lock-free
+ * snapshot: a shoot that races with the placement finds the CPU busy (COS_SHOOT_BUSY) or
+ * preempts the placed task (PREEMPTED, BY_COS), and the lord's books follow its messages
+ * either way.
+ */
+static bool cos_wake_cpu_free(struct cos_enclave *e, const struct task_struct *p, s32 cpu)
+{
+	return cos_cpu_valid(cpu) && cpumask_test_cpu(cpu, e->cpus) &&
+	       !cpumask_test_cpu(cpu, e->offline) && cpumask_test_cpu(cpu, p->cpus_ptr) &&
+	       !READ_ONCE(cos_pending[cpu]) && !READ_ONCE(cos_taken[cpu]) &&
+	       !READ_ONCE(cos_curr[cpu]);
+}
+
+/**
+ * cos_task_select_cpu() - where the wake rules would start waking COS task @p, or -1
+ * @p: the task; @prev_cpu: the CPU it last ran on
+ *
+ * @prev_cpu if it is free (COS_WAKE_PREV or COS_WAKE_IDLE), else with COS_WAKE_IDLE the first
+ * free CPU of the enclave in @p's allowed set; -1 when no rule applies (a task waits for the
+ * lord, or the lord set none).  Nothing is claimed: the enqueue on the chosen CPU checks again
+ * (cos_task_enqueue()), and a task that lost the race waits for the lord.
+ * Context: ops.select_cpu (@p's pi_lock held, IRQs off); lock-free.
+ */
+s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu)
+{
+	struct cos_enclave *e = cos_enclave_now();
+	u32 rules = cos_wake_rules(e);
+	s32 cpu;
+
+	if (!rules)
+		return -1;
+	if (cos_wake_cpu_free(e, p, prev_cpu))
+		return prev_cpu;
+	if (!(rules & COS_WAKE_IDLE))
+		return -1;
+	for_each_cpu_and(cpu, e->cpus, p->cpus_ptr)
+		if (cos_wake_cpu_free(e, p, cpu))
+			return cpu;
+	return -1;
+}
+
+/*
+ * The wake rules start @t (waking) on its CPU, if they apply and that CPU is free: it becomes
+ * the CPU's taken task (the one started there and not yet running, as a shot task taken by
+ * ops.dispatch), QUEUED with the lord's wake slice, and the caller puts it at the head of the
+ * local queue.  The claim is a cmpxchg on cos_taken[cpu], which only this CPU's ops write
+ * (this rq lock) and a detach clears: two tasks woken onto one free CPU at once cannot both
+ * get it.  Caller holds t->lock and the rq lock of task_cpu(@p).
+ */
+static bool cos_wake_place(struct cos_enclave *e, struct cos_task *t, struct task_struct *p)
+{
+	s32 cpu = task_cpu(p);
+
+	lockdep_assert_held(&t->lock);
+	if (!cos_wake_rules(e) || !cos_wake_cpu_free(e, p, cpu) ||
+	    cmpxchg(&cos_taken[cpu], NULL, t))
+		return false;
+	cos_task_set_state(t, COS_TASK_QUEUED);
+	t->slice = READ_ONCE(e->ctl->wake_slice_ns);
+	return true;
+}
+
 /**
  * cos_task_enqueue() - runnable COS task @p: keep it in custody for the lord, or not
  * @p: the task; @slot: its slot
+ * @wake: it woke up (SCX_ENQ_WAKEUP)
  *
  * Posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has control and @p
- * may run on one of its CPUs, puts it in custody (WAITING).
+ * may run on one of its CPUs, puts it in custody (WAITING).  A waking task the lord's wake
+ * rules start on its CPU (cos_wake_place()) is posted TASK_PLACED instead.
  * Context: ops.enqueue (@p's rq lock held, IRQs off); takes t->lock, then this CPU's custody
- * lock.  Return: COS_ENQ_CUSTODY or COS_ENQ_FAIR.
+ * lock.  Return: COS_ENQ_CUSTODY, COS_ENQ_PLACED or COS_ENQ_FAIR.
  */
-u32 cos_task_enqueue(struct task_struct *p, s32 slot)
+u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake)
 {
 	struct cos_enclave *e;
 	u32 msg, ret = COS_ENQ_FAIR;
@@ -575,6 +671,10 @@ u32 cos_task_enqueue(struct task_struct *p, s32 slot)
 	msg = t->next_msg ?: COS_MSG_TASK_RUNNABLE;
 	t->next_msg = 0;
 	t->cpu = task_cpu(p);
+	if (wake && msg == COS_MSG_TASK_RUNNABLE && cos_wake_place(e, t, p)) {
+		cos_post(e, COS_MSG_TASK_PLACED, t->cpu, t, t->cpu);
+		return COS_ENQ_PLACED;
+	}
 	if (e && cpumask_intersects(p->cpus_ptr, e->cpus) && cos_task_wait(t, e))
 		ret = COS_ENQ_CUSTODY;
 	else
@@ -645,7 +745,8 @@ s32 cos_dispatch_take(s32 cpu)
  * cos_task_slice() - the slice the lord gave @p's shoot (0 = no limit)
  * @p: the task; @slot: its slot
  * Context: ops.dispatch, right after cos_dispatch_take(); lock-free (written before the shoot
- * was published, under the same t->lock the take held).
+ * was published, under the same t->lock the take held).  Or ops.enqueue, right after
+ * cos_task_enqueue() placed @p by the wake rules (same rq lock, t->lock just dropped).
  */
 u64 cos_task_slice(struct task_struct *p, s32 slot)
 {
@@ -715,6 +816,9 @@ void cos_task_running(struct task_struct *p, s32 slot, s32 cpu)
 
 	e = cos_enclave_now();
 	shot = t->state == COS_TASK_QUEUED;
+	/* before the taken word clears (a reader that sees neither, possible off x86, costs one
+	 * preemption: see cos_wake_cpu_free()) */
+	WRITE_ONCE(cos_curr[cpu], t);
 	cos_taken_clear(cpu);
 	/* Woken without ops.enqueue (exiting, migration-disabled): say it is runnable. */
 	if (t->state == COS_TASK_BLOCKED)
@@ -742,6 +846,8 @@ void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable)
 
 	used = p->se.sum_exec_runtime - t->run_start;
 	t->runtime += used;
+	if (cos_cpu_valid(task_cpu(p)))
+		cmpxchg(&cos_curr[task_cpu(p)], t, NULL);
 	if (runnable && t->next_msg != COS_MSG_TASK_YIELD) {
 		/*
 		 * Why it stopped.  Every preemption zeroes the slice (a shoot's kick, and sched_ext

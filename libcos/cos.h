@@ -264,6 +264,18 @@ unsigned long long cos_lord_consumed(const struct cos_lord *lord);
 const struct cos_ctl *cos_lord_ctl(const struct cos_lord *lord);
 
 /**
+ * cos_lord_set_wake_rules() - let the kernel start waking tasks without a shoot
+ * @rules: COS_WAKE_* (uapi/linux/cos.h: when and where they apply); 0 turns them off
+ * @slice_ns: the slice of a task they start (0 = no limit)
+ *
+ * From the next wake-up on, a waking task that a rule starts is posted COS_MSG_TASK_PLACED
+ * (QUEUED on that CPU, as if shot there) instead of TASK_RUNNABLE.
+ * Return: 0; -EINVAL for unknown bits; -EOPNOTSUPP if the module has no wake rules
+ * (COS_FEAT_WAKE_RULES): nothing changes then, every waking task waits for a shoot.
+ */
+int cos_lord_set_wake_rules(struct cos_lord *lord, unsigned int rules, unsigned long long slice_ns);
+
+/**
  * cos_lord_task_status() - a consistent copy of one task's status entry
  * @slot: below cos_lord_max_tasks()
  * Return: 0 or -EINVAL for a bad slot.
@@ -533,6 +545,20 @@ void *cos_sched_policy_ctx(const struct cos_sched *s);
 
 /** cos_sched_lord() - the underlying lord (for cos_lord_ctl() counters and the like) */
 struct cos_lord *cos_sched_lord(const struct cos_sched *s);
+
+/**
+ * cos_sched_set_wake_rules() - cos_lord_set_wake_rules() for the framework's lord
+ *
+ * The framework books a task a rule started (COS_MSG_TASK_PLACED) as placed on its CPU, as if
+ * the policy had placed it there; the policy sees no callback for it, and gets the task back
+ * through task_preempted/task_blocked as usual.  Use rules that agree with the policy: they
+ * apply only while no task waits for the lord, on free enclave CPUs.
+ * Return: as cos_lord_set_wake_rules(); -ENODEV without a lord (a test backend).
+ */
+int cos_sched_set_wake_rules(struct cos_sched *s, unsigned int rules, unsigned long long slice_ns);
+
+/** cos_sched_wake_placed() - tasks the wake rules started so far (COS_MSG_TASK_PLACED) */
+unsigned long long cos_sched_wake_placed(const struct cos_sched *s);
 
 /** cos_sched_get_stats() - the framework's counters so far */
 void cos_sched_get_stats(const struct cos_sched *s, struct cos_sched_stats *st);

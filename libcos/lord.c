@@ -30,6 +30,7 @@ struct cos_lord {
 	uint64_t mask_words;		/* words in @prepared */
 	uint64_t *prepared;		/* CPUs with a prepared slot */
 	bool uring;			/* commit shoots through @uring_ring (else the ioctl) */
+	unsigned long long features;	/* the module's COS_FEAT_* when it registered us */
 	struct io_uring uring_ring;	/* with @uring */
 };
 
@@ -167,7 +168,27 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 	if (opts->size >= offsetof(struct cos_lord_opts, submit) + sizeof(opts->submit) &&
 	    opts->submit == COS_SUBMIT_URING)
 		uring_setup(lord);
+	{
+		struct cos_info info;
+
+		if (cos_get_info(lord->fd, &info) == 0)
+			lord->features = info.features;
+	}
 	*lordp = lord;
+	return 0;
+}
+
+COS_EXPORT int cos_lord_set_wake_rules(struct cos_lord *lord, unsigned int rules,
+				       unsigned long long slice_ns)
+{
+	if (rules & ~(COS_WAKE_PREV | COS_WAKE_IDLE))
+		return cos_fail(-EINVAL, "unknown wake rules 0x%x", rules);
+	if (rules && !(lord->features & COS_FEAT_WAKE_RULES))
+		return cos_fail(-EOPNOTSUPP, "this cos.ko has no wake rules (COS_FEAT_WAKE_RULES): "
+				"every waking task waits for a shoot");
+	/* the slice first: a wake-up that sees the new rules uses the new slice */
+	__atomic_store_n(&lord->ctl->wake_slice_ns, slice_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&lord->ctl->wake_rules, rules, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -339,6 +360,7 @@ static const char *const msg_names[COS_MSG_NR_TYPES] = {
 	[COS_MSG_TASK_RUNNING] = "TASK_RUNNING",
 	[COS_MSG_CPU_OFFLINE] = "CPU_OFFLINE",
 	[COS_MSG_CPU_ONLINE] = "CPU_ONLINE",
+	[COS_MSG_TASK_PLACED] = "TASK_PLACED",
 };
 
 COS_EXPORT const char *cos_msg_type_name(unsigned int type)

@@ -43,6 +43,7 @@ struct cos_sched {
 	struct cos_task **placing;	/* [nr_cpus]: placements of the current step */
 	int nr_placing;
 	unsigned int nr_waiting;	/* tasks in COS_TASK_WAITING (task_set_state()) */
+	unsigned long long wake_placed;	/* COS_MSG_TASK_PLACED handled */
 	unsigned long long tick_ns, spin_ns, last_tick;
 	unsigned int flags;
 	volatile sig_atomic_t stop;
@@ -248,6 +249,32 @@ static struct cos_task *msg_task(struct cos_sched *s, const struct cos_msg *m)
 	return task_new(s, m->slot, m->gen, m->pid, m->cpu);
 }
 
+/*
+ * The kernel started @t on a free CPU by the wake rules (COS_MSG_TASK_PLACED): booked as if the
+ * policy had placed it there.  Unless the policy placed another task on that CPU after the
+ * message was posted: that shoot preempts @t (or failed), and @t's next message says which.
+ * A task the books still show on the CPU left it before @t came (its message is on its way and
+ * will not free the CPU: release_cpu() checks whose it is).
+ */
+static void task_placed(struct cos_sched *s, struct cos_task *t, const struct cos_msg *m)
+{
+	unsigned int cpu = (unsigned int)m->arg;
+	struct cos_task *cur;
+
+	release_cpu(s, t);
+	cos_taskq_remove(t);
+	task_set_state(s, t, COS_TASK_QUEUED);
+	t->cpu = (int)cpu;
+	t->placed_at = m->ts;
+	s->wake_placed++;
+	if (cpu >= s->nr_cpus)
+		return;
+	cur = s->cpu_task[cpu];
+	if (cur && cur != t && cur->state == COS_TASK_QUEUED && cur->placed_at > m->ts)
+		return;
+	s->cpu_task[cpu] = t;
+}
+
 static void handle(struct cos_sched *s, const struct cos_msg *m)
 {
 	struct cos_task *t;
@@ -304,6 +331,9 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	case COS_MSG_TASK_RUNNING:
 		if (t->state == COS_TASK_QUEUED)
 			task_set_state(s, t, COS_TASK_RUNNING);
+		break;
+	case COS_MSG_TASK_PLACED:
+		task_placed(s, t, m);
 		break;
 	}
 }
@@ -485,6 +515,11 @@ COS_EXPORT int cos_sched_run(struct cos_sched *s)
 		s->be->wait(s->b, idle_timeout(s));
 	}
 	return 0;
+}
+
+COS_EXPORT unsigned long long cos_sched_wake_placed(const struct cos_sched *s)
+{
+	return s->wake_placed;
 }
 
 COS_EXPORT void cos_sched_stop(struct cos_sched *s)

@@ -127,3 +127,11 @@ COS_EXPORT void cos_sched_destroy(struct cos_sched *s)
 	cos_lord_destroy(cos_sched_lord(s));
 	cos_sched_free(s);
 }
+
+COS_EXPORT int cos_sched_set_wake_rules(struct cos_sched *s, unsigned int rules,
+				       unsigned long long slice_ns)
+{
+	struct cos_lord *lord = cos_sched_lord(s);
+
+	return lord ? cos_lord_set_wake_rules(lord, rules, slice_ns) : -ENODEV;
+}

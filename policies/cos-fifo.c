@@ -5,6 +5,12 @@
  * One global queue by default; --per-cpu keeps a queue per CPU (a task returns to the CPU it
  * last ran on, idle CPUs steal from the longest queue).
  *
+ * Wake rule COS_WAKE_IDLE (unless --no-wake-rules): while no task waits, a waking task starts at
+ * once on a free enclave CPU, the one it last ran on first, without a round trip to the lord.
+ * That is what this lord would do with it anyway (the first free CPU for the queue's head), and
+ * the kernel applies it only while nobody waits, so arrival order is kept; the kernel gives it
+ * the --slice-us slice, as a shoot would.
+ *
  * Put workloads under it with `cosctl run -- CMD` (their threads become SCHED_EXT tasks).
  */
 #include <stdlib.h>
@@ -105,6 +111,8 @@ static int fifo_ready(struct lord_main *lm)
 	f.cpus = lm->cpus;
 	f.nr_cpus = lm->nr_cpus;
 	f.in_enclave = lm->in_enclave;
+	lm->wake_rules = COS_WAKE_IDLE;		/* see the top comment */
+	lm->wake_slice_ns = f.slice_ns;
 	return 0;
 }
 

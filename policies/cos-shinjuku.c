@@ -16,7 +16,14 @@
  *
  * Preemption is the lord's decision, not a kernel slice: a task that exceeded the slice keeps
  * its CPU while nobody of its class or a more urgent one waits.  The tick (a quarter slice)
- * finds the tasks over their slice.
+ * finds the tasks over their slice; it runs only while a task waits (nothing to preempt for
+ * otherwise), so an idle lord sleeps.
+ *
+ * Wake rule COS_WAKE_IDLE (unless --no-wake-rules): while no task waits, a waking task starts at
+ * once on a free enclave CPU (the one it last ran on first), with no kernel slice.  This lord
+ * gives free CPUs to waiting tasks first and would give one to that task at once too, whatever
+ * its class; the class matters only when tasks wait, and then the kernel leaves every waking
+ * task to the lord.  Its slice is counted from when the kernel started it (the message's time).
  */
 #include <stdlib.h>
 
@@ -131,15 +138,16 @@ static void sj_schedule(struct cos_sched *s)
 		if (!cur)
 			continue;
 		cs = cur->data;
+		/* its class as of now: a running task may have changed it, and one the wake rule
+		 * started never went through sj_queue() */
+		cs->level = j->default_class - 1;
 		if (cos_sched_task_hint(s, cur, &h) == 0) {
 			if (h.flags & COS_HINT_F_CRITICAL) {
 				j->deferred++;	/* it holds a lock: let it leave the section */
 				continue;
 			}
-			/* its class as of now: a running task may have changed it */
-			cs->level = (h.hint_class ? (h.hint_class < j->classes ? h.hint_class
-									: j->classes)
-						  : j->default_class) - 1;
+			if (h.hint_class)
+				cs->level = (h.hint_class < j->classes ? h.hint_class : j->classes) - 1;
 		}
 		if (!now)
 			now = cos_now_ns();
@@ -188,6 +196,7 @@ static int sj_ready(struct lord_main *m)
 	j.nr_cpus = m->nr_cpus;
 	m->tick_ns = m->sched_opts.tick_ns = j.slice_ns / 4;	/* finds tasks over their slice */
 	m->sched_opts.flags |= COS_SCHED_F_HINTS;
+	m->wake_rules = COS_WAKE_IDLE;		/* see the top comment */
 	if (!j.default_class)
 		j.default_class = j.classes > 1 ? 2 : 1;
 	return j.slice_ns && j.default_class >= 1 && j.default_class <= j.classes ? 0 : -1;

@@ -18,8 +18,9 @@ static void print_stats(struct cos_sched *s, struct lord_main *m)
 	struct cos_sched_stats st;
 
 	cos_sched_get_stats(s, &st);
-	fprintf(stderr, "%s: tasks %llu | messages %llu placed %llu failed %llu resyncs %llu stalls %llu",
-		m->prog, st.tasks, st.messages, st.placed, st.failed, st.resyncs, st.stalls);
+	fprintf(stderr, "%s: tasks %llu | messages %llu placed %llu failed %llu resyncs %llu stalls %llu "
+		"wake-placed %llu", m->prog, st.tasks, st.messages, st.placed, st.failed, st.resyncs,
+		st.stalls, cos_sched_wake_placed(s));
 	if (m->stats) {
 		fputs(" | ", stderr);
 		m->stats(s, stderr);
@@ -51,6 +52,8 @@ static void usage(FILE *f, const struct lord_main *m)
 		"      --stats N        print statistics every N seconds (also on SIGUSR1)\n"
 		"      --submit HOW     commit shoots with 'ioctl' (default) or 'uring' (io_uring)\n"
 		"      --no-shim        do not attach the cos shim (it must be attached already)\n"
+		"      --no-wake-rules  every waking task waits for the lord (default: the kernel starts\n"
+		"                       a waking task on a free enclave CPU while no task waits)\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"Put work under it with `cosctl run -- CMD`.  Ctrl-C gives the CPUs back.  Needs root\n"
@@ -58,7 +61,7 @@ static void usage(FILE *f, const struct lord_main *m)
 		m->prog, m->about, m->own_usage);
 }
 
-enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT };
+enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT, OPT_NO_WAKE_RULES };
 
 int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m)
 {
@@ -70,6 +73,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "no-shim", no_argument, NULL, OPT_NO_SHIM },
 		{ "submit", required_argument, NULL, OPT_SUBMIT },
+		{ "no-wake-rules", no_argument, NULL, OPT_NO_WAKE_RULES },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longs[64];
@@ -79,7 +83,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	struct cos_sched *s;
 	cpu_set_t enclave;
 	const char *cpus = NULL;
-	int n = 0, c, err, no_shim = 0;
+	int n = 0, c, err, no_shim = 0, no_wake_rules = 0;
 
 	the_main = m;
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
@@ -97,6 +101,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		case OPT_STARVE: m->sched_opts.lord.starve_ms = atoi(optarg); break;
 		case OPT_STATS: m->stats_every_ns = strtoull(optarg, NULL, 10) * 1000000000ull; break;
 		case OPT_NO_SHIM: no_shim = 1; break;
+		case OPT_NO_WAKE_RULES: no_wake_rules = 1; break;
 		case OPT_SUBMIT:
 			if (!strcmp(optarg, "ioctl")) {
 				m->sched_opts.lord.submit = COS_SUBMIT_IOCTL;
@@ -168,8 +173,16 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		cos_shim_detach(shim);
 		return 1;
 	}
-	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs, shoots by %s", m->prog, m->lord_cpu,
-		m->nr_cpus, cos_lord_submit(cos_sched_lord(s)) == COS_SUBMIT_URING ? "io_uring" : "ioctl");
+	if (no_wake_rules)
+		m->wake_rules = 0;
+	if (m->wake_rules && (err = cos_sched_set_wake_rules(s, m->wake_rules, m->wake_slice_ns))) {
+		fprintf(stderr, "%s: %s; going on without them\n", m->prog, cos_strerror(err));
+		m->wake_rules = 0;
+	}
+	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs, shoots by %s, wake rules %s", m->prog,
+		m->lord_cpu, m->nr_cpus,
+		cos_lord_submit(cos_sched_lord(s)) == COS_SUBMIT_URING ? "io_uring" : "ioctl",
+		!m->wake_rules ? "off" : m->wake_rules & COS_WAKE_IDLE ? "idle" : "prev");
 	if (m->banner)
 		m->banner(stderr);
 	fputc('\n', stderr);

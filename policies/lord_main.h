@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * lord_main.h — what every policy program shares: the common options (--cpus, --lord-cpu,
- * --stall-ms, --starve-ms, --stats, --no-shim, --help), the shim, and the lord's life (create,
- * run until Ctrl-C, statistics, give the CPUs back).  A policy program fills struct lord_main
+ * --stall-ms, --starve-ms, --stats, --no-shim, --no-wake-rules, --help), the shim, the wake
+ * rules the policy asks for, and the lord's life (create, run until Ctrl-C, statistics, give the
+ * CPUs back).  A policy program fills struct lord_main
  * and calls lord_main() from main().
  */
 #ifndef POLICIES_LORD_MAIN_H
@@ -28,6 +29,8 @@ struct lord_main {
 	void (*stats)(struct cos_sched *s, FILE *f);	/* its statistics line */
 	void (*banner)(FILE *f);		/* its part of the start-up line */
 	unsigned long long tick_ns;		/* the framework's tick (0: 100 ms, for statistics) */
+	unsigned int wake_rules;		/* COS_WAKE_* the policy agrees with (ready() may set) */
+	unsigned long long wake_slice_ns;	/* their slice (0: no limit) */
 
 	/* filled by lord_main() before ready() */
 	int lord_cpu;

@@ -1,8 +1,11 @@
 // lord_fifo.h — a minimal FIFO lord for the in-guest tests: runs in its own thread, pinned to
 // its CPU, places runnable COS tasks on free enclave CPUs in arrival order, run to block, and
-// records every message and every placement for the tests to check.
+// records every message and every placement for the tests to check.  With wake_rules set it
+// asks the kernel to start waking tasks itself (cos_lord_set_wake_rules) and books the tasks
+// the kernel placed (COS_MSG_TASK_PLACED) on their CPUs.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <ctime>
@@ -38,6 +41,9 @@ struct FifoLord {
 	std::vector<cos_msg> log;		/* every message, in order */
 	uint64_t stall_reasons = 0;		/* OR of LORD_STALL args seen */
 	std::vector<Placement> placed;		/* every successful shoot */
+	std::vector<Placement> wake_placed;	/* every TASK_PLACED (the kernel's, by the wake rules) */
+	unsigned wake_rules = 0;		/* COS_WAKE_*, set before the lord starts */
+	int wake_rules_error = 0;
 	std::map<unsigned, unsigned> shoot_errors;	/* status -> count */
 	std::thread thread;
 	cos_lord *lord = nullptr;
@@ -47,9 +53,9 @@ struct FifoLord {
 	int max_gap_cpu = -1;
 
 	FifoLord(int lord_cpu, std::vector<int> cpus, unsigned stall_ms = 1000, unsigned ring_entries = 0,
-		 unsigned starve_ms = 0)
+		 unsigned starve_ms = 0, unsigned wake_rules = 0)
 		: lord_cpu(lord_cpu), cpus(std::move(cpus)), stall_ms(stall_ms), ring_entries(ring_entries),
-		  starve_ms(starve_ms)
+		  starve_ms(starve_ms), wake_rules(wake_rules)
 	{
 		thread = std::thread([this] { run(); });
 		while (!ready)
@@ -71,6 +77,8 @@ private:
 		lo.o.ring_entries = ring_entries;
 		tid = gettid();
 		register_error = cos_lord_register(&lord, &lo.o);
+		if (!register_error && wake_rules)
+			wake_rules_error = cos_lord_set_wake_rules(lord, wake_rules, 0);
 		ready = true;
 		if (register_error)
 			return;
@@ -175,6 +183,19 @@ private:
 			case COS_MSG_TASK_DEAD:
 				release_cpu(msg.slot);
 				queued.erase(msg.slot);
+				refused.erase(msg.slot);
+				break;
+			case COS_MSG_TASK_AFFINITY:
+				refused.erase(msg.slot);
+				break;
+			case COS_MSG_TASK_PLACED:	/* the kernel started it on arg's CPU */
+				release_cpu(msg.slot);
+				queued.erase(msg.slot);
+				if (cpu_owner.count((int)msg.arg))	/* its task left; a message follows */
+					owner_of.erase(cpu_owner[(int)msg.arg]);
+				cpu_owner[(int)msg.arg] = msg.slot;
+				owner_of[msg.slot] = (int)msg.arg;
+				wake_placed.push_back({msg.slot, msg.gen, msg.pid, (int)msg.arg});
 				break;
 			case COS_MSG_LORD_STALL:
 				stall_reasons |= msg.arg;
@@ -198,8 +219,15 @@ private:
 		for (int c : cpus) {
 			if (cpu_owner.count(c) || runq.empty())
 				continue;
-			auto [slot, gen] = runq.front();
-			runq.pop_front();
+			/* the first task in line that was not refused this CPU (COS_SHOOT_AFFINITY) */
+			auto it = std::find_if(runq.begin(), runq.end(), [&](auto &e) {
+				auto r = refused.find(e.first);
+				return r == refused.end() || !r->second.count(c);
+			});
+			if (it == runq.end())
+				continue;
+			auto [slot, gen] = *it;
+			runq.erase(it);
 			auto q = queued.find(slot);
 			if (q != queued.end() && q->second == gen)
 				queued.erase(q);
@@ -219,6 +247,12 @@ private:
 				cos_task_status ts;
 				cos_lord_task_status(lord, t.first, &ts);
 				placed.push_back({t.first, t.second, ts.pid, c});
+			} else if (st == COS_SHOOT_AFFINITY) {
+				/* not allowed there: back in line, for another CPU */
+				shoot_errors[st]++;
+				refused[t.first].insert(c);
+				queued[t.first] = t.second;
+				runq.push_front(t);
 			} else if (st == COS_SHOOT_BUSY) {
 				/*
 				 * The CPU still holds an earlier shoot (we forgot it in a resync).  No
@@ -239,4 +273,5 @@ private:
 	std::map<uint32_t, uint32_t> queued;	/* slot -> gen of queued entries */
 	std::map<int, uint32_t> cpu_owner;	/* cpu -> slot placed there */
 	std::map<uint32_t, int> owner_of;	/* slot -> cpu */
+	std::map<uint32_t, std::set<int>> refused;	/* slot -> CPUs its shoots got AFFINITY on */
 };

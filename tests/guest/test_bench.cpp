@@ -137,8 +137,9 @@ TEST_CASE("cos-bench-shinjuku serves every request as COS tasks under cos-shinju
 		size_t p = out.rfind(key + " ");
 		return p == std::string::npos ? 0ul : std::stoul(out.substr(p + key.size() + 1));
 	};
-	CHECK(num_after("runnable") > 20);
-	CHECK(num_after("hinted") > 20);
+	/* each wake-up reached the policy (runnable) or the wake rule started it (wake-placed) */
+	CHECK(num_after("runnable") + num_after("wake-placed") > 20);
+	CHECK(num_after("hinted") > 0);
 	CHECK(sched_ext_state() == "enabled");
 }
 

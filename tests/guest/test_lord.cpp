@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <iostream>
 #include <new>
 #include <sys/mman.h>
@@ -190,6 +191,195 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 		}
 	}
 	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("wake rule IDLE: waking threads start on free enclave CPUs they may use, without a shoot", "[lord][wake]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	FifoLord lord(0, {1, 2, 3}, 1000, 0, 0, COS_WAKE_IDLE);
+	REQUIRE(lord.register_error == 0);
+	REQUIRE(lord.wake_rules_error == 0);
+	/* 8 threads: the even ones may run on CPUs 2-3 only (the kernel must respect it too) */
+	constexpr int N = 8, ROUNDS = 100;
+	struct Result {
+		pid_t tids[N];
+		int setattr_err[N];
+		int cpus_seen[N][ROUNDS];
+	};
+	Shared<Result> res;
+	int rc = in_child_threads(N, [&](int i) {
+		res->tids[i] = gettid();
+		if (i % 2 == 0) {
+			cpu_set_t s;
+			CPU_ZERO(&s);
+			CPU_SET(2, &s);
+			CPU_SET(3, &s);
+			sched_setaffinity(0, sizeof(s), &s);
+		}
+		res->setattr_err[i] = become_cos_task();
+		std::this_thread::sleep_for(std::chrono::microseconds(300));
+		for (int r = 0; r < ROUNDS; r++) {
+			spin_for(std::chrono::microseconds(100));
+			res->cpus_seen[i][r] = sched_getcpu();
+			std::this_thread::sleep_for(std::chrono::microseconds(1000));
+		}
+	});
+	REQUIRE(rc == 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));	/* DEAD messages */
+	lord.finish();
+	for (int i = 0; i < N; i++)
+		REQUIRE(res->setattr_err[i] == 0);
+	CAPTURE(lord.stall_reasons, lord.placed.size(), lord.wake_placed.size());
+	std::cerr << "wake rule IDLE: " << lord.wake_placed.size() << " wake-ups started by the kernel, "
+		  << lord.placed.size() << " shoots\n";
+	CHECK(lord.wake_placed.size() > 0);
+	std::map<pid_t, int> index;
+	for (int i = 0; i < N; i++)
+		index[res->tids[i]] = i;
+	std::map<pid_t, std::set<int>> started;	/* by the lord or by the kernel's rule */
+	for (auto &p : lord.placed)
+		started[p.pid].insert(p.cpu);
+	for (auto &p : lord.wake_placed) {
+		CAPTURE(p.pid, p.cpu);
+		REQUIRE(index.count(p.pid));
+		CHECK((p.cpu >= 1 && p.cpu <= 3));		/* the enclave, never the lord's CPU */
+		if (index[p.pid] % 2 == 0)
+			CHECK(p.cpu >= 2);			/* its allowed CPUs */
+		started[p.pid].insert(p.cpu);
+	}
+	std::map<pid_t, std::set<int>> bypassed;
+	std::map<pid_t, std::vector<uint32_t>> by_pid;
+	for (auto &m : lord.log) {
+		CHECK(m.type != COS_MSG_LORD_STALL);
+		CHECK(m.type != COS_MSG_OVERFLOW);
+		if (m.type == COS_MSG_TASK_RUNNABLE && m.arg == COS_RUNNABLE_BYPASS)
+			bypassed[m.pid].insert(m.cpu);
+		if (m.pid)
+			by_pid[m.pid].push_back(m.type);
+	}
+	for (int i = 0; i < N; i++) {
+		CAPTURE(i, res->tids[i]);
+		/* every slice ran where the lord or the rule started it, on a CPU it may use */
+		for (int c : res->cpus_seen[i]) {
+			CAPTURE(c);
+			if (bypassed[res->tids[i]].count(c))
+				continue;
+			CHECK(started[res->tids[i]].count(c) == 1);
+			CHECK((c >= (i % 2 == 0 ? 2 : 1) && c <= 3));
+		}
+		/* a life the lord can follow: a wake-up after each BLOCKED, as RUNNABLE or PLACED */
+		auto &types = by_pid[res->tids[i]];
+		REQUIRE(types.size() >= 3);
+		CHECK(types.front() == COS_MSG_TASK_NEW);
+		CHECK(types.back() == COS_MSG_TASK_DEAD);
+		for (size_t k = 0; k + 1 < types.size(); k++)
+			if (types[k] == COS_MSG_TASK_BLOCKED) {
+				CAPTURE(k, cos_msg_type_name(types[k + 1]));
+				CHECK((types[k + 1] == COS_MSG_TASK_RUNNABLE || types[k + 1] == COS_MSG_TASK_PLACED ||
+				       types[k + 1] == COS_MSG_TASK_DEAD));
+			}
+	}
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("wake rules start nobody while a task waits for the lord, nor on a CPU a COS task holds", "[lord][wake]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	/* a lord that never shoots: what happens is the kernel's doing alone */
+	int rc = guest::in_child([] {
+		LordOpts lo({1, 2, 3}, 10000, 10000);
+		cos_lord *l = nullptr;
+		if (cos_lord_register(&l, &lo.o))
+			return 10;
+		if (cos_lord_set_wake_rules(l, COS_WAKE_IDLE, 0))
+			return 11;
+		/* A pinned to 1 wakes first (started on 1, then spins), B pinned to 1 next (1 is A's:
+		 * waits), C on 2-3 last: 2 and 3 are free, but B waits, so C must wait too.  Each
+		 * becomes a COS task while it sleeps (a running one would wait for a shoot first). */
+		const int delay_ms[3] = {100, 300, 500};
+		const std::vector<int> allowed[3] = {{1}, {1}, {2, 3}};
+		pid_t kids[3];
+		for (int k = 0; k < 3; k++) {
+			kids[k] = fork();
+			if (kids[k] == 0) {
+				cpu_set_t s;
+				CPU_ZERO(&s);
+				for (int c : allowed[k])
+					CPU_SET(c, &s);
+				sched_setaffinity(0, sizeof(s), &s);
+				std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms[k]));
+				for (;;)
+					;
+			}
+			for (int i = 0; i < 500; i++) {		/* asleep: state S */
+				std::string st = read_file("/proc/" + std::to_string(kids[k]) + "/stat");
+				size_t rp = st.rfind(')');
+				if (rp != std::string::npos && rp + 2 < st.size() && st[rp + 2] == 'S')
+					break;
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+			}
+			sched_attr_v0 a = {};
+			a.size = sizeof(a);
+			a.sched_policy = SCHED_EXT_POLICY;
+			if (syscall(SYS_sched_setattr, kids[k], &a, 0))
+				return 12;
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(800));
+		std::map<pid_t, std::vector<std::pair<uint32_t, uint64_t>>> seen;	/* type, arg */
+		const cos_msg *m;
+		while ((m = cos_lord_peek(l))) {
+			seen[m->pid].push_back({m->type, m->arg});
+			cos_lord_consume(l);
+		}
+		cos_lord_publish(l);
+		for (pid_t k : kids)
+			kill(k, SIGKILL);
+		for (pid_t k : kids)
+			waitpid(k, nullptr, 0);
+		cos_lord_destroy(l);
+		/* each one's wake-up: its first message after NEW (a preemption may follow) */
+		auto woke = [&](pid_t p) {
+			auto &v = seen[p];
+			for (size_t i = 0; i + 1 < v.size(); i++)
+				if (v[i].first == COS_MSG_TASK_NEW)
+					return v[i + 1];
+			return std::pair<uint32_t, uint64_t>(0, 0);
+		};
+		fprintf(stderr, "wake order: A %s/%llu B %s/%llu C %s/%llu\n",
+			cos_msg_type_name(woke(kids[0]).first), (unsigned long long)woke(kids[0]).second,
+			cos_msg_type_name(woke(kids[1]).first), (unsigned long long)woke(kids[1]).second,
+			cos_msg_type_name(woke(kids[2]).first), (unsigned long long)woke(kids[2]).second);
+		if (woke(kids[0]) != std::make_pair((uint32_t)COS_MSG_TASK_PLACED, (uint64_t)1))
+			return 2;			/* A: started on its free CPU */
+		if (woke(kids[1]).first != COS_MSG_TASK_RUNNABLE)
+			return 3;			/* B: its CPU is A's, it waits */
+		if (woke(kids[2]).first != COS_MSG_TASK_RUNNABLE)
+			return 4;			/* C: B waits, so C may not pass it */
+		return 0;
+	});
+	CHECK(rc == 0);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("cos_lord_set_wake_rules refuses unknown rules", "[lord][wake][errors]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	int rc = guest::in_child([] {
+		LordOpts lo({1});
+		cos_lord *l = nullptr;
+		if (cos_lord_register(&l, &lo.o))
+			return 10;
+		int bad = cos_lord_set_wake_rules(l, 1u << 7, 0);
+		int good = cos_lord_set_wake_rules(l, COS_WAKE_PREV, 1000000);
+		const cos_ctl *ctl = cos_lord_ctl(l);
+		bool set = ctl->wake_rules == COS_WAKE_PREV && ctl->wake_slice_ns == 1000000;
+		cos_lord_destroy(l);
+		return bad == -EINVAL && good == 0 && set ? 0 : 1;
+	});
+	CHECK(rc == 0);
 }
 
 TEST_CASE("a shot COS thread preempts a non-COS busy loop on its CPU", "[lord][preempt]")

@@ -28,10 +28,12 @@ struct FakeKernel {
 	std::vector<unsigned long long> waits;			/* timeouts of the lord's waits */
 	cos_sched *stop_after_wait = nullptr;			/* stop cos_sched_run() there */
 
+	uint64_t now = 0;					/* message timestamps, if set */
 	void post(unsigned type, unsigned slot, unsigned gen, int pid, int cpu, uint64_t arg = 0)
 	{
 		cos_msg m{};
 		m.seq = ++seq;
+		m.ts = now;
 		m.type = type;
 		m.slot = slot;
 		m.gen = gen;
@@ -356,5 +358,68 @@ TEST_CASE("an idle lord ticks only while a task waits for a CPU", "[sched][idle]
 		start(2);
 		f.k.post(COS_MSG_OVERFLOW, 0, 0, 0, 0);
 		CHECK(wait_timeout() == 100000000ull);
+	}
+}
+
+TEST_CASE("a task the wake rules started is booked on its CPU, not placed again", "[sched][wake]")
+{
+	Fixture f;
+	f.create();
+	f.k.post(COS_MSG_TASK_NEW, 1, 1, 101, 2);
+	f.k.post(COS_MSG_TASK_PLACED, 1, 1, 101, 2, 2);	/* started on CPU 2 by the kernel */
+	f.k.post(COS_MSG_TASK_NEW, 2, 1, 102, 1);
+	f.k.post(COS_MSG_TASK_RUNNABLE, 2, 1, 102, 1);
+	f.k.post(COS_MSG_TASK_NEW, 3, 1, 103, 1);
+	f.k.post(COS_MSG_TASK_RUNNABLE, 3, 1, 103, 1);
+	f.step();
+	REQUIRE(cos_sched_cpu_task(f.s, 2) != nullptr);
+	CHECK(cos_sched_cpu_task(f.s, 2)->pid == 101);
+	CHECK(cos_sched_cpu_task(f.s, 2)->state == COS_TASK_QUEUED);
+	REQUIRE(f.k.shots.size() == 1);			/* CPU 2 is taken: only CPU 1 got a shoot */
+	CHECK(f.k.shots[0] == std::make_pair(1, 2u));
+	CHECK(f.r.q.len == 1);				/* task 3 waits */
+	CHECK(std::count(f.r.log.begin(), f.r.log.end(), "runnable:101") == 0);	/* no callback */
+	CHECK(cos_sched_wake_placed(f.s) == 1);
+	f.k.post(COS_MSG_TASK_BLOCKED, 1, 1, 101, 2);	/* it left CPU 2: task 3 gets it */
+	f.step();
+	REQUIRE(f.k.shots.size() == 2);
+	CHECK(f.k.shots[1] == std::make_pair(2, 3u));
+}
+
+TEST_CASE("the wake rules' placement and the lord's own agree on who holds a CPU", "[sched][wake]")
+{
+	Fixture f;
+	f.create();
+	SECTION("the task that ran there before leaves after the rule started another: the CPU stays taken")
+	{
+		f.k.post(COS_MSG_TASK_NEW, 1, 1, 101, 1);
+		f.k.post(COS_MSG_TASK_RUNNABLE, 1, 1, 101, 1);
+		f.step();					/* 101 placed on CPU 1 */
+		REQUIRE(f.k.shots.size() == 1);
+		f.k.now = cos_now_ns();				/* later than that placement */
+		f.k.post(COS_MSG_TASK_NEW, 2, 1, 102, 1);
+		f.k.post(COS_MSG_TASK_PLACED, 2, 1, 102, 1, 1);	/* 101 stopped; the kernel put 102 there */
+		f.k.post(COS_MSG_TASK_BLOCKED, 1, 1, 101, 1);	/* ... before 101's message came */
+		f.step();
+		REQUIRE(cos_sched_cpu_task(f.s, 1) != nullptr);
+		CHECK(cos_sched_cpu_task(f.s, 1)->pid == 102);
+	}
+	SECTION("the lord placed a task there after the kernel started one: the lord's shoot preempts it")
+	{
+		f.k.now = 1000;
+		f.k.post(COS_MSG_TASK_NEW, 1, 1, 101, 1);
+		f.k.post(COS_MSG_TASK_RUNNABLE, 1, 1, 101, 1);
+		f.step();					/* 101 placed on CPU 1 at cos_now_ns() */
+		REQUIRE(f.k.shots.size() == 1);
+		f.k.post(COS_MSG_TASK_NEW, 2, 1, 102, 1);
+		f.k.post(COS_MSG_TASK_PLACED, 2, 1, 102, 1, 1);	/* posted (ts 1000) before that */
+		f.step();
+		REQUIRE(cos_sched_cpu_task(f.s, 1) != nullptr);
+		CHECK(cos_sched_cpu_task(f.s, 1)->pid == 101);	/* the later placement holds it */
+		f.k.post(COS_MSG_TASK_PREEMPTED, 2, 1, 102, 1, COS_PREEMPT_BY_COS);
+		f.step();
+		CHECK(cos_sched_cpu_task(f.s, 1)->pid == 101);	/* 102's message does not free it */
+		REQUIRE(f.k.shots.size() == 2);			/* 102 back to the lord: CPU 2 */
+		CHECK(f.k.shots[1] == std::make_pair(2, 2u));
 	}
 }

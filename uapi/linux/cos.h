@@ -39,6 +39,7 @@
 #define COS_FEAT_LORD		(1ULL << 1)	/* a lord can register now (see COS_SHIM_CAP_FAIR_DSQ) */
 #define COS_FEAT_SHIM_ATTACHED	(1ULL << 2)	/* the shim is attached right now */
 #define COS_FEAT_CPU_MSGS	(1ULL << 3)	/* COS_LORD_F_CPU_MSGS is known (CPU hotplug) */
+#define COS_FEAT_WAKE_RULES	(1ULL << 4)	/* struct cos_ctl.wake_rules is honoured */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -125,6 +126,10 @@ enum cos_msg_type {
 				 * (BAD_CPU) and one pending there was cancelled (SHOOT_STALE); only
 				 * with COS_LORD_F_CPU_MSGS */
 	COS_MSG_CPU_ONLINE,	/* CPU arg is back online (only with COS_LORD_F_CPU_MSGS) */
+	COS_MSG_TASK_PLACED,	/* woke up and was started on CPU arg by the lord's wake rules
+				 * (struct cos_ctl.wake_rules), without a shoot: it is QUEUED
+				 * there, like a shot task (TASK_RUNNING follows with
+				 * COS_LORD_F_RUNNING_MSGS); its slice is ctl->wake_slice_ns */
 	COS_MSG_NR_TYPES,
 };
 
@@ -247,11 +252,27 @@ struct cos_shoot_slot {
 	__u64 __reserved[13];
 };
 
+/*
+ * struct cos_ctl.wake_rules: how the kernel may start a waking COS task without a round trip to
+ * the lord.  Only while no task of the lord's waits for a shoot (so the lord's queue order is
+ * kept: a waking task never passes one that waits), and only on a CPU of the enclave (never
+ * the lord's) that is online, in the task's allowed set, and free: no COS task runs there, is
+ * shot there or was started there and not yet running.  The task then goes to the head of
+ * that CPU's local queue, ahead of every task of the fair policy (as a shoot would put it),
+ * and the lord gets COS_MSG_TASK_PLACED instead of TASK_RUNNABLE.  Unknown bits are ignored
+ * (COS_FEAT_WAKE_RULES says the module knows these).
+ */
+#define COS_WAKE_PREV		(1U << 0)	/* on the CPU it last ran on, if free */
+#define COS_WAKE_IDLE		(1U << 1)	/* on any free CPU (the one it last ran on first) */
+
 /**
  * struct cos_ctl - the control page
  * @consumed:	lord -> module: sequence number of the last message the lord has handled.  The
  *		lord writes it with a release store after handling messages; the module reads it
  *		with an acquire load before reusing ring slots and for stall detection.
+ * @wake_rules:	lord -> module: COS_WAKE_* (0 = every waking task waits for a shoot); read
+ *		(READ_ONCE) at each wake-up of a COS task: a change applies to the next one
+ * @wake_slice_ns: lord -> module: the slice of a task the wake rules placed (0 = no limit)
  * @produced:	module -> lord: the highest sequence number written so far (CPUs write the ring
  *		concurrently: one below it may still be in flight; read each message's @seq)
  * @dropped:	module -> lord: messages lost to overflow, ever
@@ -260,7 +281,10 @@ struct cos_shoot_slot {
  */
 struct cos_ctl {
 	__u64 consumed;
-	__u64 __lord_reserved[7];
+	__u32 wake_rules;
+	__u32 __lord_pad;
+	__u64 wake_slice_ns;
+	__u64 __lord_reserved[5];
 	__u64 produced;
 	__u64 dropped;
 	__u64 stalls;
