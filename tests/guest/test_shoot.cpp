@@ -59,6 +59,25 @@ struct Fixture {
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
 		std::this_thread::sleep_for(std::chrono::milliseconds(50));
 		drain();
+		/*
+		 * Thread 3 must be a COS task blocked on its pipe before a test writes to it, or it
+		 * reads at once and exits without ever waiting for the lord (seen on the debug kernel,
+		 * 10x slower than the 50 ms above assumed).
+		 */
+		for (int i = 0; i < 5000 * (int)time_scale() && !blocked(3); i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+
+	/* Is thread i a COS task, blocked (as the status table says)? */
+	bool blocked(int i)
+	{
+		drain();
+		auto it = task.find(board->tids[i]);
+		if (it == task.end())
+			return false;
+		cos_task_status st;
+		cos_lord_task_status(lord, it->second.first, &st);
+		return st.state == COS_TASK_BLOCKED && st.gen == it->second.second;
 	}
 
 	~Fixture()
