@@ -346,7 +346,9 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 f"{meta.get('rounds')} rounds per run, median of {meta.get('reps')} repetition(s). "
                 "`default`: futex wake → woken thread runs on another CPU; `cos`: the lord's "
                 f"shoot (ioctl) → the task runs on the chosen CPU (round robin over {cpus}); "
-                "`cos-ur`: the same through io_uring. Hogs run on CPUs 1..N; with some CPUs hogged, "
+                "`cos-ur`: the same through io_uring; `cos-wake`: the lord's wake rule "
+                "(COS_WAKE_IDLE) starts the woken task with no shoot, measured from the futex wake "
+                "as `default` is. Hogs run on CPUs 1..N; with some CPUs hogged, "
                 "`@hogged` rows are the cos rounds whose shoot preempted a hog, `@idle` those that "
                 "went to an idle CPU (the default scheduler wakes the thread on an idle CPU when "
                 "there is one).",
