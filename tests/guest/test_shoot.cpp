@@ -60,16 +60,18 @@ struct Fixture {
 		std::this_thread::sleep_for(std::chrono::milliseconds(50));
 		drain();
 		/*
-		 * Thread 3 must be a COS task blocked on its pipe before a test writes to it, or it
-		 * reads at once and exits without ever waiting for the lord (seen on the debug kernel,
-		 * 10x slower than the 50 ms above assumed).
+		 * Thread 3 must not be running on its way to its read when a test writes to the pipe,
+		 * or it reads at once and exits without ever waiting for the lord (seen on the debug
+		 * kernel, 10x slower than the 50 ms above assumed): wait until it blocks on the pipe,
+		 * or waits for the lord (a task that became SCHED_EXT while running may be put in
+		 * custody at once; once shot it reads and exits, as the tests expect).
 		 */
-		for (int i = 0; i < 5000 * (int)time_scale() && !blocked(3); i++)
+		for (int i = 0; i < 5000 * (int)time_scale() && !parked(3); i++)
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
 	}
 
-	/* Is thread i a COS task, blocked (as the status table says)? */
-	bool blocked(int i)
+	/* Is thread i a COS task that is not running: blocked, or waiting for the lord? */
+	bool parked(int i)
 	{
 		drain();
 		auto it = task.find(board->tids[i]);
@@ -77,7 +79,8 @@ struct Fixture {
 			return false;
 		cos_task_status st;
 		cos_lord_task_status(lord, it->second.first, &st);
-		return st.state == COS_TASK_BLOCKED && st.gen == it->second.second;
+		return (st.state == COS_TASK_BLOCKED || st.state == COS_TASK_WAITING) &&
+		       st.gen == it->second.second;
 	}
 
 	~Fixture()
