@@ -139,7 +139,8 @@ static int cos_hold_set(void *data, u64 val)
 	return cos_hold_dispatch((int)(s64)val);
 }
 
-DEFINE_DEBUGFS_ATTRIBUTE(cos_hold_fops, cos_hold_get, cos_hold_set, "%lld\n");
+/* signed: the unsigned form parses "-1" (release) as an error, and the hold stayed on */
+DEFINE_DEBUGFS_ATTRIBUTE_SIGNED(cos_hold_fops, cos_hold_get, cos_hold_set, "%lld\n");
 
 static int __init cos_init(void)
 {

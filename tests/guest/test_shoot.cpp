@@ -525,6 +525,18 @@ TEST_CASE("shoot validation: each bad request gets its status, good ones still w
  * on the CPU between ops.dispatch's take and its insert, cos_dispatch_failed(); that window is
  * inside one call of the shim.)
  */
+TEST_CASE("debugfs hold_dispatch: a CPU holds, -1 releases", "[shoot][pending]")
+{
+	auto read_hold = [] { return read_file("/sys/kernel/debug/cos/hold_dispatch"); };
+	{
+		HoldDispatch hold(2);
+		CHECK(read_hold() == "2");
+	}
+	CHECK(read_hold() == "-1");	/* released (a write of -1 used to fail: the hold stayed) */
+	CHECK_FALSE(HoldDispatch::set(4096));	/* no such CPU */
+	CHECK(read_hold() == "-1");
+}
+
 TEST_CASE("a shoot pending on a CPU that goes offline: SHOOT_STALE, and the task can be shot elsewhere", "[shoot][pending][hotplug]")
 {
 	file_shim();
