@@ -174,8 +174,8 @@ TEST_CASE("cos-fifo and cos-shinjuku run a mixed workload on their CPUs only, th
 		shared_delete(w);
 		CHECK(lord.stop(SIGINT) == 0);
 		CAPTURE(lord.err);
-		CHECK(lord.err.find("placed ") != std::string::npos);
-		CHECK(lord.err.find("placed 0 ") == std::string::npos);	/* it did place tasks */
+		CHECK(lord.err.find(" placed ") != std::string::npos);
+		CHECK(lord.err.find(" placed 0 ") == std::string::npos);	/* it did place tasks */
 		CHECK(lord.err.find("stalls 0") != std::string::npos);
 		CHECK(sched_ext_state() == "enabled");
 		if (prog == "cos-shinjuku")
@@ -244,7 +244,7 @@ TEST_CASE("cos-fifo keeps running a workload while one of its CPUs goes offline 
 	CHECK(lord.stop(SIGINT) == 0);
 	CAPTURE(lord.err);
 	CHECK(lord.err.find("stalls 0") != std::string::npos);
-	CHECK(lord.err.find("placed 0 ") == std::string::npos);
+	CHECK(lord.err.find(" placed 0 ") == std::string::npos);
 }
 
 TEST_CASE("a healthy cos-fifo with 200 busy COS tasks is never declared stalled (default stall_ms)", "[policies][fifo][stall]")
@@ -282,7 +282,7 @@ TEST_CASE("a healthy cos-fifo with 200 busy COS tasks is never declared stalled 
 	CHECK(lord.stop(SIGINT) == 0);
 	CAPTURE(lord.err);
 	CHECK(lord.err.find("stalls 0") != std::string::npos);	/* the lord kept up: no fallback */
-	CHECK(lord.err.find("placed 0 ") == std::string::npos);
+	CHECK(lord.err.find(" placed 0 ") == std::string::npos);
 }
 
 TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[policies][cosctl]")
