@@ -213,7 +213,7 @@ int cos_tasks_init(void);
 void cos_tasks_exit(void);
 s32 cos_task_attach(struct task_struct *p, bool runnable);
 void cos_task_detach(struct task_struct *p, s32 slot);
-s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu);
+s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *idle);
 u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake);
 void cos_task_dequeue(struct task_struct *p, s32 slot);
 s32 cos_dispatch_take(s32 cpu);

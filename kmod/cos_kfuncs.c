@@ -168,6 +168,7 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p, struct bpf_prog_aux *au
  * cos_kf_select_cpu() - the CPU the lord's wake rules would start waking COS task @p on, or -1
  * @p: the task; @slot: its slot
  * @prev_cpu: the CPU it last ran on
+ * @idle: sched_ext's idle CPUs (scx_bpf_get_idle_cpumask(), held by the caller)
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * The shim returns it from ops.select_cpu, so that the task is enqueued there and
@@ -176,11 +177,11 @@ __bpf_kfunc void cos_kf_exit_task(struct task_struct *p, struct bpf_prog_aux *au
  * Context: ops.select_cpu (@p's pi_lock held, IRQs off); lock-free.
  */
 __bpf_kfunc s32 cos_kf_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
-				  struct bpf_prog_aux *aux)
+				  const struct cpumask *idle, struct bpf_prog_aux *aux)
 {
 	if (slot < 0 || !cos_kf_bound(aux))
 		return -1;
-	return cos_task_select_cpu(p, prev_cpu);
+	return cos_task_select_cpu(p, prev_cpu, idle);
 }
 
 /**

@@ -31,7 +31,8 @@
  *    DSQ — ahead of every fair task.  Tasks the module hands back to the fair policy (lord
  *    stalled or dead) are drained by ops.dispatch on any CPU (cos_kf_fallback_take).
  *    Wake rules (struct cos_ctl.wake_rules): for a waking COS task ops.select_cpu returns the
- *    free enclave CPU the module names (cos_kf_select_cpu), and ops.enqueue there puts the task
+ *    free enclave CPU the module names (cos_kf_select_cpu, given sched_ext's idle mask so that
+ *    it can prefer a CPU running nothing), and ops.enqueue there puts the task
  *    at the head of that local DSQ, preempting, when the module says COS_ENQ_PLACED: no round
  *    trip to the lord, no IPI, no migration (the task is enqueued on the CPU it starts on, which
  *    sched_ext guarantees it may run on).
@@ -171,7 +172,13 @@ s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags
 	 * Attach first, or a task that just became SCHED_EXT would slip past the lord.
 	 */
 	if (tctx && (slot = cos_slot(p, tctx, true)) >= 0 && cos_kf_lord_active()) {
-		cpu = cos_kf_select_cpu(p, slot, prev_cpu);
+		const struct cpumask *idle;
+
+		if (!cos_have(scx_bpf_get_idle_cpumask))
+			return prev_cpu;	/* no wake rules without the idle mask */
+		idle = scx_bpf_get_idle_cpumask();
+		cpu = cos_kf_select_cpu(p, slot, prev_cpu, idle);
+		scx_bpf_put_idle_cpumask(idle);
 		return cpu >= 0 ? cpu : prev_cpu;
 	}
 	if (!cos_have(scx_bpf_select_cpu_dfl))

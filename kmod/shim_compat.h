@@ -19,6 +19,8 @@ extern void scx_bpf_dsq_insert(struct task_struct *p, u64 dsq_id, u64 slice,
 extern void scx_bpf_dsq_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slice, u64 vtime,
 				     u64 enq_flags) __weak __ksym;
 extern void scx_bpf_kick_cpu(s32 cpu, u64 flags) __weak __ksym;
+extern const struct cpumask *scx_bpf_get_idle_cpumask(void) __weak __ksym;
+extern void scx_bpf_put_idle_cpumask(const struct cpumask *idle_mask) __weak __ksym;
 
 /*
  * Debian's 7.2.x BTF describes a few kfuncs (scx_bpf_create_dsq, scx_bpf_kick_cpu, ..._pick_*;

@@ -6,7 +6,8 @@
  * last ran on, idle CPUs steal from the longest queue).
  *
  * Wake rule COS_WAKE_IDLE (unless --no-wake-rules): while no task waits, a waking task starts at
- * once on a free enclave CPU, the one it last ran on first, without a round trip to the lord.
+ * once on a free enclave CPU (an idle one first, the one it last ran on first), without a round
+ * trip to the lord.
  * That is what this lord would do with it anyway (the first free CPU for the queue's head), and
  * the kernel applies it only while nobody waits, so arrival order is kept; the kernel gives it
  * the --slice-us slice, as a shoot would.

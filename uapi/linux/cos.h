@@ -263,7 +263,9 @@ struct cos_shoot_slot {
  * (COS_FEAT_WAKE_RULES says the module knows these).
  */
 #define COS_WAKE_PREV		(1U << 0)	/* on the CPU it last ran on, if free */
-#define COS_WAKE_IDLE		(1U << 1)	/* on any free CPU (the one it last ran on first) */
+#define COS_WAKE_IDLE		(1U << 1)	/* on any free CPU: one that runs nothing first,
+					 * then one that runs a fair task; the one it
+					 * last ran on first in each */
 
 /**
  * struct cos_ctl - the control page
