@@ -560,6 +560,17 @@ int cos_sched_set_wake_rules(struct cos_sched *s, unsigned int rules, unsigned l
 /** cos_sched_wake_placed() - tasks the wake rules started so far (COS_MSG_TASK_PLACED) */
 unsigned long long cos_sched_wake_placed(const struct cos_sched *s);
 
+#define COS_SCHED_NOT_STARTED	(-1)
+/**
+ * cos_sched_shoot_failures() - the placements that did not start so far, by cause
+ * @s: the scheduler
+ * @status: a COS_SHOOT_* status other than OK: the placements the module refused with it (their
+ *	sum is cos_sched_stats.failed); or COS_SCHED_NOT_STARTED: placements it accepted whose CPU
+ *	then could not start the task (COS_MSG_SHOOT_FAILED)
+ * Return: the count; 0 for a status it does not know.
+ */
+unsigned long long cos_sched_shoot_failures(const struct cos_sched *s, int status);
+
 /** cos_sched_get_stats() - the framework's counters so far */
 void cos_sched_get_stats(const struct cos_sched *s, struct cos_sched_stats *st);
 

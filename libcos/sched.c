@@ -44,6 +44,8 @@ struct cos_sched {
 	int nr_placing;
 	unsigned int nr_waiting;	/* tasks in COS_TASK_WAITING (task_set_state()) */
 	unsigned long long wake_placed;	/* COS_MSG_TASK_PLACED handled */
+	unsigned long long refused[COS_SHOOT_NO_LORD + 1];	/* st.failed by COS_SHOOT_* status */
+	unsigned long long not_started;	/* COS_MSG_SHOOT_FAILED handled */
 	unsigned long long tick_ns, spin_ns, last_tick;
 	unsigned int flags;
 	volatile sig_atomic_t stop;
@@ -308,6 +310,7 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	case COS_MSG_TASK_YIELD:
 	case COS_MSG_SHOOT_FAILED:
 	case COS_MSG_SHOOT_STALE:
+		s->not_started += m->type == COS_MSG_SHOOT_FAILED;
 		release_cpu(s, t);
 		t->cpu = m->cpu;
 		make_runnable(s, t, m->type, m->arg, m->ts);
@@ -390,6 +393,8 @@ static void commit(struct cos_sched *s)
 			continue;
 		}
 		s->st.failed++;
+		if (status < sizeof(s->refused) / sizeof(s->refused[0]))
+			s->refused[status]++;
 		switch (status) {
 		case COS_SHOOT_AFFINITY:
 			refresh_affinity(s, t);
@@ -520,6 +525,15 @@ COS_EXPORT int cos_sched_run(struct cos_sched *s)
 COS_EXPORT unsigned long long cos_sched_wake_placed(const struct cos_sched *s)
 {
 	return s->wake_placed;
+}
+
+COS_EXPORT unsigned long long cos_sched_shoot_failures(const struct cos_sched *s, int status)
+{
+	if (status == COS_SCHED_NOT_STARTED)
+		return s->not_started;
+	if (status <= COS_SHOOT_OK || status >= (int)(sizeof(s->refused) / sizeof(s->refused[0])))
+		return 0;
+	return s->refused[status];
 }
 
 COS_EXPORT void cos_sched_stop(struct cos_sched *s)

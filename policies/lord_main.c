@@ -18,9 +18,15 @@ static void print_stats(struct cos_sched *s, struct lord_main *m)
 	struct cos_sched_stats st;
 
 	cos_sched_get_stats(s, &st);
-	fprintf(stderr, "%s: tasks %llu | messages %llu placed %llu failed %llu resyncs %llu stalls %llu "
-		"wake-placed %llu", m->prog, st.tasks, st.messages, st.placed, st.failed, st.resyncs,
-		st.stalls, cos_sched_wake_placed(s));
+	fprintf(stderr, "%s: tasks %llu | messages %llu placed %llu failed %llu (", m->prog, st.tasks,
+		st.messages, st.placed, st.failed);
+	for (int status = COS_SHOOT_OK + 1; status <= COS_SHOOT_NO_LORD; status++)
+		if (cos_sched_shoot_failures(s, status))
+			fprintf(stderr, "%s %llu, ", cos_shoot_status_name(status),
+				cos_sched_shoot_failures(s, status));
+	fprintf(stderr, "%llu not started) resyncs %llu stalls %llu wake-placed %llu",
+		cos_sched_shoot_failures(s, COS_SCHED_NOT_STARTED), st.resyncs, st.stalls,
+		cos_sched_wake_placed(s));
 	if (m->stats) {
 		fputs(" | ", stderr);
 		m->stats(s, stderr);

@@ -223,6 +223,22 @@ TEST_CASE("a failed slot goes back to the policy, or waits for the task's messag
 	f.k.post(COS_MSG_TASK_RUNNABLE, 5, 1, 105, 1);
 	f.step();
 	CHECK(f.k.shots.size() == 2);
+
+	/* accepted, then its CPU could not start it: placed again */
+	f.k.post(COS_MSG_SHOOT_FAILED, 5, 1, 105, 1, 1);
+	f.step();
+	CHECK(f.k.shots.size() == 3);
+
+	/* counted by cause */
+	cos_sched_stats st;
+	cos_sched_get_stats(f.s, &st);
+	CHECK(st.failed == 2);
+	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_BUSY) == 1);
+	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_BEHIND) == 1);
+	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_AFFINITY) == 0);
+	CHECK(cos_sched_shoot_failures(f.s, COS_SCHED_NOT_STARTED) == 1);
+	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_OK) == 0);
+	CHECK(cos_sched_shoot_failures(f.s, 1000) == 0);
 }
 
 TEST_CASE("a message with another generation means the slot was reused", "[sched]")
