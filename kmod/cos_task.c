@@ -601,6 +601,20 @@ static bool cos_wake_cpu_free(struct cos_enclave *e, const struct task_struct *p
 	       !READ_ONCE(cos_curr[cpu]);
 }
 
+/* A free CPU of @e in @among for @p, @prev_cpu first; or -1.  Lock-free (cos_wake_cpu_free()). */
+static s32 cos_wake_pick(struct cos_enclave *e, const struct task_struct *p, s32 prev_cpu,
+			 const struct cpumask *among)
+{
+	s32 cpu;
+
+	if (cos_wake_cpu_free(e, p, prev_cpu) && cpumask_test_cpu(prev_cpu, among))
+		return prev_cpu;
+	for_each_cpu_and(cpu, e->cpus, among)
+		if (cos_wake_cpu_free(e, p, cpu))
+			return cpu;
+	return -1;
+}
+
 /**
  * cos_task_select_cpu() - where the wake rules would start waking COS task @p, or -1
  * @p: the task; @prev_cpu: the CPU it last ran on
@@ -627,18 +641,8 @@ s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumas
 		return -1;
 	if (!(rules & COS_WAKE_IDLE))
 		return cos_wake_cpu_free(e, p, prev_cpu) ? prev_cpu : -1;
-	if (cos_cpu_valid(prev_cpu) && cpumask_test_cpu(prev_cpu, idle) &&
-	    cos_wake_cpu_free(e, p, prev_cpu))
-		return prev_cpu;
-	for_each_cpu_and(cpu, e->cpus, idle)
-		if (cos_wake_cpu_free(e, p, cpu))
-			return cpu;
-	if (cos_wake_cpu_free(e, p, prev_cpu))
-		return prev_cpu;
-	for_each_cpu_and(cpu, e->cpus, p->cpus_ptr)
-		if (cos_wake_cpu_free(e, p, cpu))
-			return cpu;
-	return -1;
+	cpu = cos_wake_pick(e, p, prev_cpu, idle);
+	return cpu >= 0 ? cpu : cos_wake_pick(e, p, prev_cpu, p->cpus_ptr);
 }
 
 /*

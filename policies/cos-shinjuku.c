@@ -23,7 +23,8 @@
  * once on a free enclave CPU (an idle one first, the one it last ran on first), with no kernel
  * slice.  This lord gives free CPUs to waiting tasks first and would give one to that task at
  * once too, whatever its class; the class matters only when tasks wait, and then the kernel
- * leaves every waking task to the lord.  Its slice is counted from when the kernel started it (the message's time).
+ * leaves every waking task to the lord.  Its slice is counted from when the kernel started it
+ * (the message's time).
  */
 #include <stdlib.h>
 
