@@ -62,6 +62,7 @@ struct worker {
 	int req;			/* -1 = stop */
 	pthread_t thread;
 	int err;
+	const char *what;		/* with err: the call that failed */
 };
 
 static struct {
@@ -70,6 +71,7 @@ static struct {
 	int keys, get_keys, scan_keys;	/* parsed by bench_opt_int() */
 	int enclave;			/* the workers' CPUs 1..enclave; the generator on CPU 0 */
 	bool sched_ext, hints;
+	bool pin;			/* worker i on CPU 1 + i % enclave only */
 	struct request *reqs;
 	struct worker workers[MAX_WORKERS];
 	int nworkers;
@@ -195,18 +197,25 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct cos_hint *hint = NULL;
+	int cpu = 1 + (int)(w - g.workers) % g.enclave;
 
-	bench_pin(1, g.enclave);
+	if (g.pin ? bench_pin(cpu, cpu) : bench_pin(1, g.enclave)) {
+		w->err = errno;
+		w->what = "sched_setaffinity";
+		return NULL;
+	}
 	if (g.sched_ext) {
 		struct sched_param sp = { 0 };
 
 		if (sched_setscheduler(0, COS_SCHED_EXT, &sp)) {
 			w->err = errno;
+			w->what = "SCHED_EXT (is the shim attached?)";
 			return NULL;
 		}
 	}
 	if (g.hints && !(hint = cos_hint_self())) {
 		w->err = errno;
+		w->what = "cos_hint_self";
 		return NULL;
 	}
 	for (;;) {
@@ -375,6 +384,8 @@ static void usage(FILE *f)
 		"                     times, and exit\n"
 		"  --rate R           requests per second\n"
 		"  --workers W        worker threads, 1..%d (default N-1: one per enclave CPU)\n"
+		"  --pin              worker i runs only on CPU 1 + i mod (N-1) (default: each\n"
+		"                     may run on every enclave CPU)\n"
 		"  --seconds S        how long requests arrive (default 10)\n"
 		"  --scan-permille P  SCANs per 1000 requests (default 5)\n"
 		"  --get-keys N       random keys a short request (GET) reads (default 1)\n"
@@ -396,6 +407,7 @@ int main(int argc, char **argv)
 		{ "calibrate", no_argument, NULL, 'C' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "workers", required_argument, NULL, 'w' },
+		{ "pin", no_argument, NULL, 'P' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "scan-permille", required_argument, NULL, 'p' },
 		{ "scan-keys", required_argument, NULL, 'k' },
@@ -436,6 +448,7 @@ int main(int argc, char **argv)
 		case 'g': ok = bench_opt_int(PROG, "get-keys", optarg, 1, 1000000, &g.get_keys); break;
 		case 'K': ok = bench_opt_int(PROG, "keys", optarg, 10, 100000000, &g.keys); break;
 		case 'd': db = optarg; break;
+		case 'P': g.pin = true; break;
 		case 'x': g.sched_ext = true; break;
 		case 'H': g.hints = true; break;
 		case 'D': ok = bench_opt_double(PROG, "drain-s", optarg, 0, 3600, &drain_s); break;
@@ -503,8 +516,8 @@ int main(int argc, char **argv)
 	usleep(200000);		/* the workers are set up (and under the lord) and asleep */
 	for (int i = 0; i < g.nworkers; i++) {
 		if (g.workers[i].err) {
-			fprintf(stderr, "cos-bench-shinjuku: worker: %s%s\n", strerror(g.workers[i].err),
-				g.hints ? " (hints)" : " (SCHED_EXT: is the shim attached?)");
+			fprintf(stderr, "cos-bench-shinjuku: worker %d: %s: %s\n", i, g.workers[i].what,
+				strerror(g.workers[i].err));
 			return 1;
 		}
 	}

@@ -16,7 +16,9 @@
  *   t->lock (per task slot, cos_task.c)  the task's fields and its status-table entry, and the
  *       pending/taken words that name it.  Taken by every kfunc about a COS task (with its rq
  *       lock or pi_lock held), by the shoot of that task, by ops.dispatch when something was
- *       shot to its CPU, by the fallback and by GET_TASKS.
+ *       shot to its CPU, by the fallback and by GET_TASKS.  One task's lock at a time, except
+ *       a shoot with COS_SHOOT_F_REPLACE: under cos_lock, the shot task's, then nested the one
+ *       it replaces (cos_pending_replace()).
  *   a CPU's custody lock (per CPU, cos_task.c)  that CPU's list of tasks waiting for the lord.
  *       Taken inside t->lock when a task starts or stops waiting; by the fallback (which pops
  *       a task, drops it, then takes t->lock) and the starvation check alone.
@@ -225,7 +227,7 @@ void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable);
 void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep);
 void cos_task_yield(struct task_struct *p, s32 slot);
 void cos_task_affinity(struct task_struct *p, s32 slot);
-u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed);
+u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, bool replace);
 u32 cos_fallback_all(struct cos_enclave *e);
 bool cos_custody_oldest(struct cos_waiting *oldest);
 pid_t cos_pending_pid(s32 cpu);

@@ -51,7 +51,7 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 	int i;
 
 	lockdep_assert_held(&cos_lock);
-	if (req->flags & ~COS_SHOOT_F_VALID)
+	if (req->flags & ~(COS_SHOOT_F_VALID | COS_SHOOT_F_REPLACE))
 		return COS_SHOOT_BAD_FLAGS;
 	for (i = 0; i < ARRAY_SIZE(req->__reserved); i++)
 		if (req->__reserved[i])
@@ -63,7 +63,8 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 		return COS_SHOOT_BAD_CPU;
 	if (cpu == e->lord_cpu && !slice)
 		slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */
-	return cos_task_shoot(req->slot, req->gen, cpu, slice, consumed);
+	return cos_task_shoot(req->slot, req->gen, cpu, slice, consumed,
+			      req->flags & COS_SHOOT_F_REPLACE);
 }
 
 /*

@@ -920,21 +920,54 @@ void cos_task_affinity(struct task_struct *p, s32 slot)
 	cos_post(cos_enclave_now(), COS_MSG_TASK_AFFINITY, task_cpu(p), t, 0);
 }
 
+/*
+ * A shoot with COS_SHOOT_F_REPLACE found @old in @cpu's pending slot: put @t there instead and
+ * @old back to waiting (SHOOT_STALE, arg = @cpu), or to the fair policy if the lord has lost
+ * control.  Should @cpu's dispatch have taken @old meanwhile, @t goes into the slot it left.
+ * Returns whether @t is in the slot now.
+ *
+ * The only place that holds two task locks: @t's (the caller's) and then @old's, nested.
+ * Every other path holds one task lock at a time, and shoots are serialised by cos_lock, so
+ * no other CPU can wait for @t's lock while holding another task's.
+ * Context: COS_IOC_SHOOT, cos_lock and @t->lock held, IRQs off; takes @old->lock.
+ */
+static bool cos_pending_replace(s32 cpu, struct cos_task *old, struct cos_task *t)
+{
+	struct cos_enclave *e = cos_enclave_now();
+
+	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&t->lock);
+	raw_spin_lock_nested(&old->lock, SINGLE_DEPTH_NESTING);
+	if (cmpxchg(&cos_pending[cpu], old, t) != old) {
+		raw_spin_unlock(&old->lock);
+		/* taken (or cancelled) meanwhile: only a shoot fills the slot, and that is us */
+		return !cmpxchg(&cos_pending[cpu], NULL, t);
+	}
+	if (!cos_task_wait(old, e))
+		cos_fallback_add(old);
+	cos_post(e, COS_MSG_SHOOT_STALE, cpu, old, cpu);
+	raw_spin_unlock(&old->lock);
+	return true;
+}
+
 /**
  * cos_task_shoot() - the lord shoots slot @slot (generation @gen) to @cpu with @slice
  * @slot, @gen: the task, as the lord names it
  * @cpu: the target CPU (checked by the caller against the enclave)
  * @slice: its slice (0: no limit)
  * @consumed: the last message the lord has handled (a task with a later one is BEHIND)
+ * @replace: COS_SHOOT_F_REPLACE: a task shot to @cpu earlier and not taken by its dispatch yet
+ *	waits again and this one takes its place (else the shoot is refused, BUSY)
  *
  * A WAITING task becomes QUEUED (keeping its place in custody) and waits in @cpu's pending
  * slot for ops.dispatch there; the caller kicks @cpu after it has dropped its locks.
  * Context: COS_IOC_SHOOT, cos_lock held (the lord's activity cannot change meanwhile), IRQs
- * off; takes the task's t->lock.  Return: a COS_SHOOT_* status.
+ * off; takes the task's t->lock (and with @replace the replaced task's, nested).
+ * Return: a COS_SHOOT_* status.
  */
-u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed)
+u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, bool replace)
 {
-	struct cos_task *t;
+	struct cos_task *t, *old;
 
 	lockdep_assert_held(&cos_lock);
 	if (slot >= cos_max_tasks)
@@ -952,7 +985,8 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed)
 	if (t->last_seq > consumed)
 		return COS_SHOOT_BEHIND;
 	t->slice = slice;	/* before the task is published: cos_task_slice() */
-	if (cmpxchg(&cos_pending[cpu], NULL, t))	/* before the kick: see cos_pending_none() */
+	old = cmpxchg(&cos_pending[cpu], NULL, t);	/* before the kick: see cos_pending_none() */
+	if (old && (!replace || !cos_pending_replace(cpu, old, t)))
 		return COS_SHOOT_BUSY;
 	cos_task_set_state(t, COS_TASK_QUEUED);
 	t->cpu = cpu;

@@ -292,6 +292,17 @@ int cos_lord_prepare(struct cos_lord *lord, int cpu, unsigned int slot, unsigned
 		     unsigned long long slice_ns);
 
 /**
+ * cos_lord_prepare_flags() - cos_lord_prepare() with request flags
+ * @flags: COS_SHOOT_F_REPLACE (a task prepared for @cpu by an earlier shoot that has not
+ *	started yet waits again, COS_MSG_SHOOT_STALE, and this one takes its place; without it
+ *	that shoot says COS_SHOOT_BUSY) or 0
+ * Return: 0, -EINVAL if @cpu is out of range or @flags has an unknown bit, -EOPNOTSUPP if the
+ * module does not know COS_SHOOT_F_REPLACE (no COS_FEAT_SHOOT_REPLACE).
+ */
+int cos_lord_prepare_flags(struct cos_lord *lord, int cpu, unsigned int slot, unsigned int gen,
+			   unsigned long long slice_ns, unsigned int flags);
+
+/**
  * cos_lord_shoot() - commit every prepared CPU (publishes the consumed sequence number too)
  * @flags: COS_SHOOT_STRICT or 0
  *
@@ -507,7 +518,9 @@ void cos_sched_destroy(struct cos_sched *s);
  * @slice_ns: 0 = until it blocks or yields (or, on the lord's own CPU, stall_ms / 2)
  *
  * Only from policy->schedule or a callback.  @cpu may be busy: its task is then preempted (it
- * comes back through task_preempted).  @t leaves any queue it is in.
+ * comes back through task_preempted), or, if an earlier placement there has not started yet,
+ * that task waits again (COS_SHOOT_F_REPLACE; it comes back through task_runnable).  @t leaves
+ * any queue it is in.
  * Return: 0; -EBUSY if @cpu already has a placement in this step or @t is not waiting;
  * -EINVAL if @cpu is outside the enclave and not the lord's CPU, or offline (the module said so:
  * COS_MSG_CPU_OFFLINE); -EPERM if @t may not run there.
@@ -561,12 +574,15 @@ int cos_sched_set_wake_rules(struct cos_sched *s, unsigned int rules, unsigned l
 unsigned long long cos_sched_wake_placed(const struct cos_sched *s);
 
 #define COS_SCHED_NOT_STARTED	(-1)
+#define COS_SCHED_STALE		(-2)
 /**
  * cos_sched_shoot_failures() - the placements that did not start so far, by cause
  * @s: the scheduler
  * @status: a COS_SHOOT_* status other than OK: the placements the module refused with it (their
  *	sum is cos_sched_stats.failed); or COS_SCHED_NOT_STARTED: placements it accepted whose CPU
- *	then could not start the task (COS_MSG_SHOOT_FAILED)
+ *	then could not start the task (COS_MSG_SHOOT_FAILED); or COS_SCHED_STALE: placements
+ *	it accepted that left before they started (COS_MSG_SHOOT_STALE: the task was replaced
+ *	by a later placement on its CPU, changed its properties, or the CPU went offline)
  * Return: the count; 0 for a status it does not know.
  */
 unsigned long long cos_sched_shoot_failures(const struct cos_sched *s, int status);

@@ -275,21 +275,30 @@ COS_EXPORT int cos_lord_task_status(const struct cos_lord *lord, unsigned int sl
 	return 0;
 }
 
-COS_EXPORT int cos_lord_prepare(struct cos_lord *lord, int cpu, unsigned int slot,
-				unsigned int gen, unsigned long long slice_ns)
+COS_EXPORT int cos_lord_prepare_flags(struct cos_lord *lord, int cpu, unsigned int slot,
+				      unsigned int gen, unsigned long long slice_ns,
+				      unsigned int flags)
 {
 	struct cos_shoot_slot *s;
 
-	if (cpu < 0 || (unsigned int)cpu >= lord->args.nr_cpu_ids)
+	if (cpu < 0 || (unsigned int)cpu >= lord->args.nr_cpu_ids || (flags & ~COS_SHOOT_F_REPLACE))
 		return -EINVAL;
+	if ((flags & COS_SHOOT_F_REPLACE) && !(lord->features & COS_FEAT_SHOOT_REPLACE))
+		return -EOPNOTSUPP;
 	s = &lord->shoot[cpu];
 	s->slot = slot;
 	s->gen = gen;
 	s->slice_ns = slice_ns;
 	s->status = 0;
-	s->flags = COS_SHOOT_F_VALID;
+	s->flags = COS_SHOOT_F_VALID | flags;
 	lord->prepared[cpu / 64] |= 1ULL << (cpu % 64);
 	return 0;
+}
+
+COS_EXPORT int cos_lord_prepare(struct cos_lord *lord, int cpu, unsigned int slot,
+				unsigned int gen, unsigned long long slice_ns)
+{
+	return cos_lord_prepare_flags(lord, cpu, slot, gen, slice_ns, 0);
 }
 
 COS_EXPORT int cos_lord_shoot(struct cos_lord *lord, unsigned int flags)

@@ -46,6 +46,7 @@ struct cos_sched {
 	unsigned long long wake_placed;	/* COS_MSG_TASK_PLACED handled */
 	unsigned long long refused[COS_SHOOT_NO_LORD + 1];	/* st.failed by COS_SHOOT_* status */
 	unsigned long long not_started;	/* COS_MSG_SHOOT_FAILED handled */
+	unsigned long long stale;	/* COS_MSG_SHOOT_STALE handled */
 	unsigned long long tick_ns, spin_ns, last_tick;
 	unsigned int flags;
 	volatile sig_atomic_t stop;
@@ -311,6 +312,7 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	case COS_MSG_SHOOT_FAILED:
 	case COS_MSG_SHOOT_STALE:
 		s->not_started += m->type == COS_MSG_SHOOT_FAILED;
+		s->stale += m->type == COS_MSG_SHOOT_STALE;
 		release_cpu(s, t);
 		t->cpu = m->cpu;
 		make_runnable(s, t, m->type, m->arg, m->ts);
@@ -531,6 +533,8 @@ COS_EXPORT unsigned long long cos_sched_shoot_failures(const struct cos_sched *s
 {
 	if (status == COS_SCHED_NOT_STARTED)
 		return s->not_started;
+	if (status == COS_SCHED_STALE)
+		return s->stale;
 	if (status <= COS_SHOOT_OK || status >= (int)(sizeof(s->refused) / sizeof(s->refused[0])))
 		return 0;
 	return s->refused[status];

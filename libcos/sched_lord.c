@@ -21,10 +21,14 @@ static int lb_task_status(void *b, unsigned int slot, struct cos_task_status *ou
 {
 	return cos_lord_task_status(b, slot, out);
 }
+/* The policy's latest placement for a CPU wins over one that has not started there yet
+ * (a module without COS_SHOOT_F_REPLACE refuses the later one: COS_SHOOT_BUSY). */
 static int lb_prepare(void *b, int cpu, unsigned int slot, unsigned int gen,
 		      unsigned long long slice)
 {
-	return cos_lord_prepare(b, cpu, slot, gen, slice);
+	int ret = cos_lord_prepare_flags(b, cpu, slot, gen, slice, COS_SHOOT_F_REPLACE);
+
+	return ret == -EOPNOTSUPP ? cos_lord_prepare(b, cpu, slot, gen, slice) : ret;
 }
 static int lb_shoot(void *b) { return cos_lord_shoot(b, 0); }
 static unsigned int lb_shoot_status(void *b, int cpu) { return cos_lord_shoot_status(b, cpu); }

@@ -24,8 +24,9 @@ static void print_stats(struct cos_sched *s, struct lord_main *m)
 		if (cos_sched_shoot_failures(s, status))
 			fprintf(stderr, "%s %llu, ", cos_shoot_status_name(status),
 				cos_sched_shoot_failures(s, status));
-	fprintf(stderr, "%llu not started) resyncs %llu stalls %llu wake-placed %llu",
-		cos_sched_shoot_failures(s, COS_SCHED_NOT_STARTED), st.resyncs, st.stalls,
+	fprintf(stderr, "%llu not started) stale %llu resyncs %llu stalls %llu wake-placed %llu",
+		cos_sched_shoot_failures(s, COS_SCHED_NOT_STARTED),
+		cos_sched_shoot_failures(s, COS_SCHED_STALE), st.resyncs, st.stalls,
 		cos_sched_wake_placed(s));
 	if (m->stats) {
 		fputs(" | ", stderr);

@@ -149,6 +149,32 @@ TEST_CASE("cos-bench-shinjuku serves every request as COS tasks under cos-shinju
 	CHECK(sched_ext_state() == "enabled");
 }
 
+TEST_CASE("cos-bench-shinjuku --pin keeps each worker on one enclave CPU, two per CPU", "[bench][shinjuku]")
+{
+	/* the default scheduler: the pinned configuration is the default's best (bench/run 4b) */
+	int ne = enclave_size(), w = 2 * ne;
+	std::string out;
+	int rc = sh("rm -rf /tmp/bench-pin.db; " + build_path("bin/cos-bench-shinjuku") +
+			    " --rate 20 --seconds 3 --workers " + std::to_string(w) +
+			    " --pin --keys 2000 --get-keys 2 --scan-keys 100 --db /tmp/bench-pin.db"
+			    " >/tmp/bench-pin.txt 2>&1 & P=$!; "
+			    /* the threads allowed on one enclave CPU (the generator is on CPU 0, RocksDB's
+			     * own threads on every CPU), once there are as many as workers */
+			    "for i in $(seq 400); do "
+			    "  l=$(sed -n 's/^Cpus_allowed_list:\t//p' /proc/$P/task/*/status 2>/dev/null |"
+			    "     grep -x '[1-9][0-9]*' | sort -n); "
+			    "  [ \"$(echo \"$l\" | grep -c .)\" = " + std::to_string(w) + " ] && break; sleep 0.05; "
+			    "done; echo \"$l\" | uniq -c | awk '{print $2 \"x\" $1}' | paste -sd' '; "
+			    "wait $P; rc=$?; cat /tmp/bench-pin.txt; exit $rc", &out);
+	INFO(out);
+	CHECK(rc == 0);
+	std::string want;
+	for (int c = 1; c <= ne; c++)
+		want += (c > 1 ? " " : "") + std::to_string(c) + "x2";
+	CHECK(out.find(want + "\n") == 0);
+	CHECK(out.find("unfinished 0 ") != std::string::npos);
+}
+
 TEST_CASE("benchmark programs explain themselves and refuse bad usage with status 2", "[bench][usage]")
 {
 	for (const char *p : {"bin/cos-bench-delegation", "bin/cos-bench-lord", "bin/cos-bench-shinjuku",
@@ -176,6 +202,8 @@ TEST_CASE("benchmark programs explain themselves and refuse bad usage with statu
 	CHECK(sh(sj + " 2>/dev/null") == 2);				/* no --rate */
 	CHECK(sh(sj + " --rate 10 --hints 2>/dev/null") == 2);	/* hints without --sched-ext */
 	CHECK(sh(sj + " --rate 10 --workers 0 2>/dev/null") == 2);
+	CHECK(sh(sj + " --help", &out) == 0);
+	CHECK(out.find("--pin") != std::string::npos);
 	CHECK(sh(build_path("bin/cos-bench-lord") + " --modes ioctl-1,nope 2>&1") == 2);
 	CHECK(sh(build_path("bin/cos-bench-lord") + " --seconds 0 2>/dev/null") == 2);
 	/* every option value is checked whole, and the message names the option (bench/bench.c) */

@@ -569,6 +569,48 @@ TEST_CASE("a shoot pending when its task's affinity changes: SHOOT_STALE, and it
 	CHECK(sched_ext_state() == "enabled");
 }
 
+TEST_CASE("a shoot to a CPU whose shot task has not started: BUSY, or with COS_SHOOT_F_REPLACE it takes the place", "[shoot][pending][replace]")
+{
+	file_shim();
+	REQUIRE_LORD_SUPPORT();
+	Fixture f;
+	int from = f.board->runs[1];
+	{
+		HoldDispatch hold(2);
+		f.shoot_pending(0, 2);
+		auto [s1, g1] = f.waiting(1);
+		CHECK(f.shoot1(2, s1, g1) == COS_SHOOT_BUSY);	/* without the flag */
+		CHECK(f.state(1) == COS_TASK_WAITING);
+		CHECK(f.state(0) == COS_TASK_QUEUED);
+		REQUIRE(cos_lord_prepare_flags(f.lord, 2, s1, g1, 0, COS_SHOOT_F_REPLACE) == 0);
+		CHECK(cos_lord_shoot(f.lord, 0) == 1);
+		CHECK(cos_lord_shoot_status(f.lord, 2) == COS_SHOOT_OK);
+		CHECK(f.wait_msg(COS_MSG_SHOOT_STALE, 0) == 2);	/* the replaced one waits again */
+		CHECK(f.state(0) == COS_TASK_WAITING);
+		CHECK(f.state(1) == COS_TASK_QUEUED);
+		auto [s0, g0] = f.task[f.board->tids[0]];
+		CHECK(f.shoot1(2, s0, g0) == COS_SHOOT_BUSY);	/* thread 1 holds the place now */
+		CHECK(f.runs_again(0, 1));			/* and it can go elsewhere */
+		CHECK(f.board->runs[1] == from);		/* while thread 1 is still held */
+	}
+	/* released: thread 1 starts on CPU 2 (and then blocks there) */
+	for (int i = 0; i < 2000 && f.board->runs[1] == from; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(f.board->runs[1] > from);
+	long blocked_on = -1;
+	for (int i = 0; i < 2000 && blocked_on < 0; i++) {
+		f.drain();
+		for (auto &m : f.log)
+			if (m.type == COS_MSG_TASK_BLOCKED && (pid_t)m.pid == f.board->tids[1])
+				blocked_on = m.cpu;
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	CHECK(blocked_on == 2);
+	/* flag checks in libcos: an unknown bit is refused before anything is written */
+	CHECK(cos_lord_prepare_flags(f.lord, 2, 0, 0, 0, 1u << 7) == -EINVAL);
+	CHECK(sched_ext_state() == "enabled");
+}
+
 TEST_CASE("a lord that goes away while a shoot is pending: the task runs under the fair policy", "[shoot][pending][fallback]")
 {
 	file_shim();

@@ -229,6 +229,11 @@ TEST_CASE("a failed slot goes back to the policy, or waits for the task's messag
 	f.step();
 	CHECK(f.k.shots.size() == 3);
 
+	/* accepted, then replaced by a later placement (or moved) before it started: again */
+	f.k.post(COS_MSG_SHOOT_STALE, 5, 1, 105, 1, 1);
+	f.step();
+	CHECK(f.k.shots.size() == 4);
+
 	/* counted by cause */
 	cos_sched_stats st;
 	cos_sched_get_stats(f.s, &st);
@@ -237,6 +242,7 @@ TEST_CASE("a failed slot goes back to the policy, or waits for the task's messag
 	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_BEHIND) == 1);
 	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_AFFINITY) == 0);
 	CHECK(cos_sched_shoot_failures(f.s, COS_SCHED_NOT_STARTED) == 1);
+	CHECK(cos_sched_shoot_failures(f.s, COS_SCHED_STALE) == 1);
 	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_OK) == 0);
 	CHECK(cos_sched_shoot_failures(f.s, 1000) == 0);
 }

@@ -40,6 +40,7 @@
 #define COS_FEAT_SHIM_ATTACHED	(1ULL << 2)	/* the shim is attached right now */
 #define COS_FEAT_CPU_MSGS	(1ULL << 3)	/* COS_LORD_F_CPU_MSGS is known (CPU hotplug) */
 #define COS_FEAT_WAKE_RULES	(1ULL << 4)	/* struct cos_ctl.wake_rules is honoured */
+#define COS_FEAT_SHOOT_REPLACE	(1ULL << 5)	/* COS_SHOOT_F_REPLACE is known */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -211,6 +212,10 @@ struct cos_task_status {
 
 /* struct cos_shoot_slot.flags */
 #define COS_SHOOT_F_VALID	(1U << 0)	/* this slot holds a request (cleared by the module) */
+#define COS_SHOOT_F_REPLACE	(1U << 1)	/* a task shot earlier to this CPU that has not
+						 * started yet waits again (COS_MSG_SHOOT_STALE,
+						 * arg = CPU) and this one takes its place,
+						 * instead of COS_SHOOT_BUSY (COS_FEAT_SHOOT_REPLACE) */
 
 /* struct cos_shoot_slot.status: written by the module after COS_IOC_SHOOT */
 enum cos_shoot_status {
