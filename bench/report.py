@@ -210,8 +210,10 @@ def summarize_shinjuku(rows):
     best = []
     for load in sorted({r["load"] for r in rows}):
         at = [r for r in rows if r["load"] == load]
-        d = min((r for r in at if r["scheduler"] == "default"), key=lambda r: r["get_p99"], default=None)
-        c = min((r for r in at if r["scheduler"] != "default"), key=lambda r: r["get_p99"], default=None)
+        d = min((r for r in at if r["scheduler"].startswith("default")), key=lambda r: r["get_p99"],
+                default=None)
+        c = min((r for r in at if not r["scheduler"].startswith("default")), key=lambda r: r["get_p99"],
+                default=None)
         if d and c:
             best.append({"load": load, "default": d["config"], "cos": c["config"],
                          "default_get_p99": d["get_p99"], "cos_get_p99": c["get_p99"],
