@@ -921,6 +921,19 @@ void cos_task_affinity(struct task_struct *p, s32 slot)
 }
 
 /*
+ * @t, shot to @cpu, was taken out of that CPU's pending slot before its dispatch took it: it
+ * waits for the lord again (or goes to the fair policy if the lord has lost control), and the
+ * lord learns it from SHOOT_STALE (arg = @cpu).  Caller holds t->lock.
+ */
+static void cos_pending_return(struct cos_enclave *e, struct cos_task *t, s32 cpu)
+{
+	lockdep_assert_held(&t->lock);
+	if (!cos_task_wait(t, e))
+		cos_fallback_add(t);
+	cos_post(e, COS_MSG_SHOOT_STALE, cpu, t, cpu);
+}
+
+/*
  * A shoot with COS_SHOOT_F_REPLACE found @old in @cpu's pending slot: put @t there instead and
  * @old back to waiting (SHOOT_STALE, arg = @cpu), or to the fair policy if the lord has lost
  * control.  Should @cpu's dispatch have taken @old meanwhile, @t goes into the slot it left.
@@ -943,9 +956,7 @@ static bool cos_pending_replace(s32 cpu, struct cos_task *old, struct cos_task *
 		/* taken (or cancelled) meanwhile: only a shoot fills the slot, and that is us */
 		return !cmpxchg(&cos_pending[cpu], NULL, t);
 	}
-	if (!cos_task_wait(old, e))
-		cos_fallback_add(old);
-	cos_post(e, COS_MSG_SHOOT_STALE, cpu, old, cpu);
+	cos_pending_return(e, old, cpu);
 	raw_spin_unlock(&old->lock);
 	return true;
 }
@@ -1016,11 +1027,8 @@ void cos_pending_cancel(s32 cpu)
 	if (!t)
 		return;
 	guard(raw_spinlock)(&t->lock);
-	if (cmpxchg(&cos_pending[cpu], t, NULL) != t)
-		return;
-	if (!cos_task_wait(t, e))
-		cos_fallback_add(t);
-	cos_post(e, COS_MSG_SHOOT_STALE, cpu, t, cpu);
+	if (cmpxchg(&cos_pending[cpu], t, NULL) == t)
+		cos_pending_return(e, t, cpu);
 }
 
 /**
