@@ -22,12 +22,18 @@
  *   a CPU's custody lock (per CPU, cos_task.c)  that CPU's list of tasks waiting for the lord.
  *       Taken inside t->lock when a task starts or stops waiting; by the fallback (which pops
  *       a task, drops it, then takes t->lock) and the starvation check alone.
+ *   a CPU's latch lock (per CPU, cos_task.c)  the tasks latched behind that CPU's COS task
+ *       (COS_SHOOT_F_LATCH) and their t->latch_cpu.  Taken inside t->lock by the shoot and by
+ *       whatever takes a task off the latch (dequeue, detach, fallback, offline); alone by
+ *       that CPU's ops.dispatch, which peeks at the first task, drops it, takes t->lock and
+ *       then the latch lock again (never the other way round) and by ops.running there.
  *   cos_fallback_lock (cos_task.c)  the list of tasks handed to the fair policy; inside
  *       t->lock, or alone by ops.dispatch when the list is not empty.
  *   cos_slots_lock (cos_task.c)  the free-slot FIFO, the task count and the slots per user;
  *       alone (attach, detach).
  * Order: rq lock (or pi_lock) -> t->lock, and shoot_mutex -> cos_lock -> t->lock -> custody
- * lock | cos_fallback_lock.  The message ring is lock-free (multi-producer, cos_post()).  An
+ * lock | latch lock | cos_fallback_lock (never two of the last three at once).  The message
+ * ring is lock-free (multi-producer, cos_post()).  An
  * enclave is freed only after an RCU grace period (cos_lord_release()): the scheduling path
  * reads cos_enclave with IRQs off, an RCU-sched read side.  Nothing under these locks takes an
  * rq lock, sleeps, allocates or wakes anybody up (wake-ups go through irq_work, kicks are sent
@@ -82,6 +88,11 @@ struct cos_task {
 	 */
 	s32 custody_cpu;
 	struct list_head custody_node;
+	/*
+	 * While QUEUED in a CPU's latch (COS_SHOOT_F_LATCH): that CPU, else -1; written under
+	 * @lock and that latch's lock, read under either.
+	 */
+	s32 latch_cpu;
 	/* In custody but handed to the fair policy: the shim must take it (cos_fallback_lock). */
 	bool fallback;
 	struct list_head fallback_node;
@@ -227,7 +238,7 @@ void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable);
 void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep);
 void cos_task_yield(struct task_struct *p, s32 slot);
 void cos_task_affinity(struct task_struct *p, s32 slot);
-u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, bool replace);
+u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flags, bool *kick);
 u32 cos_fallback_all(struct cos_enclave *e);
 bool cos_custody_oldest(struct cos_waiting *oldest);
 pid_t cos_pending_pid(s32 cpu);

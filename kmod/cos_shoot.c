@@ -45,13 +45,15 @@ static void cos_lord_yield(void)
  * (cos_task_shoot() checks the task).  Caller holds cos_lock: the lord's activity is stable.
  */
 static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_slot *req,
-			 u64 consumed)
+			 u64 consumed, bool *kick)
 {
 	u64 slice = req->slice_ns;
 	int i;
 
 	lockdep_assert_held(&cos_lock);
-	if (req->flags & ~(COS_SHOOT_F_VALID | COS_SHOOT_F_REPLACE))
+	*kick = false;
+	if (req->flags & ~(COS_SHOOT_F_VALID | COS_SHOOT_F_REPLACE | COS_SHOOT_F_LATCH) ||
+	    (req->flags & COS_SHOOT_F_REPLACE && req->flags & COS_SHOOT_F_LATCH))
 		return COS_SHOOT_BAD_FLAGS;
 	for (i = 0; i < ARRAY_SIZE(req->__reserved); i++)
 		if (req->__reserved[i])
@@ -59,12 +61,12 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 	if (!e->active)
 		return COS_SHOOT_NO_LORD;
 	if ((!cpumask_test_cpu(cpu, e->cpus) && cpu != e->lord_cpu) ||
-	    cpumask_test_cpu(cpu, e->offline))	/* cos_lord_cpu_hotplug() */
+	    cpumask_test_cpu(cpu, e->offline) ||	/* cos_lord_cpu_hotplug() */
+	    (cpu == e->lord_cpu && (req->flags & COS_SHOOT_F_LATCH)))	/* nothing behind it */
 		return COS_SHOOT_BAD_CPU;
 	if (cpu == e->lord_cpu && !slice)
 		slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */
-	return cos_task_shoot(req->slot, req->gen, cpu, slice, consumed,
-			      req->flags & COS_SHOOT_F_REPLACE);
+	return cos_task_shoot(req->slot, req->gen, cpu, slice, consumed, req->flags, kick);
 }
 
 /*
@@ -112,6 +114,7 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 		for_each_cpu(cpu, mask) {
 			struct cos_shoot_slot *slot = &e->shoot[cpu];
 			struct cos_shoot_slot req;
+			bool need_kick = false;
 			u32 status;
 
 			memcpy(&req, slot, sizeof(req));	/* read once: the lord may write it meanwhile */
@@ -120,12 +123,13 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 			else if ((args.flags & COS_SHOOT_STRICT) && args.consumed < cos_ring_produced(e))
 				status = COS_SHOOT_STALE_SEQ;
 			else
-				status = cos_shoot_one(e, cpu, &req, args.consumed);
+				status = cos_shoot_one(e, cpu, &req, args.consumed, &need_kick);
 			WRITE_ONCE(slot->status, status);
 			WRITE_ONCE(slot->flags, 0);
 			if (status == COS_SHOOT_OK) {
 				placed++;
-				cpumask_set_cpu(cpu, kick);
+				if (need_kick)	/* not a latch behind a COS task */
+					cpumask_set_cpu(cpu, kick);
 			} else if (status != COS_SHOOT_EMPTY) {
 				cos_counters.refused++;
 			}
@@ -148,7 +152,8 @@ out:
  *
  * Each slot is copied once, validated, its status written back and COS_SHOOT_F_VALID cleared;
  * a failing slot does not stop the others.  Accepted tasks are published to their CPUs' pending
- * slots and the CPUs are kicked after cos_lock is dropped.
+ * slots (or latches) and the CPUs are kicked after cos_lock is dropped (a latch, only where no
+ * COS task will dispatch by itself: struct cos_latch in cos_task.c).
  *
  * Context: process context, a thread of the lord's process (a local shoot needs the lord
  * itself to yield at once); takes the enclave's shoot_mutex, then cos_lock with IRQs off, and

@@ -3,8 +3,9 @@
  * cos_task.c — the core state every other file builds on: the task table (one slot per COS
  * task, mirrored read-only to the lord as the status table) and its state machine, the
  * custody lists (tasks waiting for the lord), the fallback list, the per-CPU shoot slots
- * (pending: shot, not yet taken by ops.dispatch; taken: dispatched, not yet running) and the
- * kick that makes a CPU reschedule, and the message ring's producer side.  It calls only
+ * (pending: shot, not yet taken by ops.dispatch; taken: dispatched, not yet running), the
+ * per-CPU latches (tasks queued behind a CPU's COS task) and the kick that makes a CPU
+ * reschedule, and the message ring's producer side.  It calls only
  * cos_uaccess.c (see the file order in cos.h).  The shim's kfuncs (cos_kfuncs.c) are adapters
  * onto the verbs here: cos_task_attach/detach/enqueue/dequeue/running/stopping/quiescent/
  * yield/affinity, cos_dispatch_take/failed, cos_fallback_take; the lord's side uses
@@ -144,6 +145,28 @@ static struct cos_task **cos_curr;
 static atomic_t cos_nr_waiting = ATOMIC_INIT(0);
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
 
+/*
+ * A CPU's latch (COS_SHOOT_F_LATCH, see uapi): the tasks the lord queued behind the COS task
+ * running there, oldest first.  That CPU's ops.dispatch takes the first when nothing is pending
+ * there (cos_latch_take()): no message to the lord, no IPI.
+ *
+ * @armed says that this CPU will call ops.dispatch again without a kick: a COS task started
+ * here (ops.running sets it) and no dispatch has found the latch empty since (that dispatch
+ * clears it, under @lock).  A latch shoot kicks the CPU only when it is not armed (idle, or a
+ * fair task runs there).  Why that is enough: a dispatch that clears @armed holds @lock, so a
+ * shoot that saw @armed set added its task before that dispatch looked, and the dispatch takes
+ * it; a COS task that started later sets @armed again, and its own stop calls ops.dispatch.
+ * Only this CPU writes @armed, so its lock-free read in cos_pending_none() is exact; @nr is
+ * read lock-free there too, after the kick's IPI for a shoot that kicked (as for cos_pending).
+ */
+struct cos_latch {
+	raw_spinlock_t lock;
+	u32 nr;
+	bool armed;
+	struct cos_task *q[COS_SHOOT_LATCH_MAX];
+};
+static DEFINE_PER_CPU_ALIGNED(struct cos_latch, cos_latch);
+
 static bool cos_cpu_valid(s32 cpu)
 {
 	return cpu >= 0 && cpu < nr_cpu_ids;
@@ -182,12 +205,14 @@ int cos_tasks_init(void)
 		INIT_CSD(per_cpu_ptr(&cos_kick_csd, i), cos_kick_fn, NULL);
 		raw_spin_lock_init(&c->lock);
 		INIT_LIST_HEAD(&c->tasks);
+		raw_spin_lock_init(&per_cpu_ptr(&cos_latch, i)->lock);
 	}
 	for (i = 0; i < cos_max_tasks; i++) {
 		raw_spin_lock_init(&cos_tasks[i].lock);
 		INIT_LIST_HEAD(&cos_tasks[i].custody_node);
 		INIT_LIST_HEAD(&cos_tasks[i].fallback_node);
 		cos_tasks[i].custody_cpu = -1;
+		cos_tasks[i].latch_cpu = -1;
 		cos_free_slots[i] = i;
 	}
 	cos_free_head = 0;
@@ -289,15 +314,113 @@ static bool cos_task_is(const struct cos_task *t, const struct task_struct *p)
 	if (!cos_task_is(t, p))							\
 		return ret
 
+/* Take entry @i off @l and clear its task's latch_cpu.  Caller holds l->lock and that t->lock. */
+static struct cos_task *cos_latch_del(struct cos_latch *l, u32 i)
+{
+	struct cos_task *t = l->q[i];
+
+	lockdep_assert_held(&l->lock);
+	lockdep_assert_held(&t->lock);
+	memmove(&l->q[i], &l->q[i + 1], (l->nr - i - 1) * sizeof(l->q[0]));
+	WRITE_ONCE(l->nr, l->nr - 1);
+	t->latch_cpu = -1;
+	return t;
+}
+
+/* Take @t off the latch it is on, if any; returns whether it was on one.  Under t->lock. */
+static bool cos_latch_remove(struct cos_task *t)
+{
+	struct cos_latch *l;
+	u32 i;
+
+	lockdep_assert_held(&t->lock);
+	if (t->latch_cpu < 0)
+		return false;
+	l = per_cpu_ptr(&cos_latch, t->latch_cpu);
+	guard(raw_spinlock)(&l->lock);
+	for (i = 0; i < l->nr; i++)
+		if (l->q[i] == t) {
+			cos_latch_del(l, i);
+			return true;
+		}
+	WARN_ON_ONCE(1);	/* latch_cpu is set exactly while the task is on that latch */
+	t->latch_cpu = -1;
+	return false;
+}
+
 /*
- * Take @t out of its CPU's pending slot if it still waits there (not yet taken by ops.dispatch).
- * Returns whether it did.  Caller holds t->lock.
+ * Latch @t on @cpu (at the tail; off the latch it was on before, if any): *@kick says whether
+ * @cpu must be kicked (not armed: nothing would dispatch there otherwise).  Room was checked by
+ * the caller (cos_latch_room()).  Caller holds cos_lock (latches grow only under it) and t->lock.
+ */
+static void cos_latch_add(struct cos_task *t, s32 cpu, bool *kick)
+{
+	struct cos_latch *l = per_cpu_ptr(&cos_latch, cpu);
+
+	lockdep_assert_held(&cos_lock);
+	cos_latch_remove(t);
+	guard(raw_spinlock)(&l->lock);
+	if (WARN_ON_ONCE(l->nr >= COS_SHOOT_LATCH_MAX))
+		return;
+	l->q[l->nr] = t;
+	WRITE_ONCE(l->nr, l->nr + 1);
+	t->latch_cpu = cpu;
+	*kick = !l->armed;
+}
+
+/*
+ * Has @cpu's latch room for @t?  Under cos_lock, the answer holds until it is dropped: only a
+ * shoot adds to a latch.  @t's own place counts as free if it is latched there already.
+ */
+static bool cos_latch_room(const struct cos_task *t, s32 cpu)
+{
+	lockdep_assert_held(&cos_lock);
+	return t->latch_cpu == cpu ||
+	       READ_ONCE(per_cpu_ptr(&cos_latch, cpu)->nr) < COS_SHOOT_LATCH_MAX;
+}
+
+/* Tasks latched on @cpu (a lock-free snapshot). */
+static u32 cos_latch_nr(s32 cpu)
+{
+	return READ_ONCE(per_cpu_ptr(&cos_latch, cpu)->nr);
+}
+
+/*
+ * The first task latched on @cpu, locked (the caller unlocks it), or NULL with none.  Peeks
+ * under the latch lock, drops it, takes t->lock and checks again that @t is still first (a
+ * task slot is never freed, only reused: locking a stale one is harmless).
+ */
+static struct cos_task *cos_latch_first_locked(s32 cpu)
+{
+	struct cos_latch *l = per_cpu_ptr(&cos_latch, cpu);
+	struct cos_task *t;
+
+	for (;;) {
+		scoped_guard(raw_spinlock, &l->lock) {
+			if (!l->nr)
+				return NULL;
+			t = l->q[0];
+		}
+		raw_spin_lock(&t->lock);
+		scoped_guard(raw_spinlock, &l->lock)
+			if (l->nr && l->q[0] == t)
+				return t;
+		raw_spin_unlock(&t->lock);
+	}
+}
+
+/*
+ * Take @t out of its CPU's pending slot or latch if it still waits there (not yet taken by
+ * ops.dispatch).  Returns whether it did.  Caller holds t->lock.
  */
 static bool cos_pending_forget(struct cos_task *t)
 {
 	lockdep_assert_held(&t->lock);
-	return t->state == COS_TASK_QUEUED && cos_cpu_valid(t->cpu) &&
-	       cmpxchg(&cos_pending[t->cpu], t, NULL) == t;
+	if (t->state != COS_TASK_QUEUED)
+		return false;
+	if (cos_cpu_valid(t->cpu) && cmpxchg(&cos_pending[t->cpu], t, NULL) == t)
+		return true;
+	return cos_latch_remove(t);
 }
 
 /* @t leaves custody while queued: cancel its pending shoot (SHOOT_STALE).  Under t->lock. */
@@ -318,13 +441,19 @@ static void cos_pending_clear(struct cos_task *t)
  * queueing (llist_add, a full barrier) orders it.  cos_taken[@cpu] is set only by @cpu's own
  * dispatch, so a NULL read there is exact; while it is set, the slow path runs and resets it
  * as before (a taken task that never started must not stay behind).  A stale non-NULL read of
- * either only costs the slow path.
- * Context: any; lock-free.
+ * either only costs the slow path.  The latch (struct cos_latch) is read the same way: @armed
+ * exactly (only @cpu writes it), @nr after the kick of a shoot that did not find it armed.
+ * Context: ops.dispatch on @cpu; lock-free.
  */
 bool cos_pending_none(s32 cpu)
 {
-	return !cos_cpu_valid(cpu) ||
-	       (!READ_ONCE(cos_pending[cpu]) && !READ_ONCE(cos_taken[cpu]));
+	const struct cos_latch *l;
+
+	if (!cos_cpu_valid(cpu))
+		return true;
+	l = per_cpu_ptr(&cos_latch, cpu);
+	return !READ_ONCE(cos_pending[cpu]) && !READ_ONCE(cos_taken[cpu]) &&
+	       !READ_ONCE(l->armed) && !READ_ONCE(l->nr);
 }
 
 /**
@@ -588,7 +717,7 @@ static u32 cos_wake_rules(struct cos_enclave *e)
 
 /*
  * May the wake rules start @p on @cpu?  A CPU of @e's enclave (never the lord's), online for
- * it, allowed for @p, and free: no COS task runs, is shot or was taken there.  A lock-free
+ * it, allowed for @p, and free: no COS task runs, is shot, latched or taken there.  A lock-free
  * snapshot: a shoot that races with the placement finds the CPU busy (COS_SHOOT_BUSY) or
  * preempts the placed task (PREEMPTED, BY_COS), and the lord's books follow its messages
  * either way.
@@ -598,7 +727,7 @@ static bool cos_wake_cpu_free(struct cos_enclave *e, const struct task_struct *p
 	return cos_cpu_valid(cpu) && cpumask_test_cpu(cpu, e->cpus) &&
 	       !cpumask_test_cpu(cpu, e->offline) && cpumask_test_cpu(cpu, p->cpus_ptr) &&
 	       !READ_ONCE(cos_pending[cpu]) && !READ_ONCE(cos_taken[cpu]) &&
-	       !READ_ONCE(cos_curr[cpu]);
+	       !READ_ONCE(cos_curr[cpu]) && !cos_latch_nr(cpu);
 }
 
 /* A free CPU of @e in @among for @p, @prev_cpu first; or -1.  Lock-free (cos_wake_cpu_free()). */
@@ -703,19 +832,22 @@ u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake)
  * cos_task_dequeue() - @p leaves the shim's custody
  * @p: the task; @slot: its slot
  *
- * Two cases.  A shot task that ops.dispatch already took (QUEUED, no longer pending) is on its
+ * Two cases.  A shot task that ops.dispatch already took (QUEUED, no longer pending nor
+ * latched) is on its
  * way to run: since Linux 7.1 sched_ext calls ops.dequeue when a task's custody ends in a local
  * DSQ, and that is no departure; it stays QUEUED until ops.running.  (Should the insert be
  * dropped because the task was dequeued for a property change meanwhile, its re-enqueue posts
  * RUNNABLE.)  Otherwise the task leaves without running (property change, exit): a pending
- * shoot of it is cancelled (SHOOT_STALE) and it is re-enqueued later if still runnable.
+ * or latched shoot of it is cancelled (SHOOT_STALE) and it is re-enqueued later if still
+ * runnable.
  * Context: ops.dequeue (@p's rq lock held, IRQs off); takes t->lock.
  */
 void cos_task_dequeue(struct task_struct *p, s32 slot)
 {
 	COS_TASK_LOCK(t, p, slot);
 
-	if (t->state == COS_TASK_QUEUED && READ_ONCE(cos_pending[t->cpu]) != t) {
+	if (t->state == COS_TASK_QUEUED && READ_ONCE(cos_pending[t->cpu]) != t &&
+	    t->latch_cpu < 0) {
 		/* taken by ops.dispatch: custody ends in the local DSQ */
 	} else if (t->state == COS_TASK_WAITING || t->state == COS_TASK_QUEUED || t->fallback) {
 		/* leaves without running; a fallback one the shim did not take yet, too */
@@ -725,15 +857,43 @@ void cos_task_dequeue(struct task_struct *p, s32 slot)
 	}
 }
 
+/*
+ * The first task latched on @cpu becomes its taken shoot; or, with none, @cpu is no longer
+ * armed (see struct cos_latch).  Returns its pid or 0.  Context: as cos_dispatch_take().
+ */
+static s32 cos_latch_take(s32 cpu)
+{
+	struct cos_latch *l = per_cpu_ptr(&cos_latch, cpu);
+	struct cos_task *t = cos_latch_first_locked(cpu);
+	s32 pid;
+
+	if (!t) {
+		guard(raw_spinlock)(&l->lock);
+		if (!l->nr)
+			l->armed = false;
+		return 0;	/* a shoot that came meanwhile kicks or finds it armed */
+	}
+	scoped_guard(raw_spinlock, &l->lock)
+		cos_latch_del(l, 0);
+	WRITE_ONCE(cos_taken[cpu], t);
+	pid = t->p->pid;
+	raw_spin_unlock(&t->lock);
+	return pid;
+}
+
 /**
- * cos_dispatch_take() - the pid of the task shot to @cpu, taken off its pending slot, or 0
+ * cos_dispatch_take() - the pid of the task shot to @cpu, taken off its pending slot or else
+ * off its latch, or 0
  * @cpu: the dispatching CPU
  *
  * The task stays QUEUED and becomes @cpu's taken shoot until it runs.  The pending word is
  * read, the task it names locked, and the word cleared only if it still names that task
- * (which then is QUEUED there and not freed: a detach cancels under the same lock).
+ * (which then is QUEUED there and not freed: a detach cancels under the same lock); the latch
+ * likewise (cos_latch_first_locked()).  A latched task is re-checked like a shot one: the shim
+ * tests that it may run here (cos_dispatch_failed() if not), and a task that changed while
+ * latched was taken off the latch by its dequeue (SHOOT_STALE).
  * Context: ops.dispatch (@cpu's rq lock held, IRQs off); lock-free when nothing is shot to
- * @cpu, else takes the shot task's t->lock.
+ * @cpu and its latch is not armed, else takes the shot task's t->lock and the latch lock.
  */
 s32 cos_dispatch_take(s32 cpu)
 {
@@ -747,7 +907,7 @@ s32 cos_dispatch_take(s32 cpu)
 		t = READ_ONCE(cos_pending[cpu]);
 		if (!t) {
 			cos_taken_clear(cpu);	/* a taken shoot that never started */
-			return 0;
+			return cos_latch_take(cpu);
 		}
 		guard(raw_spinlock)(&t->lock);
 		if (cmpxchg(&cos_pending[cpu], t, NULL) == t) {
@@ -817,12 +977,26 @@ s32 cos_fallback_take(void)
 	return t->p->pid;
 }
 
+/* A COS task starts on @cpu: its stop will call ops.dispatch there (see struct cos_latch). */
+static void cos_latch_arm(s32 cpu)
+{
+	struct cos_latch *l;
+
+	if (!cos_cpu_valid(cpu))
+		return;
+	l = per_cpu_ptr(&cos_latch, cpu);
+	if (READ_ONCE(l->armed))
+		return;
+	guard(raw_spinlock)(&l->lock);
+	l->armed = true;
+}
+
 /**
  * cos_task_running() - @p starts running on @cpu
  * @p: the task; @slot: its slot; @cpu: the CPU
  *
  * Context: ops.running (@cpu's rq lock held, IRQs off); takes t->lock, and the custody lock
- * of the CPU that enqueued @p if it was in custody.
+ * of the CPU that enqueued @p if it was in custody, and @cpu's latch lock.
  */
 void cos_task_running(struct task_struct *p, s32 slot, s32 cpu)
 {
@@ -832,6 +1006,7 @@ void cos_task_running(struct task_struct *p, s32 slot, s32 cpu)
 
 	e = cos_enclave_now();
 	shot = t->state == COS_TASK_QUEUED;
+	cos_latch_arm(cpu);
 	/* before the taken word clears (a reader that sees neither, possible off x86, costs one
 	 * preemption: see cos_wake_cpu_free()) */
 	WRITE_ONCE(cos_curr[cpu], t);
@@ -871,10 +1046,10 @@ void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable)
 		 * the CPU time it used with the slice the lord gave it (0 = no limit).
 		 */
 		t->next_msg = COS_MSG_TASK_PREEMPTED;
-		if (cos_cpu_shot(task_cpu(p), t))
-			t->next_arg = COS_PREEMPT_BY_COS;
-		else if (t->slice && used >= t->slice)
+		if (t->slice && used >= t->slice)	/* first: a latched task is taken then too */
 			t->next_arg = COS_PREEMPT_BY_SLICE;
+		else if (cos_cpu_shot(task_cpu(p), t))
+			t->next_arg = COS_PREEMPT_BY_COS;
 		else
 			t->next_arg = COS_PREEMPT_BY_OTHER;
 	}
@@ -967,20 +1142,26 @@ static bool cos_pending_replace(s32 cpu, struct cos_task *old, struct cos_task *
  * @cpu: the target CPU (checked by the caller against the enclave)
  * @slice: its slice (0: no limit)
  * @consumed: the last message the lord has handled (a task with a later one is BEHIND)
- * @replace: COS_SHOOT_F_REPLACE: a task shot to @cpu earlier and not taken by its dispatch yet
- *	waits again and this one takes its place (else the shoot is refused, BUSY)
+ * @flags: COS_SHOOT_F_REPLACE: a task shot to @cpu earlier and not taken by its dispatch yet
+ *	waits again and this one takes its place (else the shoot is refused, BUSY);
+ *	COS_SHOOT_F_LATCH: queue it on @cpu's latch instead (not both: the caller checks)
+ * @kick: set to whether the caller must kick @cpu (after it has dropped its locks)
  *
  * A WAITING task becomes QUEUED (keeping its place in custody) and waits in @cpu's pending
- * slot for ops.dispatch there; the caller kicks @cpu after it has dropped its locks.
+ * slot, or its latch, for ops.dispatch there.  A latched task may be shot again: it leaves its
+ * latch only once the new place is its (so a refused shoot leaves it where it was).
  * Context: COS_IOC_SHOOT, cos_lock held (the lord's activity cannot change meanwhile), IRQs
- * off; takes the task's t->lock (and with @replace the replaced task's, nested).
+ * off; takes the task's t->lock (and with @replace the replaced task's, nested; with a latch,
+ * the latch locks, one at a time).
  * Return: a COS_SHOOT_* status.
  */
-u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, bool replace)
+u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flags, bool *kick)
 {
 	struct cos_task *t, *old;
+	u64 old_slice;
 
 	lockdep_assert_held(&cos_lock);
+	*kick = false;
 	if (slot >= cos_max_tasks)
 		return COS_SHOOT_BAD_SLOT;
 	t = &cos_tasks[slot];
@@ -989,16 +1170,27 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, bool rep
 		return COS_SHOOT_BAD_SLOT;
 	if (t->gen != gen)
 		return COS_SHOOT_BAD_GEN;
-	if (t->state != COS_TASK_WAITING)
+	if (t->state != COS_TASK_WAITING && t->latch_cpu < 0)
 		return COS_SHOOT_NOT_WAITING;
 	if (!cpumask_test_cpu(cpu, t->p->cpus_ptr))
 		return COS_SHOOT_AFFINITY;
 	if (t->last_seq > consumed)
 		return COS_SHOOT_BEHIND;
+	if ((flags & COS_SHOOT_F_LATCH) && !cos_latch_room(t, cpu))
+		return COS_SHOOT_LATCH_FULL;
+	old_slice = t->slice;
 	t->slice = slice;	/* before the task is published: cos_task_slice() */
-	old = cmpxchg(&cos_pending[cpu], NULL, t);	/* before the kick: see cos_pending_none() */
-	if (old && (!replace || !cos_pending_replace(cpu, old, t)))
-		return COS_SHOOT_BUSY;
+	if (flags & COS_SHOOT_F_LATCH) {
+		cos_latch_add(t, cpu, kick);
+	} else {
+		old = cmpxchg(&cos_pending[cpu], NULL, t);	/* before the kick: cos_pending_none() */
+		if (old && (!(flags & COS_SHOOT_F_REPLACE) || !cos_pending_replace(cpu, old, t))) {
+			t->slice = old_slice;	/* still latched where it was, if it was */
+			return COS_SHOOT_BUSY;
+		}
+		cos_latch_remove(t);
+		*kick = true;
+	}
 	cos_task_set_state(t, COS_TASK_QUEUED);
 	t->cpu = cpu;
 	cos_status_sync(t);
@@ -1006,14 +1198,15 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, bool rep
 }
 
 /**
- * cos_pending_cancel() - @cpu went offline: the task shot there and not yet taken waits again
+ * cos_pending_cancel() - @cpu went offline: the tasks shot or latched there and not yet taken
+ * wait again
  * @cpu: the CPU
  *
- * It is back in custody (SHOOT_STALE, arg = @cpu, tells the lord to place it elsewhere), or
- * with the fair policy if the lord has lost control meanwhile.  A task already taken there is
- * in that CPU's local DSQ, which sched_ext empties when the CPU goes.
- * Context: cos_lock held (no shoot can target @cpu meanwhile), IRQs off; takes that task's
- * t->lock.
+ * They are back in custody (SHOOT_STALE, arg = @cpu, tells the lord to place them elsewhere),
+ * or with the fair policy if the lord has lost control meanwhile.  A task already taken there
+ * is in that CPU's local DSQ, which sched_ext empties when the CPU goes.
+ * Context: cos_lock held (no shoot can target @cpu meanwhile), IRQs off; takes each task's
+ * t->lock in turn, and @cpu's latch lock.
  */
 void cos_pending_cancel(s32 cpu)
 {
@@ -1024,11 +1217,16 @@ void cos_pending_cancel(s32 cpu)
 	if (!cos_cpu_valid(cpu))
 		return;
 	t = READ_ONCE(cos_pending[cpu]);
-	if (!t)
-		return;
-	guard(raw_spinlock)(&t->lock);
-	if (cmpxchg(&cos_pending[cpu], t, NULL) == t)
+	if (t) {
+		guard(raw_spinlock)(&t->lock);
+		if (cmpxchg(&cos_pending[cpu], t, NULL) == t)
+			cos_pending_return(e, t, cpu);
+	}
+	while ((t = cos_latch_first_locked(cpu))) {
+		cos_latch_remove(t);
 		cos_pending_return(e, t, cpu);
+		raw_spin_unlock(&t->lock);
+	}
 }
 
 /**

@@ -295,9 +295,10 @@ int cos_lord_prepare(struct cos_lord *lord, int cpu, unsigned int slot, unsigned
  * cos_lord_prepare_flags() - cos_lord_prepare() with request flags
  * @flags: COS_SHOOT_F_REPLACE (a task prepared for @cpu by an earlier shoot that has not
  *	started yet waits again, COS_MSG_SHOOT_STALE, and this one takes its place; without it
- *	that shoot says COS_SHOOT_BUSY) or 0
- * Return: 0, -EINVAL if @cpu is out of range or @flags has an unknown bit, -EOPNOTSUPP if the
- * module does not know COS_SHOOT_F_REPLACE (no COS_FEAT_SHOOT_REPLACE).
+ *	that shoot says COS_SHOOT_BUSY), or COS_SHOOT_F_LATCH (queue it behind the COS task
+ *	running on @cpu instead of preempting it; see the uapi header), or 0
+ * Return: 0, -EINVAL if @cpu is out of range or @flags has an unknown bit or both, -EOPNOTSUPP
+ * if the module does not know the flag (no COS_FEAT_SHOOT_REPLACE / COS_FEAT_SHOOT_LATCH).
  */
 int cos_lord_prepare_flags(struct cos_lord *lord, int cpu, unsigned int slot, unsigned int gen,
 			   unsigned long long slice_ns, unsigned int flags);
@@ -521,11 +522,33 @@ void cos_sched_destroy(struct cos_sched *s);
  * comes back through task_preempted), or, if an earlier placement there has not started yet,
  * that task waits again (COS_SHOOT_F_REPLACE; it comes back through task_runnable).  @t leaves
  * any queue it is in.
- * Return: 0; -EBUSY if @cpu already has a placement in this step or @t is not waiting;
+ * Return: 0; -EBUSY if @cpu already has a placement in this step or @t is neither waiting nor
+ * latched (cos_sched_latch(): a latched task leaves its latch if this placement succeeds);
  * -EINVAL if @cpu is outside the enclave and not the lord's CPU, or offline (the module said so:
  * COS_MSG_CPU_OFFLINE); -EPERM if @t may not run there.
  */
 int cos_sched_place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long long slice_ns);
+
+/**
+ * cos_sched_latch() - run @t on @cpu after the task running or placed there, without a round trip
+ * @slice_ns: as cos_sched_place()
+ *
+ * The kernel queues @t in @cpu's latch (COS_SHOOT_F_LATCH): when the task there blocks, yields
+ * or ends its slice, @cpu starts the first latched task itself, at once, and the framework's
+ * books follow (cos_sched_cpu_task() names it from then on).  On a free CPU it starts at once,
+ * as cos_sched_place() would.  A latched task stays out of the policy's hands (QUEUED) until it
+ * runs or comes back through task_runnable (it changed, or its CPU could not start it); the
+ * policy may place or latch it again elsewhere meanwhile (a refused attempt leaves it latched
+ * where it was).  Mind that behind a task that runs without a slice it may wait long: the
+ * kernel counts that wait against the lord's starvation limit.  Only from policy->schedule or
+ * a callback; at most one placement or latch per CPU per step.
+ * Return: as cos_sched_place(); -ENOSPC if @cpu's latch holds COS_SHOOT_LATCH_MAX tasks;
+ * -EINVAL also on the lord's CPU; -EOPNOTSUPP if the module has no latch (COS_FEAT_SHOOT_LATCH).
+ */
+int cos_sched_latch(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long long slice_ns);
+
+/** cos_sched_cpu_latched() - the tasks latched on @cpu, first to run first (read only) */
+const struct cos_taskq *cos_sched_cpu_latched(const struct cos_sched *s, int cpu);
 
 /** cos_sched_cpu_task() - the task running or placed on @cpu, NULL if it is idle */
 struct cos_task *cos_sched_cpu_task(const struct cos_sched *s, int cpu);

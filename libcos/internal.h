@@ -28,8 +28,9 @@ struct cos_backend {
 	void (*consume)(void *b);
 	void (*publish)(void *b);
 	int (*task_status)(void *b, unsigned int slot, struct cos_task_status *out);
+	/* @latch: COS_SHOOT_F_LATCH (else the latest placement replaces an unstarted one) */
 	int (*prepare)(void *b, int cpu, unsigned int slot, unsigned int gen,
-		       unsigned long long slice_ns);
+		       unsigned long long slice_ns, bool latch);
 	int (*shoot)(void *b);			/* placed count or -errno */
 	unsigned int (*shoot_status)(void *b, int cpu);
 	int (*wait)(void *b, unsigned long long timeout_ns);

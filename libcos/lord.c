@@ -281,9 +281,12 @@ COS_EXPORT int cos_lord_prepare_flags(struct cos_lord *lord, int cpu, unsigned i
 {
 	struct cos_shoot_slot *s;
 
-	if (cpu < 0 || (unsigned int)cpu >= lord->args.nr_cpu_ids || (flags & ~COS_SHOOT_F_REPLACE))
+	if (cpu < 0 || (unsigned int)cpu >= lord->args.nr_cpu_ids ||
+	    (flags & ~(COS_SHOOT_F_REPLACE | COS_SHOOT_F_LATCH)) ||
+	    (flags & COS_SHOOT_F_REPLACE && flags & COS_SHOOT_F_LATCH))
 		return -EINVAL;
-	if ((flags & COS_SHOOT_F_REPLACE) && !(lord->features & COS_FEAT_SHOOT_REPLACE))
+	if (((flags & COS_SHOOT_F_REPLACE) && !(lord->features & COS_FEAT_SHOOT_REPLACE)) ||
+	    ((flags & COS_SHOOT_F_LATCH) && !(lord->features & COS_FEAT_SHOOT_LATCH)))
 		return -EOPNOTSUPP;
 	s = &lord->shoot[cpu];
 	s->slot = slot;
@@ -381,7 +384,7 @@ COS_EXPORT const char *cos_shoot_status_name(unsigned int status)
 {
 	static const char *const names[] = {
 		"OK", "EMPTY", "BAD_SLOT", "BAD_GEN", "NOT_WAITING", "BAD_CPU", "AFFINITY",
-		"BEHIND", "STALE_SEQ", "BUSY", "BAD_FLAGS", "NO_LORD",
+		"BEHIND", "STALE_SEQ", "BUSY", "BAD_FLAGS", "NO_LORD", "LATCH_FULL",
 	};
 
 	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "?";

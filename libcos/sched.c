@@ -4,9 +4,11 @@
  * callbacks, commits the policy's placements and keeps the per-task and per-CPU books.
  *
  * Books.  tasks[slot] mirrors the kernel's task table as far as the messages told (identity =
- * slot + generation); cpu_task[cpu] is the task running or placed on a CPU.  A CPU becomes free
- * on the next message about its task that says it left (blocked, preempted, yielded, dead, shot
- * failed or stale).  A message with a newer generation than the slot's means the framework
+ * slot + generation); cpu_task[cpu] is the task running or placed on a CPU, latched[cpu] the
+ * tasks latched behind it (cos_sched_latch(), in the kernel's order).  A CPU becomes free on
+ * the next message about its task that says it left (blocked, preempted, yielded, dead, shot
+ * failed or stale), or passes to the first latched task, which the kernel starts there next
+ * (a latched task runs after any task placed there without the latch, as in the kernel).  A message with a newer generation than the slot's means the framework
  * missed the slot's reuse (only after an overflow): the old task is reported dead, the new one
  * new.  One with an older generation is ignored.
  *
@@ -41,10 +43,13 @@ struct cos_sched {
 	char *data;			/* [max_tasks * task_data_size] */
 	struct cos_task **cpu_task;	/* [nr_cpus] */
 	struct cos_task **placing;	/* [nr_cpus]: placements of the current step */
+	struct cos_taskq **placing_from;	/* [nr_cpus]: the latch a re-placed task left */
+	bool *placing_latch;		/* [nr_cpus]: that placement is a latch */
+	struct cos_taskq *latched;	/* [nr_cpus]: tasks latched behind cpu_task[cpu] */
 	int nr_placing;
 	unsigned int nr_waiting;	/* tasks in COS_TASK_WAITING (task_set_state()) */
 	unsigned long long wake_placed;	/* COS_MSG_TASK_PLACED handled */
-	unsigned long long refused[COS_SHOOT_NO_LORD + 1];	/* st.failed by COS_SHOOT_* status */
+	unsigned long long refused[COS_SHOOT_LATCH_FULL + 1];	/* st.failed by COS_SHOOT_* status */
 	unsigned long long not_started;	/* COS_MSG_SHOOT_FAILED handled */
 	unsigned long long stale;	/* COS_MSG_SHOOT_STALE handled */
 	unsigned long long tick_ns, spin_ns, last_tick;
@@ -135,10 +140,23 @@ static void task_set_state(struct cos_sched *s, struct cos_task *t, unsigned int
 	t->state = state;
 }
 
+/* Is @t in a CPU's latch (the books')? */
+static bool task_latched(const struct cos_sched *s, const struct cos_task *t)
+{
+	return t->q >= s->latched && t->q < s->latched + s->nr_cpus;
+}
+
+/* @t left its CPU: the first task latched there (if any) runs there now. */
 static void release_cpu(struct cos_sched *s, struct cos_task *t)
 {
-	if (t->cpu >= 0 && (unsigned int)t->cpu < s->nr_cpus && s->cpu_task[t->cpu] == t)
-		s->cpu_task[t->cpu] = NULL;
+	struct cos_task *next;
+
+	if (t->cpu < 0 || (unsigned int)t->cpu >= s->nr_cpus || s->cpu_task[t->cpu] != t)
+		return;
+	next = cos_taskq_pop(&s->latched[t->cpu]);
+	s->cpu_task[t->cpu] = next;
+	if (next)
+		next->placed_at = cos_now_ns();	/* it starts now: a slice counts from here */
 }
 
 static void refresh_affinity(struct cos_sched *s, struct cos_task *t)
@@ -188,6 +206,7 @@ static void make_runnable(struct cos_sched *s, struct cos_task *t, unsigned int 
 			  unsigned long long arg, unsigned long long ts)
 {
 	release_cpu(s, t);
+	cos_taskq_remove(t);		/* a latched one leaves the latch */
 	task_set_state(s, t, COS_TASK_WAITING);
 	t->runnable_at = ts;
 	if (type == COS_MSG_TASK_PREEMPTED && s->policy->task_preempted)
@@ -213,7 +232,11 @@ static void learn(struct cos_sched *s)
 		} else if ((ts.state == COS_TASK_QUEUED || ts.state == COS_TASK_RUNNING) &&
 			   ts.cpu < s->nr_cpus) {
 			task_set_state(s, t, ts.state);
-			s->cpu_task[ts.cpu] = t;
+			/* a queued task behind another: latched (the table does not say) */
+			if (ts.state == COS_TASK_QUEUED && s->cpu_task[ts.cpu])
+				cos_taskq_push(&s->latched[ts.cpu], t);
+			else
+				s->cpu_task[ts.cpu] = t;
 		}
 	}
 }
@@ -225,7 +248,7 @@ static void resync(struct cos_sched *s)
 	for (unsigned int i = 0; i < s->max_tasks; i++)
 		if (s->tasks[i].state != COS_TASK_FREE)
 			task_dead(s, &s->tasks[i]);
-	memset(s->cpu_task, 0, s->nr_cpus * sizeof(*s->cpu_task));
+	memset(s->cpu_task, 0, s->nr_cpus * sizeof(*s->cpu_task));	/* latches: emptied by task_dead */
 	learn(s);
 }
 
@@ -336,6 +359,12 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	case COS_MSG_TASK_RUNNING:
 		if (t->state == COS_TASK_QUEUED)
 			task_set_state(s, t, COS_TASK_RUNNING);
+		if (task_latched(s, t) && m->cpu < s->nr_cpus) {
+			/* started before the books saw its CPU free (not after a lost message) */
+			cos_taskq_remove(t);
+			s->cpu_task[m->cpu] = t;
+			t->placed_at = m->ts;
+		}
 		break;
 	case COS_MSG_TASK_PLACED:
 		task_placed(s, t, m);
@@ -345,23 +374,51 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 
 /* ---------------------------------------------------------------- placing */
 
-COS_EXPORT int cos_sched_place(struct cos_sched *s, struct cos_task *t, int cpu,
-			       unsigned long long slice_ns)
+static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long long slice_ns,
+		 bool latch)
 {
+	bool latched = task_latched(s, t);
+	int ret;
+
 	if (cpu < 0 || (unsigned int)cpu >= s->nr_cpus ||
-	    (!CPU_ISSET(cpu, &s->enclave) && cpu != s->lord_cpu) || CPU_ISSET(cpu, &s->offline))
+	    (!CPU_ISSET(cpu, &s->enclave) && cpu != s->lord_cpu) || CPU_ISSET(cpu, &s->offline) ||
+	    (latch && cpu == s->lord_cpu))
 		return -EINVAL;
-	if (s->placing[cpu] || t->state != COS_TASK_WAITING)
+	if (s->placing[cpu] || (t->state != COS_TASK_WAITING && !latched))
 		return -EBUSY;
+	if (latch && t->q != &s->latched[cpu] && s->latched[cpu].len >= COS_SHOOT_LATCH_MAX)
+		return -ENOSPC;
 	if (!CPU_ISSET(cpu, &s->allowed[t->slot]))
 		return -EPERM;
-	if (s->be->prepare(s->b, cpu, t->slot, t->gen, slice_ns))
-		return -EINVAL;
+	ret = s->be->prepare(s->b, cpu, t->slot, t->gen, slice_ns, latch);
+	if (ret)
+		return ret == -EOPNOTSUPP ? ret : -EINVAL;
+	s->placing_from[cpu] = latched ? t->q : NULL;
 	cos_taskq_remove(t);
 	task_set_state(s, t, COS_TASK_QUEUED);	/* until the shoot says otherwise */
 	s->placing[cpu] = t;
+	s->placing_latch[cpu] = latch;
 	s->nr_placing++;
 	return 0;
+}
+
+COS_EXPORT int cos_sched_place(struct cos_sched *s, struct cos_task *t, int cpu,
+			       unsigned long long slice_ns)
+{
+	return place(s, t, cpu, slice_ns, false);
+}
+
+COS_EXPORT int cos_sched_latch(struct cos_sched *s, struct cos_task *t, int cpu,
+			       unsigned long long slice_ns)
+{
+	return place(s, t, cpu, slice_ns, true);
+}
+
+COS_EXPORT const struct cos_taskq *cos_sched_cpu_latched(const struct cos_sched *s, int cpu)
+{
+	static const struct cos_taskq none;
+
+	return cpu >= 0 && (unsigned int)cpu < s->nr_cpus ? &s->latched[cpu] : &none;
 }
 
 /* Commit this step's placements; failed ones go back to the policy (or wait for a message). */
@@ -378,30 +435,42 @@ static void commit(struct cos_sched *s)
 	now = cos_now_ns();
 	for (cpu = 0; cpu < s->nr_cpus && s->nr_placing; cpu++) {
 		struct cos_task *t = s->placing[cpu];
+		struct cos_taskq *from = s->placing_from[cpu];
 		unsigned int status;
 
 		if (!t)
 			continue;
 		s->placing[cpu] = NULL;
+		s->placing_from[cpu] = NULL;
 		s->nr_placing--;
 		status = ret < 0 ? COS_SHOOT_NO_LORD : s->be->shoot_status(s->b, cpu);
 		if (status == COS_SHOOT_OK) {
 			s->st.placed++;
+			t->cpu = cpu;
+			t->placed_at = now;
+			if (s->placing_latch[cpu] && s->cpu_task[cpu] && s->cpu_task[cpu] != t) {
+				cos_taskq_push(&s->latched[cpu], t);	/* behind what runs there */
+				continue;
+			}
 			if (s->cpu_task[cpu] && s->cpu_task[cpu] != t)
 				task_set_state(s, s->cpu_task[cpu], COS_TASK_RUNNING);	/* preempted: a message follows */
 			s->cpu_task[cpu] = t;
-			t->cpu = cpu;
-			t->placed_at = now;
 			continue;
 		}
 		s->st.failed++;
 		if (status < sizeof(s->refused) / sizeof(s->refused[0]))
 			s->refused[status]++;
+		if (from && status != COS_SHOOT_NO_LORD && status != COS_SHOOT_BAD_GEN &&
+		    status != COS_SHOOT_BAD_SLOT && status != COS_SHOOT_NOT_WAITING) {
+			cos_taskq_push(from, t);	/* refused: the kernel keeps it latched there */
+			continue;
+		}
 		switch (status) {
 		case COS_SHOOT_AFFINITY:
 			refresh_affinity(s, t);
 			/* fall through */
 		case COS_SHOOT_BUSY:
+		case COS_SHOOT_LATCH_FULL:
 		case COS_SHOOT_STALE_SEQ:
 		case COS_SHOOT_NO_LORD:
 		case COS_SHOOT_EMPTY:
@@ -640,8 +709,11 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->data = policy->task_data_size ? calloc(max_tasks, policy->task_data_size) : NULL;
 	s->cpu_task = calloc(nr_cpus, sizeof(*s->cpu_task));
 	s->placing = calloc(nr_cpus, sizeof(*s->placing));
+	s->placing_from = calloc(nr_cpus, sizeof(*s->placing_from));
+	s->placing_latch = calloc(nr_cpus, sizeof(*s->placing_latch));
+	s->latched = calloc(nr_cpus, sizeof(*s->latched));
 	if (!s->tasks || !s->allowed || (policy->task_data_size && !s->data) || !s->cpu_task ||
-	    !s->placing) {
+	    !s->placing || !s->placing_from || !s->placing_latch || !s->latched) {
 		cos_sched_free(s);
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
 	}
@@ -668,5 +740,8 @@ void cos_sched_free(struct cos_sched *s)
 	free(s->data);
 	free(s->cpu_task);
 	free(s->placing);
+	free(s->placing_from);
+	free(s->placing_latch);
+	free(s->latched);
 	free(s);
 }

@@ -22,11 +22,16 @@ static int lb_task_status(void *b, unsigned int slot, struct cos_task_status *ou
 	return cos_lord_task_status(b, slot, out);
 }
 /* The policy's latest placement for a CPU wins over one that has not started there yet
- * (a module without COS_SHOOT_F_REPLACE refuses the later one: COS_SHOOT_BUSY). */
+ * (a module without COS_SHOOT_F_REPLACE refuses the later one: COS_SHOOT_BUSY).  A latch
+ * needs a module that knows it (-EOPNOTSUPP). */
 static int lb_prepare(void *b, int cpu, unsigned int slot, unsigned int gen,
-		      unsigned long long slice)
+		      unsigned long long slice, bool latch)
 {
-	int ret = cos_lord_prepare_flags(b, cpu, slot, gen, slice, COS_SHOOT_F_REPLACE);
+	int ret;
+
+	if (latch)
+		return cos_lord_prepare_flags(b, cpu, slot, gen, slice, COS_SHOOT_F_LATCH);
+	ret = cos_lord_prepare_flags(b, cpu, slot, gen, slice, COS_SHOOT_F_REPLACE);
 
 	return ret == -EOPNOTSUPP ? cos_lord_prepare(b, cpu, slot, gen, slice) : ret;
 }

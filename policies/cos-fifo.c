@@ -12,6 +12,13 @@
  * the kernel applies it only while nobody waits, so arrival order is kept; the kernel gives it
  * the --slice-us slice, as a shoot would.
  *
+ * Latch (--latch N): while tasks wait and every CPU is busy, up to N of them are latched behind
+ * each CPU's task (COS_SHOOT_F_LATCH, one more per CPU per step): when that task blocks or ends
+ * its slice the CPU starts the next one itself, with no round trip to the lord.  The price is
+ * that a latched task is bound to its CPU: behind a task that runs to block it may wait while
+ * another CPU frees up, so an idle CPU with an empty queue takes the oldest latched task of the
+ * CPU with the longest latch.  Arrival order holds per CPU, not across CPUs.  Off by default.
+ *
  * Put workloads under it with `cosctl run -- CMD` (their threads become SCHED_EXT tasks).
  */
 #include <stdlib.h>
@@ -25,8 +32,9 @@ struct fifo {
 	int nr_cpus;
 	const char *in_enclave;
 	int per_cpu;
+	unsigned int latch;		/* --latch: tasks latched behind each CPU's at most */
 	unsigned long long slice_ns;
-	unsigned long long runnable, blocked, preempted;
+	unsigned long long runnable, blocked, preempted, latched, stolen;
 };
 
 static struct cos_taskq *queue_for(struct fifo *f, struct cos_task *t)
@@ -65,9 +73,37 @@ static void fifo_blocked(struct cos_sched *s, struct cos_task *t)
 	f->blocked++;
 }
 
+/* The first waiting task for @cpu: its own queue, else (per-CPU queues) any other's. */
+static struct cos_task *fifo_first(struct cos_sched *s, struct fifo *f, int cpu)
+{
+	struct cos_task *t;
+
+	if (!f->per_cpu)
+		return cos_sched_first_for(s, &f->global, cpu);
+	t = cos_sched_first_for(s, &f->percpu[cpu], cpu);
+	for (int j = 0; !t && j < f->nr_cpus; j++)	/* steal */
+		t = cos_sched_first_for(s, &f->percpu[f->cpus[j]], cpu);
+	return t;
+}
+
+/* The oldest task latched on the CPU with the longest latch that may run on @cpu, or NULL. */
+static struct cos_task *fifo_latched_for(struct cos_sched *s, struct fifo *f, int cpu)
+{
+	const struct cos_taskq *best = NULL;
+
+	for (int j = 0; j < f->nr_cpus; j++) {
+		const struct cos_taskq *q = cos_sched_cpu_latched(s, f->cpus[j]);
+
+		if (q->len && (!best || q->len > best->len) && cos_sched_first_for(s, q, cpu))
+			best = q;
+	}
+	return best ? cos_sched_first_for(s, best, cpu) : NULL;
+}
+
 static void fifo_schedule(struct cos_sched *s)
 {
 	struct fifo *f = cos_sched_policy_ctx(s);
+	bool waiting = false;
 
 	for (int i = 0; i < f->nr_cpus; i++) {
 		int cpu = f->cpus[i];
@@ -75,15 +111,25 @@ static void fifo_schedule(struct cos_sched *s)
 
 		if (cos_sched_cpu_task(s, cpu))
 			continue;
-		if (!f->per_cpu) {
-			t = cos_sched_first_for(s, &f->global, cpu);
-		} else {
-			t = cos_sched_first_for(s, &f->percpu[cpu], cpu);
-			for (int j = 0; !t && j < f->nr_cpus; j++)	/* steal */
-				t = cos_sched_first_for(s, &f->percpu[f->cpus[j]], cpu);
-		}
+		t = fifo_first(s, f, cpu);
+		if (!t && f->latch && (t = fifo_latched_for(s, f, cpu)))
+			f->stolen++;
 		if (t)
 			cos_sched_place(s, t, cpu, f->slice_ns);
+	}
+	if (!f->latch)
+		return;
+	for (int i = 0; i < f->nr_cpus && !waiting; i++)
+		waiting = f->per_cpu ? f->percpu[f->cpus[i]].head : f->global.head;
+	for (int i = 0; i < f->nr_cpus && waiting; i++) {
+		int cpu = f->cpus[i];
+		struct cos_task *t;
+
+		if (!cos_sched_cpu_task(s, cpu) || cos_sched_cpu_latched(s, cpu)->len >= f->latch)
+			continue;
+		t = fifo_first(s, f, cpu);
+		if (t && cos_sched_latch(s, t, cpu, f->slice_ns) == 0)
+			f->latched++;
 	}
 }
 
@@ -91,8 +137,9 @@ static void fifo_stats(struct cos_sched *s, FILE *out)
 {
 	struct fifo *f = cos_sched_policy_ctx(s);
 
-	fprintf(out, "runnable %llu blocked %llu preempted %llu | queued %u", f->runnable, f->blocked,
-		f->preempted, f->per_cpu ? 0 : f->global.len);
+	fprintf(out, "runnable %llu blocked %llu preempted %llu latched %llu stolen %llu | queued %u",
+		f->runnable, f->blocked, f->preempted, f->latched, f->stolen,
+		f->per_cpu ? 0 : f->global.len);
 }
 
 static struct fifo f;
@@ -103,6 +150,15 @@ static int fifo_parse(int opt, const char *arg)
 	switch (opt) {
 	case 'p': f.per_cpu = 1; return 0;
 	case 's': f.slice_ns = strtoull(arg, NULL, 10) * 1000; return 0;
+	case 'L': {
+		char *end;
+		unsigned long v = strtoul(arg, &end, 10);
+
+		if (*end || end == arg || v > COS_SHOOT_LATCH_MAX)
+			return -1;
+		f.latch = v;
+		return 0;
+	}
 	}
 	return -1;
 }
@@ -120,6 +176,8 @@ static int fifo_ready(struct lord_main *lm)
 static void fifo_banner(FILE *out)
 {
 	fprintf(out, ", %s queue, %s", f.per_cpu ? "per-CPU" : "global", f.slice_ns ? "sliced" : "run to block");
+	if (f.latch)
+		fprintf(out, ", latch %u", f.latch);
 }
 
 int main(int argc, char **argv)
@@ -127,6 +185,7 @@ int main(int argc, char **argv)
 	static const struct option own[] = {
 		{ "per-cpu", no_argument, NULL, 'p' },
 		{ "slice-us", required_argument, NULL, 's' },
+		{ "latch", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cos_policy policy = {
@@ -144,7 +203,9 @@ int main(int argc, char **argv)
 	m.about = "The FIFO lord: COS tasks run in arrival order on the enclave's CPUs until they block.";
 	m.own_usage =
 		"  -p, --per-cpu        a queue per CPU (tasks return to their last CPU; idle CPUs steal)\n"
-		"  -s, --slice-us N     preempt a task after N us of CPU (default 0: run to block)\n";
+		"  -s, --slice-us N     preempt a task after N us of CPU (default 0: run to block)\n"
+		"      --latch N        latch up to N waiting tasks behind each busy CPU's task (0-4,\n"
+		"                       default 0): it starts there without a round trip to the lord\n";
 	m.own_short = "ps:";
 	m.own_long = own;
 	m.parse = fifo_parse;

@@ -29,13 +29,14 @@ namespace {
 struct Board {
 	std::atomic<int> ready;
 	std::atomic<int> go_exit;
-	pid_t tids[4];
-	std::atomic<int> runs[4];	/* wake-ups each thread ran through */
+	pid_t tids[8];
+	std::atomic<int> runs[8];	/* wake-ups each thread ran through */
 };
 
 /*
  * The test thread is the lord of CPUs {1, 2} (lord on 0).  A child process holds four COS
- * threads that wait for it: 0 and 1 may run anywhere, 2 only on CPU 1, 3 exits once shot.  The lord never shoots on its own: each test shoots by hand.
+ * threads (or up to eight: 4-7 like 0 and 1) that wait for it: 0 and 1 may run anywhere, 2 only
+ * on CPU 1, 3 exits once shot.  The lord never shoots on its own: each test shoots by hand.
  */
 struct Fixture {
 	cos_lord *lord = nullptr;
@@ -46,7 +47,8 @@ struct Fixture {
 	std::set<pid_t> dead;					/* tids seen in TASK_DEAD */
 	std::vector<cos_msg> log;				/* every message consumed */
 
-	Fixture()
+	int nthreads;
+	explicit Fixture(int n = 4) : nthreads(n)
 	{
 		LordOpts lo({1, 2}, 10000, 10000);	/* tasks wait for hand-made shoots */
 		REQUIRE(cos_lord_register(&lord, &lo.o) == 0);
@@ -55,7 +57,7 @@ struct Fixture {
 		child = fork();
 		if (child == 0)
 			_exit(child_main());
-		while (board->ready < 4)
+		while (board->ready < nthreads)
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
 		std::this_thread::sleep_for(std::chrono::milliseconds(50));
 		drain();
@@ -99,7 +101,7 @@ struct Fixture {
 	{
 		unpin_self();		/* the lord's pinning to CPU 0 was inherited: undo it */
 		std::vector<std::thread> ts;
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < nthreads; i++)
 			ts.emplace_back([this, i] {
 				board->tids[i] = gettid();
 				if (i == 2) {
@@ -237,14 +239,38 @@ struct Fixture {
 		CHECK(runs_again(i, to));	/* it ran (or waits again, and is shot again) */
 	}
 
-	unsigned shoot1(int cpu, uint32_t slot, uint32_t gen, unsigned flags = 0)
+	unsigned shoot1(int cpu, uint32_t slot, uint32_t gen, unsigned flags = 0,
+			unsigned slot_flags = 0)
 	{
-		REQUIRE(cos_lord_prepare(lord, cpu, slot, gen, 0) == 0);
+		REQUIRE(cos_lord_prepare_flags(lord, cpu, slot, gen, 0, slot_flags) == 0);
 		int placed = cos_lord_shoot(lord, flags);
 		REQUIRE(placed >= 0);
 		unsigned st = cos_lord_shoot_status(lord, cpu);
 		CHECK(placed == (st == COS_SHOOT_OK ? 1 : 0));
 		return st;
+	}
+	/* Latch thread i, once it waits, behind what runs (or is held) on @cpu. */
+	std::pair<uint32_t, uint32_t> latch(int i, int cpu)
+	{
+		auto [slot, gen] = waiting(i);
+		REQUIRE(shoot1(cpu, slot, gen, 0, COS_SHOOT_F_LATCH) == COS_SHOOT_OK);
+		CHECK(state(i) == COS_TASK_QUEUED);
+		return {slot, gen};
+	}
+	/* The CPU of thread i's first TASK_BLOCKED at or after log index @from, or -1 (2 s). */
+	long blocked_cpu(int i, size_t from, size_t *at = nullptr)
+	{
+		for (int tries = 0; tries < 2000; tries++) {
+			drain();
+			for (size_t k = from; k < log.size(); k++)
+				if (log[k].type == COS_MSG_TASK_BLOCKED && (pid_t)log[k].pid == board->tids[i]) {
+					if (at)
+						*at = k;
+					return log[k].cpu;
+				}
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+		return -1;
 	}
 };
 
@@ -624,5 +650,150 @@ TEST_CASE("a lord that goes away while a shoot is pending: the task runs under t
 	for (int i = 0; i < 2000 && f.board->runs[0] < before + 3; i++)
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
 	CHECK(f.board->runs[0] >= before + 3);		/* it ran, though CPU 2 still holds */
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("latched tasks start in order on their CPU as the one before them blocks, with no shoot", "[shoot][latch]")
+{
+	file_shim();
+	REQUIRE_LORD_SUPPORT();
+	Fixture f(5);
+	size_t from;
+	{
+		HoldDispatch hold(2);
+		f.shoot_pending(0, 2);		/* runs first: a plain shoot goes before the latch */
+		f.latch(1, 2);
+		f.latch(4, 2);
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		CHECK(f.state(1) == COS_TASK_QUEUED);	/* held: nothing taken */
+		CHECK(f.state(4) == COS_TASK_QUEUED);
+		f.drain();
+		from = f.log.size();
+	}
+	/* released: 0 runs and blocks, then CPU 2 takes 1 by itself, then 4; the lord shoots nothing */
+	size_t at0 = 0, at1 = 0, at4 = 0;
+	CHECK(f.blocked_cpu(0, from, &at0) == 2);
+	CHECK(f.blocked_cpu(1, from, &at1) == 2);
+	CHECK(f.blocked_cpu(4, from, &at4) == 2);
+	CHECK(at0 < at1);
+	CHECK(at1 < at4);
+	for (size_t k = from; k < f.log.size(); k++)	/* nothing came back to the lord unstarted */
+		CHECK((f.log[k].type != COS_MSG_SHOOT_FAILED && f.log[k].type != COS_MSG_SHOOT_STALE));
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("a latch on a CPU where no COS task runs starts the task at once", "[shoot][latch]")
+{
+	file_shim();
+	REQUIRE_LORD_SUPPORT();
+	Fixture f;
+	int from = f.board->runs[1];
+	f.drain();
+	size_t at = f.log.size();
+	f.latch(1, 2);				/* CPU 2 is idle: kicked like a plain shoot */
+	CHECK(f.blocked_cpu(1, at) == 2);
+	CHECK(f.board->runs[1] > from);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("a latched task may be shot again: elsewhere it leaves the latch, refused it stays", "[shoot][latch]")
+{
+	file_shim();
+	REQUIRE_LORD_SUPPORT();
+	Fixture f;
+	size_t from;
+	{
+		HoldDispatch hold(2);
+		auto [s0, g0] = f.shoot_pending(0, 2);
+		auto [s1, g1] = f.latch(1, 2);
+		CHECK(f.shoot1(2, s1, g1) == COS_SHOOT_BUSY);	/* 0 is pending there: refused */
+		CHECK(f.state(1) == COS_TASK_QUEUED);		/* still latched */
+		CHECK(f.shoot1(2, s0, g0) == COS_SHOOT_NOT_WAITING);	/* a pending one is not */
+		/* a latch again on the same CPU keeps it latched; one elsewhere moves it */
+		CHECK(f.shoot1(2, s1, g1, 0, COS_SHOOT_F_LATCH) == COS_SHOOT_OK);
+		CHECK(f.state(1) == COS_TASK_QUEUED);
+		f.drain();
+		size_t at = f.log.size();
+		CHECK(f.shoot1(1, s1, g1, 0, COS_SHOOT_F_LATCH) == COS_SHOOT_OK);	/* CPU 1 idle: runs */
+		CHECK(f.blocked_cpu(1, at) == 1);
+		f.drain();
+		from = f.log.size();
+	}
+	CHECK(f.blocked_cpu(0, from) == 2);		/* the held one still ran where it was shot */
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("a latched task that changes, or whose CPU goes offline, leaves the latch with SHOOT_STALE", "[shoot][latch][affinity][hotplug]")
+{
+	file_shim();
+	REQUIRE_LORD_SUPPORT();
+	SECTION("its affinity changes")
+	{
+		Fixture f;
+		HoldDispatch hold(2);
+		f.shoot_pending(0, 2);
+		f.latch(1, 2);
+		cpu_set_t only1;
+		CPU_ZERO(&only1);
+		CPU_SET(1, &only1);
+		REQUIRE(sched_setaffinity(f.board->tids[1], sizeof(only1), &only1) == 0);
+		CHECK(f.wait_msg(COS_MSG_TASK_AFFINITY, 1) >= 0);
+		f.reshoot_after_stale(1, 2, 1);		/* then AFFINITY there */
+	}
+	SECTION("its CPU goes offline")
+	{
+		Fixture f;
+		HoldDispatch hold(2);
+		f.shoot_pending(0, 2);
+		f.latch(1, 2);
+		CpuOffline off(2);
+		REQUIRE(off.ok);
+		f.reshoot_after_stale(1, 2, 1);		/* cos_pending_cancel(); then BAD_CPU there */
+	}
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("latch validation: a full latch, the lord's CPU, with REPLACE", "[shoot][latch][validation]")
+{
+	file_shim();
+	REQUIRE_LORD_SUPPORT();
+	Fixture f(8);
+	HoldDispatch hold(2);
+	f.shoot_pending(0, 2);
+	int latched[] = {1, 4, 5, 6};
+	for (int i : latched)
+		f.latch(i, 2);
+	auto [s7, g7] = f.waiting(7);
+	CHECK(f.shoot1(2, s7, g7, 0, COS_SHOOT_F_LATCH) == COS_SHOOT_LATCH_FULL);
+	CHECK(f.state(7) == COS_TASK_WAITING);
+	CHECK(f.shoot1(0, s7, g7, 0, COS_SHOOT_F_LATCH) == COS_SHOOT_BAD_CPU);	/* the lord's */
+	cos_shoot_slot *slot = cos_lord_shoot_slot(f.lord, 1);
+	REQUIRE(slot);
+	REQUIRE(cos_lord_prepare(f.lord, 1, s7, g7, 0) == 0);
+	slot->flags = COS_SHOOT_F_VALID | COS_SHOOT_F_LATCH | COS_SHOOT_F_REPLACE;
+	CHECK(cos_lord_shoot(f.lord, 0) == 0);
+	CHECK(cos_lord_shoot_status(f.lord, 1) == COS_SHOOT_BAD_FLAGS);
+	CHECK(cos_lord_prepare_flags(f.lord, 1, s7, g7, 0,
+				     COS_SHOOT_F_LATCH | COS_SHOOT_F_REPLACE) == -EINVAL);
+	CHECK(f.state(7) == COS_TASK_WAITING);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("a lord that goes away with tasks latched: they run under the fair policy", "[shoot][latch][fallback]")
+{
+	file_shim();
+	REQUIRE_LORD_SUPPORT();
+	Fixture f(5);
+	HoldDispatch hold(2);				/* held for the whole test */
+	f.shoot_pending(0, 2);
+	f.latch(1, 2);
+	f.latch(4, 2);
+	int before1 = f.board->runs[1], before4 = f.board->runs[4];
+	cos_lord_destroy(f.lord);			/* cos_fallback_all() takes them off the latch */
+	f.lord = nullptr;
+	for (int i = 0; i < 2000 && (f.board->runs[1] < before1 + 3 || f.board->runs[4] < before4 + 3); i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(f.board->runs[1] >= before1 + 3);		/* they ran, though CPU 2 still holds */
+	CHECK(f.board->runs[4] >= before4 + 3);
 	CHECK(sched_ext_state() == "enabled");
 }

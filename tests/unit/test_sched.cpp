@@ -22,6 +22,8 @@ struct FakeKernel {
 	uint64_t seq = 0;
 	std::map<unsigned, cos_task_status> status;
 	std::map<int, std::pair<unsigned, unsigned>> prepared;	/* cpu -> slot, gen */
+	std::map<int, bool> prepared_latch;			/* cpu -> COS_SHOOT_F_LATCH */
+	std::vector<std::pair<int, unsigned>> latches;		/* (cpu, slot) latched OK */
 	std::map<int, unsigned> outcome;			/* cpu -> status of the next shoot */
 	std::vector<std::pair<int, unsigned>> shots;		/* (cpu, slot) committed OK */
 	std::map<int, unsigned> last_status;
@@ -61,9 +63,10 @@ int fk_task_status(void *b, unsigned slot, cos_task_status *out)
 	*out = it == k->status.end() ? cos_task_status{} : it->second;
 	return 0;
 }
-int fk_prepare(void *b, int cpu, unsigned slot, unsigned gen, unsigned long long)
+int fk_prepare(void *b, int cpu, unsigned slot, unsigned gen, unsigned long long, bool latch)
 {
 	static_cast<FakeKernel *>(b)->prepared[cpu] = {slot, gen};
+	static_cast<FakeKernel *>(b)->prepared_latch[cpu] = latch;
 	return 0;
 }
 int fk_shoot(void *b)
@@ -76,10 +79,11 @@ int fk_shoot(void *b)
 		k->last_status[cpu] = st;
 		if (st == COS_SHOOT_OK) {
 			placed++;
-			k->shots.push_back({cpu, sg.first});
+			(k->prepared_latch[cpu] ? k->latches : k->shots).push_back({cpu, sg.first});
 		}
 	}
 	k->prepared.clear();
+	k->prepared_latch.clear();
 	return placed;
 }
 unsigned fk_shoot_status(void *b, int cpu) { return static_cast<FakeKernel *>(b)->last_status[cpu]; }
@@ -444,4 +448,99 @@ TEST_CASE("the wake rules' placement and the lord's own agree on who holds a CPU
 		REQUIRE(f.k.shots.size() == 2);			/* 102 back to the lord: CPU 2 */
 		CHECK(f.k.shots[1] == std::make_pair(2, 2u));
 	}
+}
+
+/* Free CPUs first (as p_schedule), then every task still waiting latched on CPU 1. */
+static void p_schedule_latch(cos_sched *s)
+{
+	p_schedule(s);
+	for (cos_task *t = rec(s)->q.head; t; t = t->q_next)
+		if (cos_sched_latch(s, t, 1, 0) == 0)
+			break;	/* one per CPU per step */
+}
+
+TEST_CASE("a latched task follows its CPU's task in the books, without a shoot", "[sched][latch]")
+{
+	Fixture f;
+	f.policy.schedule = p_schedule_latch;
+	f.create();
+	for (unsigned i = 0; i < 5; i++) {
+		f.k.post(COS_MSG_TASK_NEW, i, 1, 100 + i, 3);
+		f.k.post(COS_MSG_TASK_RUNNABLE, i, 1, 100 + i, 3);
+	}
+	f.step();	/* tasks 0, 1 on CPUs 1, 2; nothing latched: CPU 1 had its placement */
+	REQUIRE(f.k.shots.size() == 2);
+	CHECK(f.k.latches.empty());
+	f.step();	/* task 2 latched on CPU 1 */
+	REQUIRE(f.k.latches.size() == 1);
+	CHECK(f.k.latches[0] == std::make_pair(1, 2u));
+	CHECK(cos_sched_cpu_task(f.s, 1)->pid == 100);
+	REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 1);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->head->pid == 102);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->head->state == COS_TASK_QUEUED);
+	f.step();	/* task 3 latched behind it */
+	REQUIRE(f.k.latches.size() == 2);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->len == 2);
+	CHECK(f.r.q.len == 1);
+
+	/* task 0 blocks: CPU 1 is task 2's now, no shoot for it; task 3 next */
+	f.k.post(COS_MSG_TASK_BLOCKED, 0, 1, 100, 1);
+	f.k.latches.clear();
+	f.step();
+	CHECK(cos_sched_cpu_task(f.s, 1)->pid == 102);
+	CHECK(f.k.shots.size() == 2);
+	REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 2);	/* 3, and 4 latched this step */
+	CHECK(cos_sched_cpu_latched(f.s, 1)->head->pid == 103);
+
+	/* task 3 changed while latched: back to the policy, off the latch */
+	f.k.post(COS_MSG_SHOOT_STALE, 3, 1, 103, 1, 1);
+	f.policy.schedule = p_schedule;
+	f.step();
+	CHECK(cos_sched_cpu_latched(f.s, 1)->len == 1);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->head->pid == 104);
+	CHECK(f.r.q.head != nullptr);
+	CHECK(f.r.q.head->pid == 103);
+	CHECK(cos_sched_shoot_failures(f.s, COS_SCHED_STALE) == 1);
+
+	/* a latched task placed elsewhere leaves the latch; refused, it stays latched */
+	cos_task *t4 = cos_sched_cpu_latched(f.s, 1)->head;
+	f.k.outcome[2] = COS_SHOOT_BUSY;
+	REQUIRE(cos_sched_place(f.s, t4, 2, 0) == 0);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->len == 0);
+	f.step();
+	CHECK(cos_sched_cpu_latched(f.s, 1)->len == 1);
+	CHECK(t4->state == COS_TASK_QUEUED);
+	REQUIRE(cos_sched_place(f.s, t4, 2, 0) == 0);
+	f.step();
+	CHECK(cos_sched_cpu_latched(f.s, 1)->len == 0);
+	CHECK(cos_sched_cpu_task(f.s, 2) == t4);
+}
+
+TEST_CASE("latch rules: a full latch, the lord's CPU, a task that is not waiting", "[sched][latch]")
+{
+	Fixture f;
+	f.create();
+	for (unsigned i = 0; i < 8; i++) {
+		f.k.post(COS_MSG_TASK_NEW, i, 1, 100 + i, 3);
+		f.k.post(COS_MSG_TASK_RUNNABLE, i, 1, 100 + i, 3);
+	}
+	f.step();	/* 0, 1 run */
+	cos_task *t = f.r.q.head;
+	CHECK(cos_sched_latch(f.s, t, 0, 0) == -EINVAL);	/* the lord's CPU */
+	CHECK(cos_sched_latch(f.s, t, 3, 0) == -EINVAL);	/* outside the enclave */
+	CHECK(cos_sched_latch(f.s, cos_sched_cpu_task(f.s, 2), 1, 0) == -EBUSY);	/* running */
+	for (int i = 0; i < COS_SHOOT_LATCH_MAX; i++) {
+		REQUIRE(cos_sched_latch(f.s, f.r.q.head, 1, 0) == 0);
+		CHECK(cos_sched_latch(f.s, f.r.q.head, 1, 0) == -EBUSY);	/* one per step */
+		f.step();
+	}
+	CHECK(cos_sched_cpu_latched(f.s, 1)->len == COS_SHOOT_LATCH_MAX);
+	CHECK(cos_sched_latch(f.s, f.r.q.head, 1, 0) == -ENOSPC);
+	/* the kernel refused one: back to the policy */
+	f.k.outcome[2] = COS_SHOOT_LATCH_FULL;
+	REQUIRE(cos_sched_latch(f.s, f.r.q.head, 2, 0) == 0);
+	unsigned waiting = f.r.q.len;
+	f.step();
+	CHECK(f.r.q.len == waiting + 1);
+	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_LATCH_FULL) == 1);
 }

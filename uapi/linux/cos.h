@@ -41,6 +41,7 @@
 #define COS_FEAT_CPU_MSGS	(1ULL << 3)	/* COS_LORD_F_CPU_MSGS is known (CPU hotplug) */
 #define COS_FEAT_WAKE_RULES	(1ULL << 4)	/* struct cos_ctl.wake_rules is honoured */
 #define COS_FEAT_SHOOT_REPLACE	(1ULL << 5)	/* COS_SHOOT_F_REPLACE is known */
+#define COS_FEAT_SHOOT_LATCH	(1ULL << 6)	/* COS_SHOOT_F_LATCH is known */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -216,6 +217,12 @@ struct cos_task_status {
 						 * started yet waits again (COS_MSG_SHOOT_STALE,
 						 * arg = CPU) and this one takes its place,
 						 * instead of COS_SHOOT_BUSY (COS_FEAT_SHOOT_REPLACE) */
+#define COS_SHOOT_F_LATCH	(1U << 2)	/* queue the task behind what runs on this CPU
+						 * instead of preempting it (COS_FEAT_SHOOT_LATCH):
+						 * see "Latch" below */
+
+/* Tasks one CPU's latch holds at most (COS_SHOOT_LATCH_FULL beyond). */
+#define COS_SHOOT_LATCH_MAX	4
 
 /* struct cos_shoot_slot.status: written by the module after COS_IOC_SHOOT */
 enum cos_shoot_status {
@@ -231,6 +238,7 @@ enum cos_shoot_status {
 	COS_SHOOT_BUSY,		/* a task shot earlier to this CPU has not started yet */
 	COS_SHOOT_BAD_FLAGS,	/* unknown flags or reserved fields set */
 	COS_SHOOT_NO_LORD,	/* control is with the fair policy (stalled lord) */
+	COS_SHOOT_LATCH_FULL,	/* COS_SHOOT_F_LATCH: the CPU's latch holds COS_SHOOT_LATCH_MAX */
 };
 
 /**
@@ -247,6 +255,20 @@ enum cos_shoot_status {
  * once the ioctl returns; the lord runs again when the task blocks, yields or is preempted, or
  * when its slice ends.  A local shoot without a slice gets stall_ms / 2, so that the lord is
  * back before it could be declared stalled.
+ *
+ * Latch (COS_SHOOT_F_LATCH): the task does not preempt the COS task running on the CPU; it
+ * waits behind it, in the CPU's latch (first in, first out, at most COS_SHOOT_LATCH_MAX
+ * tasks), and starts there when that CPU next picks a task: its COS task blocks, yields or
+ * ends its slice.  No message to the lord, no IPI: the lord learns it from the status table
+ * (or COS_MSG_TASK_RUNNING).  A task shot without the flag goes before the latched ones.
+ * Where no COS task runs (idle, or a fair task) the first latched task starts at once, as with
+ * a plain shoot.  A latched task stays QUEUED and may be shot again (to another CPU, or without
+ * the flag to run now): it leaves the latch only if that shoot succeeds.  One that changes
+ * before it starts (dequeued, affinity, exit) or whose CPU goes offline leaves it with
+ * COS_MSG_SHOOT_STALE; one that cannot start when its turn comes gets COS_MSG_SHOOT_FAILED.
+ * A latched task counts as waiting for the starvation check (struct cos_lord_args.starve_ms):
+ * behind a task with no slice it may wait long.  Not with COS_SHOOT_F_REPLACE (BAD_FLAGS),
+ * nor on the lord's CPU (BAD_CPU).
  */
 struct cos_shoot_slot {
 	__u32 flags;
