@@ -314,19 +314,6 @@ static bool cos_task_is(const struct cos_task *t, const struct task_struct *p)
 	if (!cos_task_is(t, p))							\
 		return ret
 
-/* Take entry @i off @l and clear its task's latch_cpu.  Caller holds l->lock and that t->lock. */
-static struct cos_task *cos_latch_del(struct cos_latch *l, u32 i)
-{
-	struct cos_task *t = l->q[i];
-
-	lockdep_assert_held(&l->lock);
-	lockdep_assert_held(&t->lock);
-	memmove(&l->q[i], &l->q[i + 1], (l->nr - i - 1) * sizeof(l->q[0]));
-	WRITE_ONCE(l->nr, l->nr - 1);
-	t->latch_cpu = -1;
-	return t;
-}
-
 /* Take @t off the latch it is on, if any; returns whether it was on one.  Under t->lock. */
 static bool cos_latch_remove(struct cos_task *t)
 {
@@ -340,7 +327,9 @@ static bool cos_latch_remove(struct cos_task *t)
 	guard(raw_spinlock)(&l->lock);
 	for (i = 0; i < l->nr; i++)
 		if (l->q[i] == t) {
-			cos_latch_del(l, i);
+			memmove(&l->q[i], &l->q[i + 1], (l->nr - i - 1) * sizeof(l->q[0]));
+			WRITE_ONCE(l->nr, l->nr - 1);
+			t->latch_cpu = -1;
 			return true;
 		}
 	WARN_ON_ONCE(1);	/* latch_cpu is set exactly while the task is on that latch */
@@ -873,8 +862,7 @@ static s32 cos_latch_take(s32 cpu)
 			l->armed = false;
 		return 0;	/* a shoot that came meanwhile kicks or finds it armed */
 	}
-	scoped_guard(raw_spinlock, &l->lock)
-		cos_latch_del(l, 0);
+	cos_latch_remove(t);
 	WRITE_ONCE(cos_taken[cpu], t);
 	pid = t->p->pid;
 	raw_spin_unlock(&t->lock);

@@ -559,7 +559,8 @@ static void signals_restore(struct cos_sched *s)
 }
 
 /*
- * How long an idle lord blocks.  The tick only while a task waits for a CPU: a policy preempts or
+ * How long an idle lord blocks.  The tick only while a task waits for a CPU (or is latched behind
+ * one): a policy preempts or
  * places only for a waiting task, and a task that becomes runnable posts a message, which ends
  * the wait at once.  Otherwise at most COS_SCHED_IDLE_NS (the statistics tick), so that an idle
  * lord with a 10 us tick costs ~0 % of its CPU instead of waking 100,000 times a second.
@@ -569,8 +570,12 @@ static void signals_restore(struct cos_sched *s)
 static unsigned long long idle_timeout(const struct cos_sched *s)
 {
 	unsigned long long t = s->tick_ns ? s->tick_ns : COS_SCHED_IDLE_NS;
+	bool latched = false;
 
-	return s->nr_waiting || t > COS_SCHED_IDLE_NS ? t : COS_SCHED_IDLE_NS;
+	/* a latched task waits too: behind a task the policy may want to preempt for it */
+	for (unsigned int c = 0; c < s->nr_cpus && !latched && !s->nr_waiting; c++)
+		latched = s->latched[c].len;
+	return s->nr_waiting || latched || t > COS_SCHED_IDLE_NS ? t : COS_SCHED_IDLE_NS;
 }
 
 COS_EXPORT int cos_sched_run(struct cos_sched *s)

@@ -25,6 +25,14 @@
  * once too, whatever its class; the class matters only when tasks wait, and then the kernel
  * leaves every waking task to the lord.  Its slice is counted from when the kernel started it
  * (the message's time).
+ *
+ * Latch (--latch N, default 1): while tasks still wait after both passes, the most urgent of
+ * them is latched behind each busy CPU's task (COS_SHOOT_F_LATCH, up to N per CPU): when that
+ * task blocks, the CPU starts the latched one itself, with no round trip to the lord.  A latched
+ * task keeps its class order: the preemption pass, when a CPU's task must make room (over its
+ * slice, or less urgent), starts that CPU's first latched task if it is at least as urgent as
+ * any waiting one (a plain shoot of the latched task), and a more urgent task that arrives
+ * later still preempts at once.  The tick runs while tasks are latched, as while they wait.
  */
 #include <stdlib.h>
 
@@ -39,7 +47,8 @@ struct shinjuku {
 	const int *cpus;		/* the enclave (struct lord_main's) */
 	int nr_cpus;
 	unsigned long long slice_ns;
-	unsigned long long preemptions, runnable, hinted, deferred;
+	unsigned int latch;		/* --latch: tasks latched behind each CPU's at most */
+	unsigned long long preemptions, runnable, hinted, deferred, latched;
 };
 
 /* Per task (the framework's task data). */
@@ -112,31 +121,53 @@ static bool sj_waiting(const struct shinjuku *j)
 	return false;
 }
 
-/* Idle CPUs first; then, while tasks still wait, CPUs whose task should make room. */
+/* The most urgent task latched first on another CPU that may run on @cpu, or NULL. */
+static struct cos_task *sj_latched_for(struct cos_sched *s, struct shinjuku *j, int cpu)
+{
+	struct cos_task *best = NULL;
+
+	for (int i = 0; i < j->nr_cpus; i++) {
+		struct cos_task *t = cos_sched_cpu_latched(s, j->cpus[i])->head;
+
+		if (t && cos_sched_task_may_run(s, t, cpu) &&
+		    (!best || ((struct sj_task *)t->data)->level < ((struct sj_task *)best->data)->level))
+			best = t;
+	}
+	return best;
+}
+
+/*
+ * Idle CPUs first (a waiting task, else one latched elsewhere); then, while tasks still wait,
+ * CPUs whose task should make room; then latches.
+ */
 static void sj_schedule(struct cos_sched *s)
 {
 	struct shinjuku *j = cos_sched_policy_ctx(s);
 	unsigned long long now = 0;
 	unsigned int level;
 
-	for (int i = 0; i < j->nr_cpus && sj_waiting(j); i++) {
+	for (int i = 0; i < j->nr_cpus; i++) {
 		int cpu = j->cpus[i];
 		struct cos_task *t;
 
 		if (cos_sched_cpu_task(s, cpu))
 			continue;
 		t = sj_first(s, j, cpu, j->classes - 1, &level);
+		if (!t && j->latch)
+			t = sj_latched_for(s, j, cpu);
 		if (t)
 			cos_sched_place(s, t, cpu, 0);
 	}
-	for (int i = 0; i < j->nr_cpus && sj_waiting(j); i++) {
+	for (int i = 0; i < j->nr_cpus; i++) {
 		int cpu = j->cpus[i];
 		struct cos_task *cur = cos_sched_cpu_task(s, cpu), *t;
+		struct cos_task *latched = cos_sched_cpu_latched(s, cpu)->head;
+		unsigned int max_level;
 		struct sj_task *cs;
 		struct cos_hint h;
 		bool over;
 
-		if (!cur)
+		if (!cur || (!latched && !sj_waiting(j)))
 			continue;
 		cs = cur->data;
 		/* its class as of now: a running task may have changed it, and one the wake rule
@@ -156,11 +187,25 @@ static void sj_schedule(struct cos_sched *s)
 		if (!over && cs->level == 0)
 			continue;	/* nothing is more urgent */
 		/* a more urgent class at once; the same class once it is over its slice */
-		t = sj_first(s, j, cpu, over ? cs->level : cs->level - 1, &level);
+		max_level = over ? cs->level : cs->level - 1;
+		t = sj_first(s, j, cpu, max_level, &level);
+		/* the CPU's first latched task goes first if it is as urgent (it waited longer) */
+		if (latched && ((struct sj_task *)latched->data)->level <= (t ? level : max_level))
+			t = latched;
 		if (!t)
 			continue;
 		if (cos_sched_place(s, t, cpu, 0) == 0)
 			j->preemptions++;
+	}
+	for (int i = 0; j->latch && i < j->nr_cpus && sj_waiting(j); i++) {
+		int cpu = j->cpus[i];
+		struct cos_task *t;
+
+		if (!cos_sched_cpu_task(s, cpu) || cos_sched_cpu_latched(s, cpu)->len >= j->latch)
+			continue;
+		t = sj_first(s, j, cpu, j->classes - 1, &level);
+		if (t && cos_sched_latch(s, t, cpu, 0) == 0)
+			j->latched++;
 	}
 }
 
@@ -168,8 +213,8 @@ static void sj_stats(struct cos_sched *s, FILE *out)
 {
 	struct shinjuku *j = cos_sched_policy_ctx(s);
 
-	fprintf(out, "runnable %llu hinted %llu preemptions %llu deferred %llu | queued",
-		j->runnable, j->hinted, j->preemptions, j->deferred);
+	fprintf(out, "runnable %llu hinted %llu preemptions %llu deferred %llu latched %llu | queued",
+		j->runnable, j->hinted, j->preemptions, j->deferred, j->latched);
 	for (unsigned int l = 0; l < j->classes; l++)
 		fprintf(out, " %u", j->runq[l].len);
 }
@@ -187,6 +232,7 @@ static int sj_parse(int opt, const char *arg)
 	case 's': j.slice_ns = v * 1000; return 0;
 	case 'C': j.classes = v; return v >= 1 && v <= SJ_CLASSES_MAX ? 0 : -1;
 	case 'D': j.default_class = v; return 0;
+	case 'L': j.latch = v; return v <= COS_SHOOT_LATCH_MAX ? 0 : -1;
 	default: return -1;
 	}
 }
@@ -205,8 +251,8 @@ static int sj_ready(struct lord_main *m)
 
 static void sj_banner(FILE *out)
 {
-	fprintf(out, ", slice %llu us, %u classes (default %u)", j.slice_ns / 1000, j.classes,
-		j.default_class);
+	fprintf(out, ", slice %llu us, %u classes (default %u), latch %u", j.slice_ns / 1000,
+		j.classes, j.default_class, j.latch);
 }
 
 int main(int argc, char **argv)
@@ -215,6 +261,7 @@ int main(int argc, char **argv)
 		{ "slice-us", required_argument, NULL, 's' },
 		{ "classes", required_argument, NULL, 'C' },
 		{ "default-class", required_argument, NULL, 'D' },
+		{ "latch", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct lord_main m;
@@ -232,6 +279,7 @@ int main(int argc, char **argv)
 
 	j.slice_ns = 30000ull * (scale && atoi(scale) > 0 ? atoi(scale) : 1);
 	j.classes = 3;
+	j.latch = 1;
 	m.prog = "cos-shinjuku";
 	m.about = "The Shinjuku lord: a preemptive FIFO per request class.  A COS task that held its CPU\n"
 		  "longer than the slice yields it to the next waiting task of its class; a task of a more\n"
@@ -241,7 +289,10 @@ int main(int argc, char **argv)
 		"  -s, --slice-us N     preemption slice in us (default 30 x COS_TIME_SCALE: set that\n"
 		"                       to ~20 in an emulated guest, which runs ~20x slower than metal)\n"
 		"      --classes N      request classes, 1 (most urgent) to N (default 3, at most 8)\n"
-		"      --default-class N  class of a task without a hint (default 2)\n";
+		"      --default-class N  class of a task without a hint (default 2)\n"
+		"      --latch N        latch up to N waiting tasks behind each busy CPU's task (0-4,\n"
+		"                       default 1): it starts there when that task blocks, with no\n"
+		"                       round trip to the lord\n";
 	m.own_short = "s:";
 	m.own_long = own;
 	m.parse = sj_parse;

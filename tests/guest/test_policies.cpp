@@ -135,7 +135,7 @@ TEST_CASE("cos-fifo and cos-shinjuku run a mixed workload on their CPUs only, th
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
 	for (const char *mode : {"cos-fifo global", "cos-fifo per-cpu", "cos-fifo global, io_uring shoots",
-				 "cos-shinjuku"}) {
+				 "cos-fifo global, latch 2", "cos-shinjuku"}) {
 		CAPTURE(mode);
 		std::string m = mode, prog = m.substr(0, m.find(' '));
 		std::vector<std::string> argv = {build_path("bin/" + prog), "--cpus", "1-3",
@@ -145,6 +145,12 @@ TEST_CASE("cos-fifo and cos-shinjuku run a mixed workload on their CPUs only, th
 		if (m.find("io_uring") != std::string::npos) {
 			argv.push_back("--submit");
 			argv.push_back("uring");
+		}
+		if (m.find("latch") != std::string::npos) {	/* sliced: a latched task waits little */
+			argv.push_back("--latch");
+			argv.push_back("2");
+			argv.push_back("--slice-us");
+			argv.push_back("2000");
 		}
 		if (prog == "cos-shinjuku") {		/* a slice the emulated workload exceeds */
 			argv.push_back("--slice-us");
@@ -180,6 +186,10 @@ TEST_CASE("cos-fifo and cos-shinjuku run a mixed workload on their CPUs only, th
 		CHECK(sched_ext_state() == "enabled");
 		if (prog == "cos-shinjuku")
 			CHECK(lord.err.find("preemptions 0 ") == std::string::npos);	/* it preempted */
+		if (m.find("latch") != std::string::npos) {	/* 8 threads on 3 CPUs: some were latched */
+			CHECK(lord.err.find(", latch 2") != std::string::npos);
+			CHECK(lord.err.find("latched 0 ") == std::string::npos);
+		}
 		/* the CPUs are back: another lord can register for them */
 		PolicyProc again({build_path("bin/cos-fifo"), "--cpus", "1-3"});
 		CHECK(again.wait_for("cos-fifo: lord on CPU 0"));
@@ -571,6 +581,11 @@ TEST_CASE("policy programs explain themselves and refuse bad usage with status 2
 		CHECK(sh(build_path(p) + " --cpus 1, 2>&1", &out) == 2);	/* libcos's one grammar */
 		CHECK(out.find("bad CPU list") != std::string::npos);
 	}
+	std::string out;
+	CHECK(sh(build_path("bin/cos-fifo") + " --help", &out) == 0);
+	CHECK(out.find("--latch N") != std::string::npos);
+	for (const char *bad : {"5", "-1", "x", ""})	/* 0-4 only */
+		CHECK(sh(build_path("bin/cos-fifo") + " --latch '" + bad + "' 2>/dev/null") == 2);
 }
 
 TEST_CASE("a lord refused for its CPUs is told which ones and why", "[policies][errors]")

@@ -690,7 +690,8 @@ TEST_CASE("a latch on a CPU where no COS task runs starts the task at once", "[s
 	int from = f.board->runs[1];
 	f.drain();
 	size_t at = f.log.size();
-	f.latch(1, 2);				/* CPU 2 is idle: kicked like a plain shoot */
+	auto [s1, g1] = f.waiting(1);
+	CHECK(f.shoot1(2, s1, g1, 0, COS_SHOOT_F_LATCH) == COS_SHOOT_OK);	/* CPU 2 idle: kicked */
 	CHECK(f.blocked_cpu(1, at) == 2);
 	CHECK(f.board->runs[1] > from);
 	CHECK(sched_ext_state() == "enabled");

@@ -139,6 +139,15 @@ void p_schedule(cos_sched *s)
 	}
 }
 
+/* Free CPUs first (as p_schedule), then every task still waiting latched on CPU 1. */
+void p_schedule_latch(cos_sched *s)
+{
+	p_schedule(s);
+	for (cos_task *t = rec(s)->q.head; t; t = t->q_next)
+		if (cos_sched_latch(s, t, 1, 0) == 0)
+			break;	/* one per CPU per step */
+}
+
 struct Fixture {
 	FakeKernel k;
 	Rec r;
@@ -377,6 +386,16 @@ TEST_CASE("an idle lord ticks only while a task waits for a CPU", "[sched][idle]
 		start(3);				/* takes CPU 2 at the next step */
 		CHECK(wait_timeout() == 10000ull);
 	}
+	SECTION("a task latched behind a running one: the policy's tick (it may preempt for it)")
+	{
+		f.policy.schedule = p_schedule_latch;
+		start(0);
+		start(1);
+		start(2);
+		REQUIRE(cos_sched_run(f.s) == 0);	/* 0, 1 placed; 2 latched on CPU 1 */
+		REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 1);
+		CHECK(f.k.waits.back() == 10000ull);
+	}
 	SECTION("after a resync from an empty status table nobody waits")
 	{
 		start(0);
@@ -448,15 +467,6 @@ TEST_CASE("the wake rules' placement and the lord's own agree on who holds a CPU
 		REQUIRE(f.k.shots.size() == 2);			/* 102 back to the lord: CPU 2 */
 		CHECK(f.k.shots[1] == std::make_pair(2, 2u));
 	}
-}
-
-/* Free CPUs first (as p_schedule), then every task still waiting latched on CPU 1. */
-static void p_schedule_latch(cos_sched *s)
-{
-	p_schedule(s);
-	for (cos_task *t = rec(s)->q.head; t; t = t->q_next)
-		if (cos_sched_latch(s, t, 1, 0) == 0)
-			break;	/* one per CPU per step */
 }
 
 TEST_CASE("a latched task follows its CPU's task in the books, without a shoot", "[sched][latch]")
