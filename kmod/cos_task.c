@@ -163,7 +163,7 @@ struct cos_latch {
 	raw_spinlock_t lock;
 	u32 nr;
 	bool armed;
-	struct cos_task *q[COS_SHOOT_LATCH_MAX];
+	struct cos_task *q[COS_SHOOT_LATCH_MAX + 1];	/* + a task a kthread preempted */
 };
 static DEFINE_PER_CPU_ALIGNED(struct cos_latch, cos_latch);
 
@@ -349,12 +349,43 @@ static void cos_latch_add(struct cos_task *t, s32 cpu, bool *kick)
 	lockdep_assert_held(&cos_lock);
 	cos_latch_remove(t);
 	guard(raw_spinlock)(&l->lock);
-	if (WARN_ON_ONCE(l->nr >= COS_SHOOT_LATCH_MAX))
+	if (WARN_ON_ONCE(l->nr >= ARRAY_SIZE(l->q)))
 		return;
 	l->q[l->nr] = t;
 	WRITE_ONCE(l->nr, l->nr + 1);
 	t->latch_cpu = cpu;
 	*kick = !l->armed;
+}
+
+/* Tasks latched on @cpu (a lock-free snapshot). */
+static u32 cos_latch_nr(s32 cpu)
+{
+	return READ_ONCE(per_cpu_ptr(&cos_latch, cpu)->nr);
+}
+
+/*
+ * @t, just preempted on @cpu by a task of a higher tier (a kthread, COS_PREEMPT_BY_OTHER), goes
+ * back to the head of @cpu's latch if that latch holds tasks: it resumes there before them,
+ * as it would have without a latch (the lord would have placed it first again).  One slot
+ * beyond COS_SHOOT_LATCH_MAX is for it: it leaves the latch before it can be preempted again.
+ * Returns whether it did (@t is QUEUED on @cpu then).  Caller holds t->lock and @cpu's rq lock.
+ */
+static bool cos_latch_resume(struct cos_task *t, s32 cpu)
+{
+	struct cos_latch *l;
+
+	lockdep_assert_held(&t->lock);
+	if (!cos_cpu_valid(cpu) || !cos_latch_nr(cpu) || t->latch_cpu >= 0)
+		return false;
+	l = per_cpu_ptr(&cos_latch, cpu);
+	guard(raw_spinlock)(&l->lock);
+	if (!l->nr || l->nr > COS_SHOOT_LATCH_MAX)
+		return false;
+	memmove(&l->q[1], &l->q[0], l->nr * sizeof(l->q[0]));
+	l->q[0] = t;
+	WRITE_ONCE(l->nr, l->nr + 1);
+	t->latch_cpu = cpu;
+	return true;
 }
 
 /*
@@ -366,12 +397,6 @@ static bool cos_latch_room(const struct cos_task *t, s32 cpu)
 	lockdep_assert_held(&cos_lock);
 	return t->latch_cpu == cpu ||
 	       READ_ONCE(per_cpu_ptr(&cos_latch, cpu)->nr) < COS_SHOOT_LATCH_MAX;
-}
-
-/* Tasks latched on @cpu (a lock-free snapshot). */
-static u32 cos_latch_nr(s32 cpu)
-{
-	return READ_ONCE(per_cpu_ptr(&cos_latch, cpu)->nr);
 }
 
 /*
@@ -791,7 +816,9 @@ static bool cos_wake_place(struct cos_enclave *e, struct cos_task *t, struct tas
  *
  * Posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has control and @p
  * may run on one of its CPUs, puts it in custody (WAITING).  A waking task the lord's wake
- * rules start on its CPU (cos_wake_place()) is posted TASK_PLACED instead.
+ * rules start on its CPU (cos_wake_place()) is posted TASK_PLACED instead.  One a kthread
+ * preempted goes back to the head of its CPU's latch if tasks are latched there
+ * (cos_latch_resume(): QUEUED, posted PREEMPTED with COS_PREEMPT_F_LATCHED).
  * Context: ops.enqueue (@p's rq lock held, IRQs off); takes t->lock, then this CPU's custody
  * lock.  Return: COS_ENQ_CUSTODY, COS_ENQ_PLACED or COS_ENQ_FAIR.
  */
@@ -809,10 +836,16 @@ u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake)
 		cos_post(e, COS_MSG_TASK_PLACED, t->cpu, t, t->cpu);
 		return COS_ENQ_PLACED;
 	}
-	if (e && cpumask_intersects(p->cpus_ptr, e->cpus) && cos_task_wait(t, e))
+	if (e && cpumask_intersects(p->cpus_ptr, e->cpus) && cos_task_wait(t, e)) {
 		ret = COS_ENQ_CUSTODY;
-	else
+		if (msg == COS_MSG_TASK_PREEMPTED && t->next_arg == COS_PREEMPT_BY_OTHER &&
+		    cos_latch_resume(t, t->cpu)) {
+			cos_task_set_state(t, COS_TASK_QUEUED);
+			t->next_arg |= COS_PREEMPT_F_LATCHED;
+		}
+	} else {
 		cos_task_set_state(t, COS_TASK_FAIR);
+	}
 	cos_post(e, msg, t->cpu, t, msg == COS_MSG_TASK_PREEMPTED ? t->next_arg : 0);
 	return ret;
 }

@@ -329,8 +329,20 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	switch (m->type) {
 	case COS_MSG_TASK_NEW:
 		break;			/* msg_task() reported it; RUNNABLE follows if it waits */
-	case COS_MSG_TASK_RUNNABLE:
 	case COS_MSG_TASK_PREEMPTED:
+		if ((m->arg & COS_PREEMPT_F_LATCHED) && m->cpu < s->nr_cpus) {
+			/* it resumes first on its CPU (the kernel latched it back): still its task */
+			if (s->cpu_task[m->cpu] != t) {
+				release_cpu(s, t);
+				cos_taskq_remove(t);
+				cos_taskq_push_head(&s->latched[m->cpu], t);
+			}
+			task_set_state(s, t, COS_TASK_QUEUED);
+			t->cpu = m->cpu;
+			break;
+		}
+		/* fall through */
+	case COS_MSG_TASK_RUNNABLE:
 	case COS_MSG_TASK_YIELD:
 	case COS_MSG_SHOOT_FAILED:
 	case COS_MSG_SHOOT_STALE:

@@ -502,6 +502,15 @@ TEST_CASE("a latched task follows its CPU's task in the books, without a shoot",
 	REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 2);	/* 3, and 4 latched this step */
 	CHECK(cos_sched_cpu_latched(f.s, 1)->head->pid == 103);
 
+	/* a kthread preempts task 2: the kernel latched it back first; still CPU 1's, no callback */
+	size_t logged = f.r.log.size();
+	f.k.post(COS_MSG_TASK_PREEMPTED, 2, 1, 102, 1, COS_PREEMPT_BY_OTHER | COS_PREEMPT_F_LATCHED);
+	f.step();
+	CHECK(cos_sched_cpu_task(f.s, 1)->pid == 102);
+	CHECK(cos_sched_cpu_task(f.s, 1)->state == COS_TASK_QUEUED);
+	CHECK(f.r.log.size() == logged);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->len == 2);
+
 	/* task 3 changed while latched: back to the policy, off the latch */
 	f.k.post(COS_MSG_SHOOT_STALE, 3, 1, 103, 1, 1);
 	f.policy.schedule = p_schedule;

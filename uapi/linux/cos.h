@@ -150,6 +150,12 @@ enum cos_msg_type {
 #define COS_PREEMPT_BY_COS	1	/* another COS task was shot to its CPU */
 #define COS_PREEMPT_BY_OTHER	2	/* a task of a higher class (RT, DL, stop) or a kthread */
 #define COS_PREEMPT_BY_SLICE	3	/* its slice ran out */
+/*
+ * Or'ed into BY_OTHER: the CPU's latch held tasks, and the preempted task went back to its head
+ * (still QUEUED there): it resumes on that CPU after what preempted it, before the tasks
+ * latched behind it, without a shoot.  The lord may leave it or shoot it again (see "Latch").
+ */
+#define COS_PREEMPT_F_LATCHED	(1U << 8)
 
 /**
  * struct cos_msg - one message in the ring (64 bytes)
