@@ -181,6 +181,14 @@ struct Fixture {
 		REQUIRE(cos_sched_create_backend(&s, &policy, &fake, &k, &o, 64, 4) == 0);
 	}
 	~Fixture() { cos_sched_free(s); }
+	/* Tasks 0..n-1 (pids 100..) are new and runnable, last seen on CPU 3. */
+	void start_tasks(unsigned n)
+	{
+		for (unsigned i = 0; i < n; i++) {
+			k.post(COS_MSG_TASK_NEW, i, 1, 100 + i, 3);
+			k.post(COS_MSG_TASK_RUNNABLE, i, 1, 100 + i, 3);
+		}
+	}
 	void step() { cos_sched_step(s); }
 };
 
@@ -190,10 +198,7 @@ TEST_CASE("tasks are placed on idle enclave CPUs in FIFO order; a blocked task f
 {
 	Fixture f;
 	f.create();
-	for (unsigned i = 0; i < 3; i++) {
-		f.k.post(COS_MSG_TASK_NEW, i, 1, 100 + i, 3);
-		f.k.post(COS_MSG_TASK_RUNNABLE, i, 1, 100 + i, 3);
-	}
+	f.start_tasks(3);
 	f.step();
 	REQUIRE(f.k.shots.size() == 2);
 	CHECK(f.k.shots[0] == std::make_pair(1, 0u));	/* task 0 on CPU 1 */
@@ -474,10 +479,7 @@ TEST_CASE("a latched task follows its CPU's task in the books, without a shoot",
 	Fixture f;
 	f.policy.schedule = p_schedule_latch;
 	f.create();
-	for (unsigned i = 0; i < 5; i++) {
-		f.k.post(COS_MSG_TASK_NEW, i, 1, 100 + i, 3);
-		f.k.post(COS_MSG_TASK_RUNNABLE, i, 1, 100 + i, 3);
-	}
+	f.start_tasks(5);
 	f.step();	/* tasks 0, 1 on CPUs 1, 2; nothing latched: CPU 1 had its placement */
 	REQUIRE(f.k.shots.size() == 2);
 	CHECK(f.k.latches.empty());
@@ -539,10 +541,7 @@ TEST_CASE("latch rules: a full latch, the lord's CPU, a task that is not waiting
 {
 	Fixture f;
 	f.create();
-	for (unsigned i = 0; i < 8; i++) {
-		f.k.post(COS_MSG_TASK_NEW, i, 1, 100 + i, 3);
-		f.k.post(COS_MSG_TASK_RUNNABLE, i, 1, 100 + i, 3);
-	}
+	f.start_tasks(8);
 	f.step();	/* 0, 1 run */
 	cos_task *t = f.r.q.head;
 	CHECK(cos_sched_latch(f.s, t, 0, 0) == -EINVAL);	/* the lord's CPU */
