@@ -337,6 +337,17 @@ static bool cos_latch_remove(struct cos_task *t)
 	return false;
 }
 
+/* Put @t at index @at of @cpu's latch @l (room checked).  Caller holds l->lock and t->lock. */
+static void cos_latch_insert(struct cos_latch *l, s32 cpu, struct cos_task *t, u32 at)
+{
+	lockdep_assert_held(&l->lock);
+	lockdep_assert_held(&t->lock);
+	memmove(&l->q[at + 1], &l->q[at], (l->nr - at) * sizeof(l->q[0]));
+	l->q[at] = t;
+	WRITE_ONCE(l->nr, l->nr + 1);
+	t->latch_cpu = cpu;
+}
+
 /*
  * Latch @t on @cpu (at the tail; off the latch it was on before, if any): *@kick says whether
  * @cpu must be kicked (not armed: nothing would dispatch there otherwise).  Room was checked by
@@ -347,13 +358,12 @@ static void cos_latch_add(struct cos_task *t, s32 cpu, bool *kick)
 	struct cos_latch *l = per_cpu_ptr(&cos_latch, cpu);
 
 	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&t->lock);
 	cos_latch_remove(t);
 	guard(raw_spinlock)(&l->lock);
 	if (WARN_ON_ONCE(l->nr >= ARRAY_SIZE(l->q)))
 		return;
-	l->q[l->nr] = t;
-	WRITE_ONCE(l->nr, l->nr + 1);
-	t->latch_cpu = cpu;
+	cos_latch_insert(l, cpu, t, l->nr);
 	*kick = !l->armed;
 }
 
@@ -381,10 +391,7 @@ static bool cos_latch_resume(struct cos_task *t, s32 cpu)
 	guard(raw_spinlock)(&l->lock);
 	if (!l->nr || l->nr > COS_SHOOT_LATCH_MAX)
 		return false;
-	memmove(&l->q[1], &l->q[0], l->nr * sizeof(l->q[0]));
-	l->q[0] = t;
-	WRITE_ONCE(l->nr, l->nr + 1);
-	t->latch_cpu = cpu;
+	cos_latch_insert(l, cpu, t, 0);
 	return true;
 }
 
@@ -437,7 +444,10 @@ static bool cos_pending_forget(struct cos_task *t)
 	return cos_latch_remove(t);
 }
 
-/* @t leaves custody while queued: cancel its pending shoot (SHOOT_STALE).  Under t->lock. */
+/*
+ * @t leaves custody while queued: cancel its pending or latched shoot (SHOOT_STALE).  Caller
+ * holds t->lock.
+ */
 static void cos_pending_clear(struct cos_task *t)
 {
 	if (cos_pending_forget(t))

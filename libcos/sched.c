@@ -8,9 +8,10 @@
  * tasks latched behind it (cos_sched_latch(), in the kernel's order).  A CPU becomes free on
  * the next message about its task that says it left (blocked, preempted, yielded, dead, shot
  * failed or stale), or passes to the first latched task, which the kernel starts there next
- * (a latched task runs after any task placed there without the latch, as in the kernel).  A message with a newer generation than the slot's means the framework
- * missed the slot's reuse (only after an overflow): the old task is reported dead, the new one
- * new.  One with an older generation is ignored.
+ * (a latched task runs after any task placed there without the latch, as in the kernel).  A
+ * message with a newer generation than the slot's means the framework missed the slot's reuse
+ * (only after an overflow): the old task is reported dead, the new one new.  One with an older
+ * generation is ignored.
  *
  * Resync (OVERFLOW or LORD_STALL): every known task is reported dead to the policy, the books
  * are cleared, and the status table is read back: each live task is reported new, and runnable
