@@ -130,6 +130,7 @@ struct cos_enclave {
 	struct mutex shoot_mutex;
 	cpumask_var_t shoot_mask;
 	cpumask_var_t kick_mask;
+	cpumask_var_t latch_kick;	/* the commit's latches to CPUs not armed (shoot_mutex) */
 	cpumask_var_t timer_kick;	/* the stall timer's (under cos_lock) */
 
 	/* ring: lock-free producers (cos_post()) */
@@ -246,6 +247,7 @@ void cos_pending_cancel(s32 cpu);
 bool cos_pending_none(s32 cpu);
 bool cos_cpu_shot(s32 cpu, const struct cos_task *t);
 void cos_kick_cpus(const struct cpumask *cpus);
+void cos_kick_latch_cpus(const struct cpumask *cpus);
 int cos_hold_dispatch(int cpu);
 int cos_held_cpu(void);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg);

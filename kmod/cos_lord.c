@@ -345,6 +345,7 @@ static void cos_enclave_free(struct cos_enclave *e)
 	free_cpumask_var(e->lord_saved_mask);
 	free_cpumask_var(e->shoot_mask);
 	free_cpumask_var(e->kick_mask);
+	free_cpumask_var(e->latch_kick);
 	free_cpumask_var(e->timer_kick);
 	kfree(e);
 }
@@ -365,6 +366,7 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 	    !zalloc_cpumask_var(&e->lord_saved_mask, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->shoot_mask, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->kick_mask, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&e->latch_kick, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->timer_kick, GFP_KERNEL)) {
 		cos_enclave_free(e);
 		return NULL;

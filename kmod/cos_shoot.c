@@ -79,7 +79,7 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonblock)
 {
 	struct cos_shoot_args args;
-	struct cpumask *mask, *kick;
+	struct cpumask *mask, *kick, *latch_kick;
 	long usize, placed = 0;
 	int cpu, ret;
 
@@ -103,7 +103,9 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 	}
 	mask = e->shoot_mask;
 	kick = e->kick_mask;
+	latch_kick = e->latch_kick;
 	cpumask_clear(kick);
+	cpumask_clear(latch_kick);
 	ret = cos_copy_cpumask(mask, u64_to_user_ptr(args.cpumask), args.cpumask_size);
 	if (ret)
 		goto out;
@@ -128,8 +130,9 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 			WRITE_ONCE(slot->flags, 0);
 			if (status == COS_SHOOT_OK) {
 				placed++;
-				if (need_kick)	/* not a latch behind a COS task */
-					cpumask_set_cpu(cpu, kick);
+				if (need_kick)	/* a latch only where the CPU is not armed */
+					cpumask_set_cpu(cpu, req.flags & COS_SHOOT_F_LATCH ?
+							     latch_kick : kick);
 			} else if (status != COS_SHOOT_EMPTY) {
 				cos_counters.refused++;
 			}
@@ -139,6 +142,7 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 	if (current == e->lord && cpumask_test_and_clear_cpu(e->lord_cpu, kick))
 		cos_lord_yield();
 	cos_kick_cpus(kick);
+	cos_kick_latch_cpus(latch_kick);
 	ret = 0;
 out:
 	mutex_unlock(&e->shoot_mutex);

@@ -144,6 +144,7 @@ static struct cos_task **cos_curr;
  */
 static atomic_t cos_nr_waiting = ATOMIC_INIT(0);
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
+static DEFINE_PER_CPU(call_single_data_t, cos_latch_kick_csd);
 
 /*
  * A CPU's latch (COS_SHOOT_F_LATCH, see uapi): the tasks the lord queued behind the COS task
@@ -153,7 +154,7 @@ static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
  * @armed says that this CPU will call ops.dispatch again without a kick: a COS task started
  * here (ops.running sets it) and no dispatch has found the latch empty since (that dispatch
  * clears it, under @lock).  A latch shoot kicks the CPU only when it is not armed (idle, or a
- * fair task runs there).  Why that is enough: a dispatch that clears @armed holds @lock, so a
+ * fair task runs there), and that kick never preempts a COS task (cos_latch_kick_fn()).  Why that is enough: a dispatch that clears @armed holds @lock, so a
  * shoot that saw @armed set added its task before that dispatch looked, and the dispatch takes
  * it; a COS task that started later sets @armed again, and its own stop calls ops.dispatch.
  * Only this CPU writes @armed, so its lock-free read in cos_pending_none() is exact; @nr is
@@ -182,6 +183,19 @@ static void cos_kick_fn(void *info)
 	set_preempt_need_resched();
 }
 
+/*
+ * The kick of a latch shoot (to a CPU that was not armed, struct cos_latch): preempt what runs
+ * here only if it is not a COS task.  A COS task that runs here armed the latch when it started
+ * (before cos_curr was set: same CPU, so this read is exact) and dispatches when it stops; a
+ * dispatch may have cleared @armed meanwhile and kept it running (sched_ext keeps prev when
+ * ops.dispatch finds nothing), and preempting it would let the latched task pass it.
+ */
+static void cos_latch_kick_fn(void *info)
+{
+	if (!READ_ONCE(cos_curr[smp_processor_id()]))
+		cos_kick_fn(info);
+}
+
 int cos_tasks_init(void)
 {
 	u32 i;
@@ -203,6 +217,7 @@ int cos_tasks_init(void)
 		struct cos_custody *c = per_cpu_ptr(&cos_custody, i);
 
 		INIT_CSD(per_cpu_ptr(&cos_kick_csd, i), cos_kick_fn, NULL);
+		INIT_CSD(per_cpu_ptr(&cos_latch_kick_csd, i), cos_latch_kick_fn, NULL);
 		raw_spin_lock_init(&c->lock);
 		INIT_LIST_HEAD(&c->tasks);
 		raw_spin_lock_init(&per_cpu_ptr(&cos_latch, i)->lock);
@@ -276,8 +291,7 @@ int cos_held_cpu(void)
 	return READ_ONCE(cos_hold_cpu);
 }
 
-/* Kick @cpus (preempt what runs there).  Any context; under no lock of cos.ko. */
-void cos_kick_cpus(const struct cpumask *cpus)
+static void cos_kick_with(const struct cpumask *cpus, call_single_data_t __percpu *csd)
 {
 	int cpu;
 
@@ -285,8 +299,20 @@ void cos_kick_cpus(const struct cpumask *cpus)
 		if (!cpu_online(cpu))
 			continue;
 		/* -EBUSY: a kick to that CPU is still in flight, which is as good. */
-		smp_call_function_single_async(cpu, per_cpu_ptr(&cos_kick_csd, cpu));
+		smp_call_function_single_async(cpu, per_cpu_ptr(csd, cpu));
 	}
+}
+
+/* Kick @cpus (preempt what runs there).  Any context; under no lock of cos.ko. */
+void cos_kick_cpus(const struct cpumask *cpus)
+{
+	cos_kick_with(cpus, &cos_kick_csd);
+}
+
+/* Kick @cpus for a latch: as cos_kick_cpus(), but a running COS task is left alone. */
+void cos_kick_latch_cpus(const struct cpumask *cpus)
+{
+	cos_kick_with(cpus, &cos_latch_kick_csd);
 }
 
 /* Slot @slot's entry, or NULL for a slot number out of range.  Context: any. */
