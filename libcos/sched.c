@@ -487,6 +487,7 @@ static void commit(struct cos_sched *s)
 		case COS_SHOOT_STALE_SEQ:
 		case COS_SHOOT_NO_LORD:
 		case COS_SHOOT_EMPTY:
+		case COS_SHOOT_BAD_CPU:	/* went offline: CPU_OFFLINE is on its way, no task message */
 			/* still waiting: back to the policy */
 			task_set_state(s, t, COS_TASK_WAITING);
 			if (s->policy->task_runnable)

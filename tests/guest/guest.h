@@ -151,6 +151,14 @@ inline int sh(const std::string &cmd, std::string *out = nullptr)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The kernel log's last @n lines that match @regex (grep -E): what a failed check captures. */
+inline std::string kernel_log(const std::string &regex, int n = 5)
+{
+	std::string out;
+	sh("dmesg | grep -E '" + regex + "' | tail -n " + std::to_string(n), &out);
+	return out;
+}
+
 /* delete_module(2); returns 0 or errno. */
 inline int unload_module_once() { return syscall(SYS_delete_module, "cos", O_NONBLOCK) ? errno : 0; }
 

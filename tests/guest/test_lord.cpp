@@ -782,6 +782,8 @@ TEST_CASE("a COS task preempted by a shoot to its CPU is told so (PREEMPTED, BY_
 	}
 	/* Shoot whatever is runnable to CPU 2 (no slice): the waker lands on the busy spinner. */
 	std::map<uint32_t, int> preempted;	/* the spinner's PREEMPTED args */
+	std::map<uint32_t, std::string> seen;	/* per pid: its messages and refused shoots, in order */
+	std::map<uint32_t, uint32_t> slot_of;
 	int dead = 0;
 	uint64_t deadline = now_ns() + 20000000000ull;
 	while (dead < 2 && now_ns() < deadline) {
@@ -789,6 +791,8 @@ TEST_CASE("a COS task preempted by a shoot to its CPU is told so (PREEMPTED, BY_
 		while ((m = cos_lord_peek(lord))) {
 			cos_msg msg = *m;
 			cos_lord_consume(lord);
+			seen[msg.pid] += " " + std::to_string(msg.type);
+			slot_of[msg.pid] = msg.slot;
 			if (msg.type == COS_MSG_TASK_DEAD)
 				dead++;
 			if (msg.type == COS_MSG_TASK_PREEMPTED && msg.pid == (uint32_t)b->spinner)
@@ -797,16 +801,31 @@ TEST_CASE("a COS task preempted by a shoot to its CPU is told so (PREEMPTED, BY_
 			    msg.type == COS_MSG_SHOOT_FAILED) {
 				cos_lord_publish(lord);
 				cos_lord_prepare(lord, 2, msg.slot, msg.gen, 0);
-				for (int i = 0; i < 1000 && cos_lord_shoot(lord, 0) == 0 &&
-						cos_lord_shoot_status(lord, 2) == COS_SHOOT_BUSY; i++) {
+				int rc, i = 0;
+				while ((rc = cos_lord_shoot(lord, 0)) == 0 &&
+				       cos_lord_shoot_status(lord, 2) == COS_SHOOT_BUSY && ++i < 1000) {
 					std::this_thread::sleep_for(std::chrono::milliseconds(1));
 					cos_lord_prepare(lord, 2, msg.slot, msg.gen, 0);
 				}
+				if (rc || cos_lord_shoot_status(lord, 2) != COS_SHOOT_OK)
+					seen[msg.pid] += " (shoot rc " + std::to_string(rc) + " status " +
+							 std::to_string(cos_lord_shoot_status(lord, 2)) + ")";
 			}
 		}
 		cos_lord_publish(lord);
 		cos_lord_wait(lord, 1000000);
 	}
+	/* On failure: each task's messages (COS_MSG_*), and where the module has it now. */
+	for (auto &[pid, slot] : slot_of) {
+		cos_task_status ts = {};
+		if (!cos_lord_task_status(lord, slot, &ts) && ts.pid == pid)
+			seen[pid] += " | now state " + std::to_string(ts.state) + " cpu " +
+				     std::to_string(ts.cpu);
+	}
+	std::string story;
+	for (auto &[pid, text] : seen)
+		story += "\n  pid " + std::to_string(pid) + ":" + text;
+	CAPTURE(b->spinner, b->waker, story, cos_lord_ctl(lord)->stalls, kernel_log("stalled"));
 	b->stop = 1;
 	cos_lord_destroy(lord);
 	int st = 0;

@@ -252,10 +252,22 @@ TEST_CASE("a failed slot goes back to the policy, or waits for the task's messag
 	f.step();
 	CHECK(f.k.shots.size() == 4);
 
+	/* BAD_CPU: the CPU went offline before the lord read CPU_OFFLINE; the task still waits in
+	 * the kernel and no message about it follows, so it goes back to the policy at once */
+	f.k.post(COS_MSG_TASK_PREEMPTED, 5, 1, 105, 1, COS_PREEMPT_BY_OTHER);
+	f.k.outcome[1] = COS_SHOOT_BAD_CPU;
+	f.step();
+	CHECK(f.k.shots.size() == 4);
+	CHECK(f.r.log.back() == "runnable:105");
+	CHECK(f.r.q.len == 1);
+	f.step();
+	CHECK(f.k.shots.size() == 5);
+
 	/* counted by cause */
 	cos_sched_stats st;
 	cos_sched_get_stats(f.s, &st);
-	CHECK(st.failed == 2);
+	CHECK(st.failed == 3);
+	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_BAD_CPU) == 1);
 	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_BUSY) == 1);
 	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_BEHIND) == 1);
 	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_AFFINITY) == 0);
