@@ -2,9 +2,10 @@
 """report.py — turn a `make bench` results directory into summary.json, PNG plots and report.md.
 
 Reads what bench/run wrote (delegation/rep*/delegation-<phase>-<hogs>hogs.csv, lord.csv,
-overhead.csv, shinjuku/runs.csv and one CSV per run, wakeup/<scheduler>.csv, meta.json). Every
-number is a comparison within one boot: cos against the default scheduler, as a ratio; a statistic
-repeated over repetitions is reported as the median across them. Plots need matplotlib (in the build tree); without it the summary and report still come.
+overhead.csv, shinjuku/runs.csv and one CSV per run, wakeup/<scheduler>.csv, apps/apps.csv,
+meta.json). Every number is a comparison within one boot: cos against the default scheduler, as a
+ratio; a statistic repeated over repetitions is reported as the median across them. Plots need
+matplotlib (in the build tree); without it the summary and report still come.
 """
 import csv
 import glob
@@ -124,6 +125,42 @@ def summarize_wakeup(wk):
     for r in rows:
         if d and r is not d and d["p99_median"]:
             r["p99_median_ratio"] = r["p99_median"] / d["p99_median"]
+    return rows
+
+
+def read_apps(out):
+    """apps/apps.csv: per app and scheduler, the medians over repetitions and the ratios to the
+    default's (throughput: higher is better; p99: lower is better)."""
+    path = os.path.join(out, "apps", "apps.csv")
+    if not os.path.exists(path):
+        return []
+    vals = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            try:
+                row = (float(r["requests_per_s"]), float(r["p50_us"]), float(r["p99_us"]))
+            except (ValueError, TypeError):
+                continue  # a run that printed nothing: counted as missing
+            vals.setdefault((r["app"], r["scheduler"]), []).append(row)
+    order = ["default", "shim", "cos-fifo", "cos-shinjuku"]
+    rows = []
+    for app in sorted({a for a, _ in vals}):
+        base = vals.get((app, "default"))
+        for sched in sorted({s for a, s in vals if a == app},
+                            key=lambda s: order.index(s) if s in order else len(order)):
+            v = vals[(app, sched)]
+            r = {"app": app, "scheduler": sched, "reps": len(v),
+                 "requests_per_s": statistics.median(x[0] for x in v),
+                 "p50_us": statistics.median(x[1] for x in v),
+                 "p99_us": statistics.median(x[2] for x in v)}
+            if base and sched != "default":
+                b_tp = statistics.median(x[0] for x in base)
+                b_p99 = statistics.median(x[2] for x in base)
+                if b_tp:
+                    r["throughput_ratio"] = r["requests_per_s"] / b_tp
+                if b_p99:
+                    r["p99_ratio"] = r["p99_us"] / b_p99
+            rows.append(r)
     return rows
 
 
@@ -332,7 +369,7 @@ def md_table(cols, rows):
 
 
 def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), hooks=(),
-           hooks_cos=(), hooks_lord=(), sji=(), sji_best=()):
+           hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=()):
     accel = str(meta.get("accel", "tcg")).split()[0]
     host = meta.get("host_cores")
     cpus = enclave_text(meta)
@@ -433,6 +470,19 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 ["scheduler", "rounds", "P99 mean", "P99 median", "P99 stdev", "median ratio"],
                 [[r["scheduler"], r["rounds"], fmt_us(r["p99_mean"]), fmt_us(r["p99_median"]),
                   fmt_us(r["p99_stdev"]), ratio(r, "p99_median_ratio")] for r in wake])
+    if apps:
+        section("## Unmodified servers (nginx, redis-server)",
+                "Debian's nginx (a worker per server CPU, a 5 KiB static page) under wrk and "
+                "redis-server (an I/O thread per server CPU) under redis-benchmark, closed loop, "
+                "16 connections; the servers on CPUs 1..N-2 and the client (a normal task) on the "
+                "last CPU in every configuration. `shim`: the shim attached, the server a COS "
+                "task under its fair policy (no lord); `cos-fifo`, `cos-shinjuku`: `cosctl run --` "
+                "under that lord (on CPU 0). Medians over the repetitions; ratios to `default`.",
+                ["app", "scheduler", "reps", "requests/s", "p50", "p99", "throughput ratio",
+                 "p99 ratio"],
+                [[r["app"], r["scheduler"], r["reps"], f"{r['requests_per_s']:.0f}",
+                  fmt_us(r["p50_us"]), fmt_us(r["p99_us"]), ratio(r, "throughput_ratio"),
+                  ratio(r, "p99_ratio")] for r in apps])
     hook_sections = [
         (hooks, "## The shim's hooks (time per call, shim attached, no lord)",
          "Each sched_ext op of the shim: its BPF program and the cos.ko kfuncs it calls, counted by "
@@ -478,16 +528,17 @@ def main():
     hooks = read_hooks(out)
     hooks_cos = read_hooks(out, "hooks-cos")
     hooks_lord = read_hooks(out, "hooks-lord")
+    apps = read_apps(out)
     made = plots(out, runs, deleg, over, wake, lord, sj)
     summary = {"meta": meta, "delegation": deleg, "lord": lord,
                "overhead": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in over],
                "shinjuku": sj, "shinjuku_best": sj_best, "shinjuku_interfere": sji,
                "shinjuku_interfere_best": sji_best, "wakeup": wake, "hooks": hooks,
-               "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "plots": made}
+               "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks, hooks_cos, hooks_lord,
-                 sji, sji_best))
+                 sji, sji_best, apps))
     return 0
 
 

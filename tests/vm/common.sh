@@ -19,9 +19,11 @@ COS_RECIPE=2
 COS_PACKAGES=(
 	bpftool busybox-static catch2 clang crun dkms g++ gcc iproute2 kmod libbpf-dev libc6-dev
 	libcap-dev libelf-dev libjansson-dev libkmod-dev librocksdb-dev liburing-dev
-	linux-headers-cloud-amd64 linux-perf llvm make mount pahole pkg-config procps python3
-	python3-matplotlib qemu-system-x86 rt-tests stress-ng util-linux virtiofsd zlib1g-dev
+	linux-headers-cloud-amd64 linux-perf llvm make mount nginx pahole pkg-config procps python3
+	python3-matplotlib qemu-system-x86 redis-server redis-tools rt-tests stress-ng util-linux
+	virtiofsd wrk zlib1g-dev
 )
+# nginx, redis-server, redis-tools and wrk: `make bench BENCH=apps` (servers nobody here wrote).
 # linux-headers-cloud-amd64 comes from trixie itself (6.12, without sched_ext): DKMS must refuse
 # it (tests/guest/install-test).  The sched_ext kernels' headers are added by tests/vm/kernel.
 
