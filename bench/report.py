@@ -75,17 +75,26 @@ def summarize_delegation(runs):
     return rows
 
 
-def read_overhead(out):
-    path = os.path.join(out, "overhead.csv")
-    if not os.path.exists(path):
-        return []
+def read_grouped(path, keys, value):
+    """The rows of CSV file @path grouped by the columns @keys: {(key, ...): [value(row), ...]}.
+    A row whose value does not parse (a run that printed nothing) is left out, counted as
+    missing; a file that does not exist gives {}."""
     vals = {}
+    if not os.path.exists(path):
+        return vals
     with open(path) as f:
         for r in csv.DictReader(f):
             try:
-                vals.setdefault((r["benchmark"], r["scheduler"]), []).append(float(r["seconds"]))
-            except ValueError:
-                pass  # a run that printed nothing: counted as missing
+                v = value(r)
+            except (ValueError, TypeError):
+                continue
+            vals.setdefault(tuple(r[k] for k in keys), []).append(v)
+    return vals
+
+
+def read_overhead(out):
+    vals = read_grouped(os.path.join(out, "overhead.csv"), ("benchmark", "scheduler"),
+                        lambda r: float(r["seconds"]))
     rows = []
     for bench in sorted({b for b, _ in vals}):
         d, c = vals.get((bench, "default"), []), vals.get((bench, "cos"), [])
@@ -131,18 +140,10 @@ def summarize_wakeup(wk):
 def read_apps(out):
     """apps/apps.csv: per app and scheduler, the medians over repetitions and the ratios to the
     default's (throughput: higher is better; p99: lower is better)."""
-    path = os.path.join(out, "apps", "apps.csv")
-    if not os.path.exists(path):
-        return []
-    vals = {}
-    with open(path) as f:
-        for r in csv.DictReader(f):
-            try:
-                row = (float(r["requests_per_s"]), float(r["p50_us"]), float(r["p99_us"]))
-            except (ValueError, TypeError):
-                continue  # a run that printed nothing: counted as missing
-            vals.setdefault((r["app"], r["scheduler"]), []).append(row)
-    order = ["default", "shim", "cos-fifo", "cos-shinjuku"]
+    vals = read_grouped(os.path.join(out, "apps", "apps.csv"), ("app", "scheduler"),
+                        lambda r: (float(r["requests_per_s"]), float(r["p50_us"]),
+                                   float(r["p99_us"])))
+    order = ["default", "shim", "cos-fifo", "cos-fifo-nospin", "cos-shinjuku"]
     rows = []
     for app in sorted({a for a, _ in vals}):
         base = vals.get((app, "default"))
@@ -477,7 +478,8 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 "16 connections; the servers on CPUs 1..N-2 and the client (a normal task) on the "
                 "last CPU in every configuration. `shim`: the shim attached, the server a COS "
                 "task under its fair policy (no lord); `cos-fifo`, `cos-shinjuku`: `cosctl run --` "
-                "under that lord (on CPU 0). Medians over the repetitions; ratios to `default`.",
+                "under that lord (on CPU 0); `cos-fifo-nospin`: under `cos-fifo --spin-us 0`, a lord "
+                "that sleeps between events. Medians over the repetitions; ratios to `default`.",
                 ["app", "scheduler", "reps", "requests/s", "p50", "p99", "throughput ratio",
                  "p99 ratio"],
                 [[r["app"], r["scheduler"], r["reps"], f"{r['requests_per_s']:.0f}",

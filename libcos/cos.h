@@ -468,7 +468,8 @@ struct cos_sched_opts {
 					 * waits for a CPU; 0 = no tick.  With no task waiting
 					 * an idle lord sleeps until a message, at most 100 ms */
 	unsigned long long spin_ns;	/* busy-poll this long after the last event before blocking
-					 * in COS_IOC_WAIT; 0 = default (50 us) */
+					 * in COS_IOC_WAIT; 0 = default (50 us), and see
+					 * COS_SCHED_F_NO_SPIN */
 	unsigned int flags;		/* COS_SCHED_F_* */
 };
 #define COS_SCHED_F_SIGNALS	(1U << 0)	/* from cos_sched_create() to cos_sched_destroy():
@@ -479,6 +480,9 @@ struct cos_sched_opts {
 #define COS_SCHED_F_NO_MLOCK	(1U << 2)	/* do not mlockall() the process */
 #define COS_SCHED_F_HINTS	(1U << 3)	/* the policy reads app hints: keep CAP_SYS_PTRACE
 						 * (to open the apps' hint tables) when dropping caps */
+#define COS_SCHED_F_NO_SPIN	(1U << 4)	/* block as soon as nothing is left to do (spin_ns
+						 * ignored): the lord's CPU idles between events, at
+						 * the cost of a wake-up per message */
 
 /* struct cos_sched_stats - the framework's counters (cos_sched_get_stats) */
 struct cos_sched_stats {

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "lord_main.h"
@@ -47,6 +48,17 @@ static void stats_tick(struct cos_sched *s, unsigned long long now)
 	}
 }
 
+/* CPU time this process has used, in seconds (user and system), or -1. */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static void usage(FILE *f, const struct lord_main *m)
 {
 	fprintf(f,
@@ -58,6 +70,8 @@ static void usage(FILE *f, const struct lord_main *m)
 		"      --starve-ms N    longest a runnable task may wait (default: the module's, 1000 ms)\n"
 		"      --stats N        print statistics every N seconds (also on SIGUSR1)\n"
 		"      --submit HOW     commit shoots with 'ioctl' (default) or 'uring' (io_uring)\n"
+		"      --spin-us N      busy-poll N us after the last event before sleeping (default\n"
+		"                       50; 0: sleep at once, leaving the lord's CPU idle between events)\n"
 		"      --no-shim        do not attach the cos shim (it must be attached already)\n"
 		"      --no-wake-rules  every waking task waits for the lord (default: the kernel starts\n"
 		"                       a waking task on a free enclave CPU while no task waits)\n"
@@ -68,7 +82,8 @@ static void usage(FILE *f, const struct lord_main *m)
 		m->prog, m->about, m->own_usage);
 }
 
-enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT, OPT_NO_WAKE_RULES };
+enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT, OPT_NO_WAKE_RULES,
+	OPT_SPIN };
 
 int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m)
 {
@@ -81,6 +96,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		{ "no-shim", no_argument, NULL, OPT_NO_SHIM },
 		{ "submit", required_argument, NULL, OPT_SUBMIT },
 		{ "no-wake-rules", no_argument, NULL, OPT_NO_WAKE_RULES },
+		{ "spin-us", required_argument, NULL, OPT_SPIN },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longs[64];
@@ -91,6 +107,8 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	cpu_set_t enclave;
 	const char *cpus = NULL;
 	int n = 0, c, err, no_shim = 0, no_wake_rules = 0;
+	unsigned long long t0;
+	double cpu0;
 
 	the_main = m;
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
@@ -109,6 +127,19 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		case OPT_STATS: m->stats_every_ns = strtoull(optarg, NULL, 10) * 1000000000ull; break;
 		case OPT_NO_SHIM: no_shim = 1; break;
 		case OPT_NO_WAKE_RULES: no_wake_rules = 1; break;
+		case OPT_SPIN: {
+			char *end;
+			unsigned long us = strtoul(optarg, &end, 10);
+
+			if (*end || end == optarg || optarg[0] == '-' || us > 1000000) {
+				fprintf(stderr, "%s: --spin-us takes 0 to 1000000\n", m->prog);
+				return 2;
+			}
+			m->sched_opts.spin_ns = us * 1000;
+			if (!us)
+				m->sched_opts.flags |= COS_SCHED_F_NO_SPIN;
+			break;
+		}
 		case OPT_SUBMIT:
 			if (!strcmp(optarg, "ioctl")) {
 				m->sched_opts.lord.submit = COS_SUBMIT_IOCTL;
@@ -193,8 +224,16 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	if (m->banner)
 		m->banner(stderr);
 	fputc('\n', stderr);
+	t0 = cos_now_ns();
+	cpu0 = cpu_seconds();
 	err = cos_sched_run(s);
 	print_stats(s, m);
+	if (cpu0 >= 0) {	/* what the loop cost the lord's CPU (not the setup before it) */
+		double cpu = cpu_seconds() - cpu0, wall = (cos_now_ns() - t0) / 1e9;
+
+		fprintf(stderr, "%s: lord CPU time %.2f s in %.2f s (%.0f %%)\n", m->prog, cpu, wall,
+			wall > 0 ? 100 * cpu / wall : 0);
+	}
 	cos_sched_destroy(s);		/* the tasks go to the fair policy */
 	cos_shim_detach(shim);
 	if (err) {

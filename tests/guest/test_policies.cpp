@@ -135,7 +135,7 @@ TEST_CASE("cos-fifo and cos-shinjuku run a mixed workload on their CPUs only, th
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
 	for (const char *mode : {"cos-fifo global", "cos-fifo per-cpu", "cos-fifo global, io_uring shoots",
-				 "cos-fifo global, latch 2", "cos-shinjuku"}) {
+				 "cos-fifo global, latch 2", "cos-fifo global, no spin", "cos-shinjuku"}) {
 		CAPTURE(mode);
 		std::string m = mode, prog = m.substr(0, m.find(' '));
 		std::vector<std::string> argv = {build_path("bin/" + prog), "--cpus", "1-3",
@@ -151,6 +151,10 @@ TEST_CASE("cos-fifo and cos-shinjuku run a mixed workload on their CPUs only, th
 			argv.push_back("2");
 			argv.push_back("--slice-us");
 			argv.push_back("2000");
+		}
+		if (m.find("no spin") != std::string::npos) {	/* sleeps between events */
+			argv.push_back("--spin-us");
+			argv.push_back("0");
 		}
 		if (prog == "cos-shinjuku") {		/* a slice the emulated workload exceeds */
 			argv.push_back("--slice-us");
@@ -183,6 +187,7 @@ TEST_CASE("cos-fifo and cos-shinjuku run a mixed workload on their CPUs only, th
 		CHECK(lord.err.find(" placed ") != std::string::npos);
 		CHECK(lord.err.find(" placed 0 ") == std::string::npos);	/* it did place tasks */
 		CHECK(lord.err.find("stalls 0") != std::string::npos);
+		CHECK(lord.err.find(": lord CPU time ") != std::string::npos);
 		CHECK(sched_ext_state() == "enabled");
 		if (prog == "cos-shinjuku")
 			CHECK(lord.err.find("preemptions 0 ") == std::string::npos);	/* it preempted */
@@ -576,6 +581,7 @@ TEST_CASE("policy programs explain themselves and refuse bad usage with status 2
 		CHECK(sh(build_path(p) + " --help", &out) == 0);
 		CHECK(out.find("usage: ") == 0);
 		CHECK(out.find("--cpus LIST") != std::string::npos);
+		CHECK(out.find("--spin-us N") != std::string::npos);
 		CHECK(sh(build_path(p) + " --bogus 2>/dev/null") == 2);
 		CHECK(sh(build_path(p) + " --cpus 0-2 2>&1", &out) == 2);	/* the lord's CPU inside */
 		CHECK(out.find("cannot be in the enclave") != std::string::npos);
@@ -583,6 +589,8 @@ TEST_CASE("policy programs explain themselves and refuse bad usage with status 2
 		CHECK(out.find("bad CPU list") != std::string::npos);
 		CHECK(sh(build_path(p) + " --cpus 1, 2>&1", &out) == 2);	/* libcos's one grammar */
 		CHECK(out.find("bad CPU list") != std::string::npos);
+		for (const char *bad : {"-1", "x", "", "1000001"})
+			CHECK(sh(build_path(p) + " --spin-us '" + bad + "' 2>/dev/null") == 2);
 	}
 	std::string out;
 	CHECK(sh(build_path("bin/cos-fifo") + " --help", &out) == 0);
