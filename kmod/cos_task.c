@@ -154,9 +154,10 @@ static DEFINE_PER_CPU(call_single_data_t, cos_latch_kick_csd);
  * @armed says that this CPU will call ops.dispatch again without a kick: a COS task started
  * here (ops.running sets it) and no dispatch has found the latch empty since (that dispatch
  * clears it, under @lock).  A latch shoot kicks the CPU only when it is not armed (idle, or a
- * fair task runs there), and that kick never preempts a COS task (cos_latch_kick_fn()).  Why that is enough: a dispatch that clears @armed holds @lock, so a
- * shoot that saw @armed set added its task before that dispatch looked, and the dispatch takes
- * it; a COS task that started later sets @armed again, and its own stop calls ops.dispatch.
+ * fair task runs there), and that kick never preempts a COS task (cos_latch_kick_fn()).  Why
+ * that is enough: a dispatch that clears @armed holds @lock, so a shoot that saw @armed set
+ * added its task before that dispatch looked, and the dispatch takes it; a COS task that
+ * started later sets @armed again, and its own stop calls ops.dispatch.
  * Only this CPU writes @armed, so its lock-free read in cos_pending_none() is exact; @nr is
  * read lock-free there too, after the kick's IPI for a shoot that kicked (as for cos_pending).
  */

@@ -721,7 +721,7 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	memcpy(&s->enclave, opts->lord.enclave,
 	       opts->lord.enclave_size < sizeof(s->enclave) ? opts->lord.enclave_size : sizeof(s->enclave));
 	s->tick_ns = opts->tick_ns;
-	s->spin_ns = opts->flags & COS_SCHED_F_NO_SPIN ? 0 : opts->spin_ns ? opts->spin_ns : 50000;
+	s->spin_ns = opts->flags & COS_SCHED_F_NO_SPIN ? 0 : opts->spin_ns ?: 50000;
 	s->flags = opts->flags;
 	s->tasks = calloc(max_tasks, sizeof(*s->tasks));
 	s->allowed = calloc(max_tasks, sizeof(*s->allowed));
