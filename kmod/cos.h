@@ -207,6 +207,7 @@ extern u32 cos_shim_caps;
 /*
  * The files, bottom up; each calls only the ones before it (no call loop):
  *   cos_uaccess.c  ioctl argument copies
+ *   cos_group.c    CPU bandwidth groups: cgroups' cpu.max and cpu.weight, the budget engine
  *   cos_task.c     the task table and its state machine, the per-CPU shoot slots and kicks,
  *                  the ring producer and the status table
  *   cos_lord.c     the lord: registration, regions, WAIT, stall, fallback, the shim's coming
@@ -221,6 +222,20 @@ long cos_user_size(const void __user *uarg, size_t min_size);
 int cos_copy_in(void *kbuf, u32 ksize, const void __user *uarg, u32 usize);
 int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize);
 int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
+
+/* cos_group.c: bandwidth groups (cgroup ids; locking in the file's top comment) */
+void cos_groups_init(void);
+void cos_groups_exit(void);
+void cos_groups_clear(void);
+int cos_group_init(u64 id, u64 parent_id, u32 weight);
+void cos_group_exit(u64 id);
+void cos_group_set_bandwidth(u64 id, u64 period_us, u64 quota_us, u64 burst_us);
+void cos_group_set_weight(u64 id, u32 weight);
+bool cos_group_charge(u64 id, u64 ns);
+u64 cos_group_throttled(u64 id);
+u64 cos_group_budget(u64 id);
+u32 cos_group_weight(u64 id);
+u64 cos_group_released(void);
 
 /* cos_task.c: the task table and its verbs, the custody and fallback lists, the ring */
 int cos_tasks_init(void);

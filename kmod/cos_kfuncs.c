@@ -95,28 +95,35 @@ __bpf_kfunc u32 cos_kf_abi_version(void)
  * Leaving: sched_ext has already moved every task off the shim (exit_task was called for each),
  * so the lord, if any, has lost its tasks; it is deactivated until a shim attaches again, and
  * then gets control back only if it is alive and caught up (cos_lord_shim_changed_locked()).
- * Context: ops.init / ops.exit (sleepable or not); takes cos_lock with IRQs off.
+ * Its bandwidth groups go too (the next shim's ops.cgroup_init makes them again).
+ * Context: ops.init / ops.exit (sleepable or not), process context; takes cos_lock with IRQs
+ * off, then (leaving) the group table's lock.
  */
 __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps, struct bpf_prog_aux *aux)
 {
 	void *ops = bpf_prog_get_assoc_struct_ops(aux);
 
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	if (attached) {
-		if (!ops || cos_shim_ops)
-			return;		/* of no single map, or a shim is bound already */
-		WRITE_ONCE(cos_shim_ops, ops);
-	} else {
-		/*
-		 * The bound shim leaves.  A program of no single map (put in a second map since
-		 * it attached) may be its ops.exit too: unbinding is the safe answer then, else
-		 * the binding would outlive the scheduler.  Another map's exit is not ours.
-		 */
-		if (!cos_shim_ops || (ops && ops != cos_shim_ops))
-			return;
-		WRITE_ONCE(cos_shim_ops, NULL);
+	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+		if (attached) {
+			if (!ops || cos_shim_ops)
+				return;		/* of no single map, or a shim is bound already */
+			WRITE_ONCE(cos_shim_ops, ops);
+		} else {
+			/*
+			 * The bound shim leaves.  A program of no single map (put in a second
+			 * map since it attached) may be its ops.exit too: unbinding is the safe
+			 * answer then, else the binding would outlive the scheduler.  Another
+			 * map's exit is not ours.
+			 */
+			if (!cos_shim_ops || (ops && ops != cos_shim_ops))
+				return;
+			WRITE_ONCE(cos_shim_ops, NULL);
+		}
+		cos_lord_shim_changed_locked(attached, caps);
 	}
-	cos_lord_shim_changed_locked(attached, caps);
+	/* sched_ext exits every cgroup before ops.exit; what is left now would be stale */
+	if (!attached)
+		cos_groups_clear();
 }
 
 /**
@@ -368,6 +375,132 @@ __bpf_kfunc void cos_kf_cpu_hotplug(s32 cpu, bool online, struct bpf_prog_aux *a
 }
 
 /**
+ * cos_kf_cgroup_init() - a cgroup with a cpu controller appeared (or the shim attached)
+ * @id: its cgroup id
+ * @parent_id: its parent's, 0 for the root
+ * @weight: its cpu.weight
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.cgroup_init (sleepable), process context; cos_group_init().
+ * Return: 0, or a negative errno that fails the cgroup's creation (-EPERM for a program that
+ * is not the attached shim's).
+ */
+__bpf_kfunc s32 cos_kf_cgroup_init(u64 id, u64 parent_id, u32 weight, struct bpf_prog_aux *aux)
+{
+	return cos_kf_bound(aux) ? cos_group_init(id, parent_id, weight) : -EPERM;
+}
+
+/**
+ * cos_kf_cgroup_exit() - cgroup @id is gone (or the shim is leaving)
+ * @id: its cgroup id
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.cgroup_exit, process context; cos_group_exit().
+ */
+__bpf_kfunc void cos_kf_cgroup_exit(u64 id, struct bpf_prog_aux *aux)
+{
+	if (cos_kf_bound(aux))
+		cos_group_exit(id);
+}
+
+/**
+ * cos_kf_cgroup_set_bandwidth() - cgroup @id's cpu.max or cpu.max.burst is (now) this
+ * @id: its cgroup id
+ * @period_us: cpu.max's period
+ * @quota_us: its quota, or the kernel's RUNTIME_INF for "max"
+ * @burst_us: cpu.max.burst
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.cgroup_init or ops.cgroup_set_bandwidth, process context;
+ * cos_group_set_bandwidth().
+ */
+__bpf_kfunc void cos_kf_cgroup_set_bandwidth(u64 id, u64 period_us, u64 quota_us, u64 burst_us,
+					     struct bpf_prog_aux *aux)
+{
+	if (cos_kf_bound(aux))
+		cos_group_set_bandwidth(id, period_us, quota_us, burst_us);
+}
+
+/**
+ * cos_kf_cgroup_set_weight() - cgroup @id's cpu.weight is now @weight
+ * @id: its cgroup id
+ * @weight: 1..10000
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.cgroup_set_weight, process context; lock-free.
+ */
+__bpf_kfunc void cos_kf_cgroup_set_weight(u64 id, u32 weight, struct bpf_prog_aux *aux)
+{
+	if (cos_kf_bound(aux))
+		cos_group_set_weight(id, weight);
+}
+
+/**
+ * cos_kf_group_charge() - charge a task's CPU time to its cgroup @id's bandwidth groups
+ * @id: the task's cgroup id
+ * @ns: what it ran since its last charge
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.stopping or ops.tick, the task's rq lock held, IRQs off; cos_group_charge().
+ * Return: whether its group or an ancestor is throttled now (false for another program).
+ */
+__bpf_kfunc bool cos_kf_group_charge(u64 id, u64 ns, struct bpf_prog_aux *aux)
+{
+	return cos_kf_bound(aux) && cos_group_charge(id, ns);
+}
+
+/**
+ * cos_kf_group_throttled() - where a task of cgroup @id parks, if its chain is throttled
+ * @id: the task's cgroup id
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.select_cpu, ops.enqueue or ops.dispatch; lock-free; cos_group_throttled().
+ * Return: the id of the nearest throttled group, 0 if none (or for another program).
+ */
+__bpf_kfunc u64 cos_kf_group_throttled(u64 id, struct bpf_prog_aux *aux)
+{
+	return cos_kf_bound(aux) ? cos_group_throttled(id) : 0;
+}
+
+/**
+ * cos_kf_group_budget() - the CPU time a task of cgroup @id may run before its chain throttles
+ * @id: the task's cgroup id
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.running, the task's rq lock held, IRQs off; cos_group_budget().
+ * Return: the budget in ns, U64_MAX without a limit (or for another program).
+ */
+__bpf_kfunc u64 cos_kf_group_budget(u64 id, struct bpf_prog_aux *aux)
+{
+	return cos_kf_bound(aux) ? cos_group_budget(id) : U64_MAX;
+}
+
+/**
+ * cos_kf_group_weight() - the weight of a task of cgroup @id relative to the root's
+ * @id: the task's cgroup id
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.stopping; lock-free; cos_group_weight().
+ * Return: 1..10000, 100 meaning a root task's weight (100 for another program).
+ */
+__bpf_kfunc u32 cos_kf_group_weight(u64 id, struct bpf_prog_aux *aux)
+{
+	return cos_kf_bound(aux) ? cos_group_weight(id) : 100;
+}
+
+/**
+ * cos_kf_group_released() - a refilled group whose parked tasks go back to the fair queue
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.dispatch, the CPU's rq lock held; cos_group_released().
+ * Return: its cgroup id, 0 if none (or for another program).
+ */
+__bpf_kfunc u64 cos_kf_group_released(struct bpf_prog_aux *aux)
+{
+	return cos_kf_bound(aux) ? cos_group_released() : 0;
+}
+
+/**
  * cos_kf_lord_cpu() - the lord's CPU, or -1 without a lord.  Context: any; lock-free.
  */
 __bpf_kfunc s32 cos_kf_lord_cpu(void)
@@ -404,6 +537,15 @@ BTF_ID_FLAGS(func, cos_kf_quiescent, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_yield, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_set_cpumask, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_cpu_hotplug, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_cgroup_init, KF_IMPLICIT_ARGS | KF_SLEEPABLE)
+BTF_ID_FLAGS(func, cos_kf_cgroup_exit, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_cgroup_set_bandwidth, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_cgroup_set_weight, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_group_charge, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_group_throttled, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_group_budget, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_group_weight, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_group_released, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_lord_cpu)
 BTF_ID_FLAGS(func, cos_kf_lord_active)
 BTF_KFUNCS_END(cos_kfunc_ids)
@@ -435,6 +577,15 @@ BTF_KFUNCS_END(cos_kfunc_ids)
 	X(YIELD, cos_kf_yield)						\
 	X(SET_CPUMASK, cos_kf_set_cpumask)				\
 	X(CPU_HOTPLUG, cos_kf_cpu_hotplug)				\
+	X(CGROUP_INIT, cos_kf_cgroup_init)				\
+	X(CGROUP_EXIT, cos_kf_cgroup_exit)				\
+	X(CGROUP_SET_BANDWIDTH, cos_kf_cgroup_set_bandwidth)		\
+	X(CGROUP_SET_WEIGHT, cos_kf_cgroup_set_weight)			\
+	X(GROUP_CHARGE, cos_kf_group_charge)				\
+	X(GROUP_THROTTLED, cos_kf_group_throttled)			\
+	X(GROUP_BUDGET, cos_kf_group_budget)				\
+	X(GROUP_WEIGHT, cos_kf_group_weight)				\
+	X(GROUP_RELEASED, cos_kf_group_released)			\
 	X(LORD_CPU, cos_kf_lord_cpu)					\
 	X(LORD_ACTIVE, cos_kf_lord_active)
 
@@ -456,13 +607,19 @@ static const struct {
 } cos_kf_ops[] = {
 	{ "init",		KF(ABI_VERSION) | KF(SHIM_ATTACHED) },
 	{ "exit",		KF(SHIM_ATTACHED) },
-	{ "select_cpu",		COS_KF_SLOT | KF(SELECT_CPU) },
-	{ "enqueue",		COS_KF_SLOT | KF(ENQUEUE) | KF(TASK_SLICE) },
+	{ "select_cpu",		COS_KF_SLOT | KF(SELECT_CPU) | KF(GROUP_THROTTLED) },
+	{ "enqueue",		COS_KF_SLOT | KF(ENQUEUE) | KF(TASK_SLICE) | KF(GROUP_THROTTLED) },
 	{ "enable",		COS_KF_SLOT },
 	{ "dequeue",		KF(DEQUEUE) },
-	{ "dispatch",		KF(DISPATCH) | KF(TASK_SLICE) | KF(DISPATCH_FAILED) | KF(FALLBACK_TAKE) },
-	{ "running",		KF(RUNNING) },
-	{ "stopping",		KF(STOPPING) },
+	{ "dispatch",		KF(DISPATCH) | KF(TASK_SLICE) | KF(DISPATCH_FAILED) | KF(FALLBACK_TAKE) |
+				KF(GROUP_THROTTLED) | KF(GROUP_RELEASED) },
+	{ "running",		KF(RUNNING) | KF(GROUP_BUDGET) },
+	{ "stopping",		KF(STOPPING) | KF(GROUP_CHARGE) | KF(GROUP_WEIGHT) },
+	{ "tick",		KF(GROUP_CHARGE) },
+	{ "cgroup_init",	KF(CGROUP_INIT) | KF(CGROUP_SET_BANDWIDTH) },
+	{ "cgroup_exit",	KF(CGROUP_EXIT) },
+	{ "cgroup_set_bandwidth", KF(CGROUP_SET_BANDWIDTH) },
+	{ "cgroup_set_weight",	KF(CGROUP_SET_WEIGHT) },
 	{ "quiescent",		KF(QUIESCENT) },
 	{ "yield",		KF(YIELD) },
 	{ "set_cpumask",	KF(SET_CPUMASK) },

@@ -35,7 +35,8 @@ static long cos_ioc_get_info(void __user *uarg)
 		.features = COS_FEAT_KFUNCS | COS_FEAT_CPU_MSGS | COS_FEAT_WAKE_RULES |
 			    COS_FEAT_SHOOT_REPLACE | COS_FEAT_SHOOT_LATCH |
 			    (READ_ONCE(cos_shim_attached) ? COS_FEAT_SHIM_ATTACHED : 0) |
-			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_FAIR_DSQ ? COS_FEAT_LORD : 0),
+			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_FAIR_DSQ ? COS_FEAT_LORD : 0) |
+			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_BANDWIDTH ? COS_FEAT_BANDWIDTH : 0),
 		.nr_cpu_ids = nr_cpu_ids,
 		.kernel_version = LINUX_VERSION_CODE,
 		.max_tasks = cos_max_tasks,
@@ -167,6 +168,7 @@ static int __init cos_init(void)
 	ret = cos_tasks_init();
 	if (ret)
 		return ret;
+	cos_groups_init();
 	ret = cos_kfuncs_init();
 	if (ret)
 		goto err_tasks;
@@ -180,6 +182,7 @@ static int __init cos_init(void)
 	return 0;
 
 err_tasks:
+	cos_groups_exit();
 	cos_tasks_exit();
 	return ret;
 }
@@ -189,6 +192,7 @@ static void __exit cos_exit(void)
 {
 	debugfs_remove(cos_debugfs);
 	misc_deregister(&cos_miscdev);
+	cos_groups_exit();
 	cos_tasks_exit();
 }
 

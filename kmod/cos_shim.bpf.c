@@ -63,6 +63,20 @@
  *    was built with; a test can change the expected version through cos_abi_expected.  ops.exit
  *    records how the shim left in cos_exit_info (struct cos_exit_info, kmod/cos_shim_intf.h: the
  *    "user exit info" convention of the kernel's tools/sched_ext) for libcos.
+ *
+ * F. Bandwidth (cgroup v2 cpu.max, cpu.weight; kmod/cos_group.c keeps the budgets).  The cgroup
+ *    ops tell the module each cgroup with a cpu controller, its limits and weight; every task's
+ *    CPU time is charged to its cgroup at ops.stopping and ops.tick (what ran since the last
+ *    charge, from se.sum_exec_runtime as for vtime).  A task the fair policy runs (any non-COS
+ *    task, and a COS task while no lord has control) whose cgroup or an ancestor is throttled
+ *    parks in that group's DSQ (COS_GROUP_DSQ(cgroup id), created by ops.cgroup_init) instead
+ *    of the fair DSQ, and one running gives up its CPU at the next tick; its slice is capped at
+ *    the budget left when it starts.  When the module's refill timer releases a group it kicks
+ *    the idle CPUs, and ops.dispatch moves the group's parked tasks back to the fair DSQ (or to
+ *    another throttled ancestor's DSQ).  The fair policy's vtime charge is divided by the
+ *    group's weight too (cos_kf_group_weight(): the product of cpu.weight / 100 down the tree).
+ *    COS tasks the lord runs are charged but not throttled here.  Needs scx_bpf_create_dsq
+ *    (COS_SHIM_CAP_BANDWIDTH); without it (Debian 7.2.12) groups are tracked, not enforced.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -81,6 +95,9 @@ char _license[] SEC("license") = "GPL";
 #define COS_NO_SLOT	(-1)
 #define COS_FALLBACK_BATCH 16	/* fallback tasks one dispatch drains at most */
 #define COS_FAIR_WAIT_NS	(1000ULL * 1000 * 1000)	/* the longest wait the lag allows (B) */
+#define COS_GROUP_DSQ(cgid)	((1ULL << 48) | (cgid))	/* a throttled group's parked tasks (F) */
+#define COS_RELEASE_BATCH	8	/* released groups one dispatch drains at most */
+#define COS_DSQ_ITER		(&___it)	/* bpf_for_each()'s iterator (libbpf's bpf_helpers.h) */
 
 const volatile __u64 cos_slice_ns = 5ULL * 1000 * 1000;
 const volatile __u32 cos_abi_expected = COS_ABI_VERSION;
@@ -88,6 +105,8 @@ const volatile __u32 cos_nr_cpus = 1;	/* online CPUs when libcos loaded the shim
 
 /* Set by ops.init: 1 if the fair policy orders by vtime, 0 if it fell back to FIFO (see B). */
 __u32 cos_fair_vtime;
+/* Set by ops.init: 1 if throttled groups' tasks are parked (see F). */
+__u32 cos_bw;
 
 /* Written once by ops.exit (cos_exit_record()); read by libcos (see E). */
 struct cos_exit_info cos_exit_info SEC(".data");
@@ -102,6 +121,7 @@ static u64 cos_vtime_now;
 
 struct cos_task_ctx {
 	u64 exec_at_start;	/* se.sum_exec_runtime when it last started running */
+	u64 exec_charged;	/* se.sum_exec_runtime at its last bandwidth charge (see F) */
 	s32 slot;		/* slot in cos.ko's task table, COS_NO_SLOT if not a COS task */
 };
 
@@ -139,10 +159,28 @@ static s32 cos_slot(struct task_struct *p, struct cos_task_ctx *tctx, bool runna
 	return tctx->slot;
 }
 
+/* @p's cgroup (of its cpu controller: its task group's), as the module knows groups (see F). */
+static u64 cos_task_cgid(struct task_struct *p)
+{
+	return p->sched_task_group->css.cgroup->kn->id;
+}
+
+/* The group where @p must park because it or an ancestor is throttled, 0 if none (see F). */
+static u64 cos_parked_group(struct task_struct *p)
+{
+	return cos_bw ? cos_kf_group_throttled(cos_task_cgid(p)) : 0;
+}
+
 static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 {
 	u64 vtime = p->scx.dsq_vtime;
+	u64 parked = cos_parked_group(p);
 
+	if (enq_flags & SCX_ENQ_LAST && !parked) {
+		/* nothing else to run here: it goes on (a shared DSQ would leave the CPU idle) */
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_slice_ns, enq_flags);
+		return;
+	}
 	if (!cos_have(scx_bpf_create_dsq)) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, cos_slice_ns, enq_flags);
 		return;
@@ -156,7 +194,30 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 		if ((s64)(vtime - (cos_vtime_now + lag_max)) > 0)
 			vtime = cos_vtime_now + lag_max;
 	}
-	scx_bpf_dsq_insert_vtime(p, COS_FAIR_DSQ, cos_slice_ns, vtime, enq_flags);
+	scx_bpf_dsq_insert_vtime(p, parked ? COS_GROUP_DSQ(parked) : COS_FAIR_DSQ, cos_slice_ns,
+				 vtime, enq_flags);
+}
+
+/*
+ * Group @id was refilled: its parked tasks go back to the fair DSQ, each with its vtime
+ * clamped as cos_fair_insert() would, or to an ancestor's DSQ if that is still throttled.
+ */
+static void cos_group_drain(u64 id)
+{
+	struct task_struct *p;
+
+	if (!cos_have(bpf_iter_scx_dsq_new))
+		return;
+	bpf_for_each(scx_dsq, p, COS_GROUP_DSQ(id), 0) {
+		u64 parked = cos_kf_group_throttled(cos_task_cgid(p));
+		u64 vtime = p->scx.dsq_vtime;
+
+		if ((s64)(vtime - (cos_vtime_now - cos_slice_ns)) < 0)
+			vtime = cos_vtime_now - cos_slice_ns;
+		scx_bpf_dsq_move_set_vtime(COS_DSQ_ITER, vtime);
+		scx_bpf_dsq_move_vtime(COS_DSQ_ITER, p,
+				       parked ? COS_GROUP_DSQ(parked) : COS_FAIR_DSQ, 0);
+	}
 }
 
 SEC("struct_ops/cos_select_cpu")
@@ -184,7 +245,7 @@ s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags
 	if (!cos_have(scx_bpf_select_cpu_dfl))
 		return prev_cpu;	/* hidden by this kernel's BTF (Debian 7.2.11): no idle pick */
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle)
+	if (is_idle && !cos_parked_group(p))	/* a throttled one parks at enqueue (see F) */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_slice_ns, 0);
 	return cpu;
 }
@@ -265,6 +326,13 @@ void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 		cos_fair_insert(p, 0);
 		bpf_task_release(p);
 	}
+	for (i = 0; i < COS_RELEASE_BATCH && cos_bw; i++) {
+		u64 id = cos_kf_group_released();
+
+		if (!id)
+			break;
+		cos_group_drain(id);
+	}
 	if (shot)
 		return;		/* nothing behind it, or ops.tick would end its slice (see D) */
 	if (cos_have(scx_bpf_create_dsq)) {
@@ -284,6 +352,14 @@ void BPF_PROG(cos_running, struct task_struct *p)
 	if (!tctx)
 		return;
 	tctx->exec_at_start = p->se.sum_exec_runtime;
+	tctx->exec_charged = p->se.sum_exec_runtime;
+	if (cos_bw && !(tctx->slot >= 0 && cos_kf_lord_active())) {
+		/* a lone task of a limited group stops when the budget is spent (see F) */
+		u64 budget = cos_kf_group_budget(cos_task_cgid(p));
+
+		if (budget < p->scx.slice)
+			p->scx.slice = budget;
+	}
 	if (tctx->slot >= 0)
 		cos_kf_running(p, tctx->slot, scx_bpf_task_cpu(p));
 }
@@ -294,21 +370,40 @@ void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 	struct cos_task_ctx *tctx = cos_ctx(p);
 	u64 used;
 
+	u64 cgid, weight;
+
 	if (!tctx)
 		return;
+	cgid = cos_task_cgid(p);
+	cos_kf_group_charge(cgid, p->se.sum_exec_runtime - tctx->exec_charged);
+	tctx->exec_charged = p->se.sum_exec_runtime;
 	used = p->se.sum_exec_runtime - tctx->exec_at_start;
-	p->scx.dsq_vtime += used * 100 / (p->scx.weight ?: 1);
+	weight = (u64)p->scx.weight * cos_kf_group_weight(cgid) / 100;
+	p->scx.dsq_vtime += used * 100 / (weight ?: 1);
 	if (tctx->slot >= 0)
 		cos_kf_stopping(p, tctx->slot, runnable);
 }
 
-/* A COS task gives way at the tick to whatever waits in its CPU's local DSQ (see D). */
+/*
+ * A COS task gives way at the tick to whatever waits in its CPU's local DSQ (see D); any task
+ * is charged what it ran since its last charge, and one the fair policy runs stops if that
+ * throttled its group (see F).
+ */
 SEC("struct_ops/cos_tick")
 void BPF_PROG(cos_tick, struct task_struct *p)
 {
 	struct cos_task_ctx *tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
+	bool lords = tctx && tctx->slot >= 0 && cos_kf_lord_active();
+	bool throttled;
 
-	if (tctx && tctx->slot >= 0 && cos_have(scx_bpf_dsq_nr_queued) &&
+	if (!tctx)
+		return;
+	throttled = cos_kf_group_charge(cos_task_cgid(p),
+					p->se.sum_exec_runtime - tctx->exec_charged);
+	tctx->exec_charged = p->se.sum_exec_runtime;
+	if (throttled && cos_bw && !lords && !cos_is_pcpu_kthread(p))
+		p->scx.slice = 0;
+	if (tctx->slot >= 0 && cos_have(scx_bpf_dsq_nr_queued) &&
 	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0)
 		p->scx.slice = 0;
 }
@@ -392,6 +487,55 @@ void BPF_PROG(cos_exit_task, struct task_struct *p, struct scx_exit_task_args *a
 	cos_kf_exit_task(p);
 }
 
+/*
+ * cgroups (see F).  Sleepable: the module allocates the group, scx_bpf_create_dsq() its DSQ.
+ * A cgroup's id is its kernfs node's; its parent is the cgroup of its parent css.
+ */
+SEC("struct_ops.s/cos_cgroup_init")
+s32 BPF_PROG(cos_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
+{
+	struct cgroup_subsys_state *parent = cgrp->self.parent;
+	u64 id = cgrp->kn->id;
+	s32 ret;
+
+	if (cos_bw && cos_have(scx_bpf_create_dsq)) {	/* cos_have: see shim_compat.h */
+		ret = scx_bpf_create_dsq(COS_GROUP_DSQ(id), -1);
+		if (ret)
+			return ret;
+	}
+	ret = cos_kf_cgroup_init(id, parent ? parent->cgroup->kn->id : 0, args->weight);
+	if (ret) {
+		if (cos_bw && cos_have(scx_bpf_destroy_dsq))
+			scx_bpf_destroy_dsq(COS_GROUP_DSQ(id));
+		return ret;
+	}
+	cos_kf_cgroup_set_bandwidth(id, args->bw_period_us, args->bw_quota_us, args->bw_burst_us);
+	return 0;
+}
+
+SEC("struct_ops/cos_cgroup_exit")
+void BPF_PROG(cos_cgroup_exit, struct cgroup *cgrp)
+{
+	u64 id = cgrp->kn->id;
+
+	cos_kf_cgroup_exit(id);
+	if (cos_bw && cos_have(scx_bpf_destroy_dsq))
+		scx_bpf_destroy_dsq(COS_GROUP_DSQ(id));		/* empty: a cgroup with tasks stays */
+}
+
+SEC("struct_ops/cos_cgroup_set_bandwidth")
+void BPF_PROG(cos_cgroup_set_bandwidth, struct cgroup *cgrp, u64 period_us, u64 quota_us,
+	      u64 burst_us)
+{
+	cos_kf_cgroup_set_bandwidth(cgrp->kn->id, period_us, quota_us, burst_us);
+}
+
+SEC("struct_ops/cos_cgroup_set_weight")
+void BPF_PROG(cos_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	cos_kf_cgroup_set_weight(cgrp->kn->id, weight);
+}
+
 /* Sleepable: scx_bpf_create_dsq() may allocate. */
 SEC("struct_ops.s/cos_init")
 s32 BPF_PROG(cos_init)
@@ -401,11 +545,13 @@ s32 BPF_PROG(cos_init)
 	if (cos_kf_abi_version() != cos_abi_expected)
 		return -COS_EPROTO;
 	cos_fair_vtime = cos_have(scx_bpf_create_dsq);
+	cos_bw = cos_fair_vtime && cos_have(bpf_iter_scx_dsq_new);
 	ret = cos_fair_vtime ? scx_bpf_create_dsq(COS_FAIR_DSQ, -1) : 0;
 	if (!ret && cos_fair_vtime)
 		ret = scx_bpf_create_dsq(COS_LORD_DSQ, -1);
 	if (!ret)
-		cos_kf_shim_attached(true, cos_fair_vtime ? COS_SHIM_CAP_FAIR_DSQ : 0);
+		cos_kf_shim_attached(true, (cos_fair_vtime ? COS_SHIM_CAP_FAIR_DSQ : 0) |
+					   (cos_bw ? COS_SHIM_CAP_BANDWIDTH : 0));
 	return ret;
 }
 
@@ -437,7 +583,12 @@ struct sched_ext_ops cos_ops = {
 	.enable		= (void *)cos_enable,
 	.disable	= (void *)cos_disable,
 	.exit_task	= (void *)cos_exit_task,
+	.cgroup_init	= (void *)cos_cgroup_init,
+	.cgroup_exit	= (void *)cos_cgroup_exit,
+	.cgroup_set_weight = (void *)cos_cgroup_set_weight,
+	.cgroup_set_bandwidth = (void *)cos_cgroup_set_bandwidth,
 	.init		= (void *)cos_init,
 	.exit		= (void *)cos_exit,
+	.flags		= SCX_OPS_ENQ_LAST,	/* a throttled task must leave an idle CPU (F) */
 	.name		= COS_SHIM_NAME,
 };

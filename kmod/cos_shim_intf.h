@@ -29,6 +29,12 @@
  * ops.dispatch, so a shot task could not preempt them: lords are refused (EOPNOTSUPP).
  */
 #define COS_SHIM_CAP_FAIR_DSQ	(1U << 0)
+/*
+ * BANDWIDTH: the shim enforces cgroups' cpu.max (kmod/cos_group.c) for the tasks it runs
+ * under its fair policy: it parks a throttled group's tasks in a DSQ of the group's own, which
+ * needs scx_bpf_create_dsq (like FAIR_DSQ).
+ */
+#define COS_SHIM_CAP_BANDWIDTH	(1U << 1)
 
 /*
  * How the shim left (the convention of the kernel's tools/sched_ext "user exit info"): ops.exit
@@ -84,6 +90,16 @@ COS_KFUNC_BOUND(void, cos_kf_cpu_hotplug, s32 cpu, bool online);
 COS_KFUNC_BOUND(void, cos_kf_quiescent, struct task_struct *p, s32 slot, bool sleep);
 COS_KFUNC_BOUND(void, cos_kf_yield, struct task_struct *p, s32 slot);
 COS_KFUNC_BOUND(void, cos_kf_set_cpumask, struct task_struct *p, s32 slot);
+COS_KFUNC_BOUND(s32, cos_kf_cgroup_init, u64 id, u64 parent_id, u32 weight);
+COS_KFUNC_BOUND(void, cos_kf_cgroup_exit, u64 id);
+COS_KFUNC_BOUND(void, cos_kf_cgroup_set_bandwidth, u64 id, u64 period_us, u64 quota_us,
+		u64 burst_us);
+COS_KFUNC_BOUND(void, cos_kf_cgroup_set_weight, u64 id, u32 weight);
+COS_KFUNC_BOUND(bool, cos_kf_group_charge, u64 id, u64 ns);
+COS_KFUNC_BOUND(u64, cos_kf_group_throttled, u64 id);
+COS_KFUNC_BOUND(u64, cos_kf_group_budget, u64 id);
+COS_KFUNC_BOUND(u32, cos_kf_group_weight, u64 id);
+COS_KFUNC_BOUND0(u64, cos_kf_group_released);
 COS_KFUNC(s32, cos_kf_lord_cpu, void);
 COS_KFUNC(bool, cos_kf_lord_active, void);
 

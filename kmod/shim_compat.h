@@ -21,6 +21,13 @@ extern void scx_bpf_dsq_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slic
 extern void scx_bpf_kick_cpu(s32 cpu, u64 flags) __weak __ksym;
 extern const struct cpumask *scx_bpf_get_idle_cpumask(void) __weak __ksym;
 extern void scx_bpf_put_idle_cpumask(const struct cpumask *idle_mask) __weak __ksym;
+extern void scx_bpf_destroy_dsq(u64 dsq_id) __weak __ksym;
+extern int bpf_iter_scx_dsq_new(struct bpf_iter_scx_dsq *it, u64 dsq_id, u64 flags) __weak __ksym;
+extern struct task_struct *bpf_iter_scx_dsq_next(struct bpf_iter_scx_dsq *it) __weak __ksym;
+extern void bpf_iter_scx_dsq_destroy(struct bpf_iter_scx_dsq *it) __weak __ksym;
+extern void scx_bpf_dsq_move_set_vtime(struct bpf_iter_scx_dsq *it__iter, u64 vtime) __weak __ksym;
+extern bool scx_bpf_dsq_move_vtime(struct bpf_iter_scx_dsq *it__iter, struct task_struct *p,
+				   u64 dsq_id, u64 enq_flags) __weak __ksym;
 
 /*
  * Debian's 7.2.x BTF describes a few kfuncs (scx_bpf_create_dsq, scx_bpf_kick_cpu, ..._pick_*;

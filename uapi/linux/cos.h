@@ -42,6 +42,7 @@
 #define COS_FEAT_WAKE_RULES	(1ULL << 4)	/* struct cos_ctl.wake_rules is honoured */
 #define COS_FEAT_SHOOT_REPLACE	(1ULL << 5)	/* COS_SHOOT_F_REPLACE is known */
 #define COS_FEAT_SHOOT_LATCH	(1ULL << 6)	/* COS_SHOOT_F_LATCH is known */
+#define COS_FEAT_BANDWIDTH	(1ULL << 7)	/* the attached shim enforces cgroups' cpu.max */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)

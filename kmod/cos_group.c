@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cos_group.c — CPU bandwidth groups: the budget engine behind cgroup v2's cpu.max and
+ * cpu.weight under the shim.
+ *
+ * Why.  In full mode every task runs on sched_ext, and the kernel only *reports* a cgroup's
+ * cpu.max and cpu.weight to the BPF scheduler (ops.cgroup_init/set_bandwidth/set_weight); CFS's
+ * bandwidth control does not apply to ext tasks.  Without this file a container's cpu.max
+ * (what `docker --cpus` writes) would be silently ignored for every task once the shim attaches.
+ *
+ * Groups.  One struct cos_group per cgroup that has a cpu controller (sched_ext calls
+ * ops.cgroup_init for each, parents first, and ops.cgroup_exit children first), found by
+ * cgroup id in cos_groups (an xarray: RCU lookups on the scheduling path, inserts and erases in
+ * process context).  A group points at its parent's group, which outlives it.
+ *
+ * Budget.  A group with a quota has @runtime, the CPU time it may still use in the current
+ * period.  The shim charges the CPU time each task used (cos_group_charge(): at every
+ * ops.stopping and ops.tick) to the task's group and every ancestor with a quota.  Periods roll
+ * over lazily, when a charge or the refill timer sees one ended: @runtime gains a quota per
+ * period passed, up to quota + burst (unused budget carries over up to the burst, as in CFS),
+ * and an overrun is carried as debt, at most one quota deep, so that the long-run rate is the
+ * cap and a throttled task waits at most about two periods (sched_ext's watchdog ejects a
+ * scheduler whose runnable task waits 30 s; a period is at most 1 s).
+ *
+ * Throttling.  A group whose @runtime reaches 0 is throttled: it goes on cos_bw.throttled and
+ * one hrtimer for all groups is armed for the earliest period end among them.  While a group or
+ * an ancestor is throttled (cos_group_throttled()), the shim parks the group's runnable fair
+ * tasks in a DSQ of the group's own instead of running them, and ends a running task's slice at
+ * its next tick; a running task's slice is also capped at the budget left when it starts
+ * (cos_group_budget()), so a lone task stops on time.  The timer refills the groups whose
+ * period ended; one with budget again moves to cos_bw.released and the idle CPUs are kicked:
+ * their ops.dispatch takes the released groups (cos_group_released()) and moves the parked
+ * tasks back to the fair queue.
+ *
+ * Weight.  cpu.weight is kept per group for the fair policy's vtime (cos_group_weight()).
+ *
+ * Locking.  g->lock (a raw spinlock, IRQs off) protects a group's budget fields; cos_bw.lock
+ * the throttled and released lists, each group's @throttled and @listed, and the timer's
+ * expiry.  Order: cos_bw.lock -> g->lock.  The charge path takes g->lock alone and, only when
+ * a group runs out, drops it and takes both in that order.  Nothing here takes an rq lock,
+ * sleeps or allocates but ops.cgroup_init (process context).  This file calls no other file of
+ * cos.ko (see the order in cos.h): its kick is its own.
+ */
+#define pr_fmt(fmt) "cos: " fmt
+
+#include <linux/cleanup.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/xarray.h>
+
+#include "cos.h"
+
+/* quota_us as sched_ext reports "max" (RUNTIME_INF, which is not in the public headers) */
+#define COS_BW_QUOTA_INF	((u64)~0ULL)
+#define COS_GROUP_NO_QUOTA	U64_MAX
+
+struct cos_group {
+	u64 id;				/* the cgroup's id (kernfs node id) */
+	struct cos_group *parent;	/* NULL for the root; exits after this one */
+	u32 weight;			/* cpu.weight, 1..10000 (100: default) */
+	raw_spinlock_t lock;
+	/* under @lock */
+	u64 period_ns;
+	u64 quota_ns;			/* COS_GROUP_NO_QUOTA: no limit */
+	u64 burst_ns;
+	s64 runtime;			/* budget left in this period; < 0: debt */
+	u64 period_end;			/* when the current period ends (ktime_get_ns()) */
+	u64 usage_ns;			/* CPU time charged, in all */
+	/* under cos_bw.lock */
+	bool throttled;			/* on cos_bw.throttled; read lock-free by the shim's checks */
+	bool listed;			/* on cos_bw.throttled or cos_bw.released */
+	u64 throttled_at;
+	u64 throttled_ns;		/* time spent throttled, in all */
+	u64 nr_throttled;		/* times throttled */
+	struct list_head node;
+	struct rcu_head rcu;
+};
+
+static DEFINE_XARRAY(cos_groups);
+static atomic_t cos_groups_limited = ATOMIC_INIT(0);	/* groups with a quota */
+
+static struct {
+	raw_spinlock_t lock;
+	struct list_head throttled;	/* groups out of budget */
+	struct list_head released;	/* refilled, parked tasks not yet taken back by the shim */
+	struct hrtimer timer;		/* refills the throttled groups at their period ends */
+	u64 armed_at;			/* its expiry, U64_MAX when it will not fire again */
+} cos_bw = {
+	.lock = __RAW_SPIN_LOCK_UNLOCKED(cos_bw.lock),
+	.throttled = LIST_HEAD_INIT(cos_bw.throttled),
+	.released = LIST_HEAD_INIT(cos_bw.released),
+	.armed_at = U64_MAX,
+};
+
+/*
+ * The refill's kick: an idle CPU reschedules, so that its ops.dispatch takes the released
+ * groups; a busy CPU is left alone (its next dispatch will).
+ */
+static void cos_group_kick_fn(void *info)
+{
+	if (is_idle_task(current)) {
+		set_tsk_need_resched(current);
+		set_preempt_need_resched();
+	}
+}
+
+static DEFINE_PER_CPU(call_single_data_t, cos_group_csd) = CSD_INIT(cos_group_kick_fn, NULL);
+
+static void cos_group_kick_idle(void)
+{
+	int cpu;
+
+	for_each_online_cpu(cpu)
+		smp_call_function_single_async(cpu, per_cpu_ptr(&cos_group_csd, cpu));
+}
+
+/* The group of cgroup @id, or NULL.  Context: an RCU read side (IRQs off counts). */
+static struct cos_group *cos_group_find(u64 id)
+{
+	return id <= ULONG_MAX ? xa_load(&cos_groups, id) : NULL;
+}
+
+/*
+ * Roll @g's periods forward to @now: a quota per period passed, up to quota + burst; debt at
+ * most one quota deep.  Caller holds g->lock; @g has a quota.
+ */
+static void cos_group_roll(struct cos_group *g, u64 now)
+{
+	u64 n;
+
+	lockdep_assert_held(&g->lock);
+	if (now < g->period_end)
+		return;
+	n = (now - g->period_end) / g->period_ns + 1;
+	g->period_end += n * g->period_ns;
+	g->runtime += (s64)min(n, 2ULL) * (s64)g->quota_ns;	/* two quotas clear any debt */
+	g->runtime = min_t(s64, g->runtime, g->quota_ns + g->burst_ns);
+}
+
+/*
+ * Arm the refill timer for @when unless it fires earlier.  @armed_at, not the hrtimer's own
+ * state, says when: while the callback runs the timer is not queued, and the callback decides
+ * under cos_bw.lock whether it restarts.  A start while it runs wins over its restart (the
+ * hrtimer core keeps a timer enqueued meanwhile), which is earlier, so nothing is late.
+ * Caller holds cos_bw.lock.
+ */
+static void cos_group_arm(u64 when)
+{
+	lockdep_assert_held(&cos_bw.lock);
+	if (cos_bw.armed_at <= when)
+		return;
+	cos_bw.armed_at = when;
+	hrtimer_start(&cos_bw.timer, ns_to_ktime(when), HRTIMER_MODE_ABS_HARD);
+}
+
+/* @g ran out of budget: throttle it unless a refill came first.  Takes cos_bw.lock, g->lock. */
+static void cos_group_throttle(struct cos_group *g, u64 now)
+{
+	guard(raw_spinlock_irqsave)(&cos_bw.lock);
+	guard(raw_spinlock)(&g->lock);
+	cos_group_roll(g, now);
+	if (g->throttled || g->runtime > 0 || g->quota_ns == COS_GROUP_NO_QUOTA)
+		return;
+	g->throttled = true;
+	g->throttled_at = now;
+	g->nr_throttled++;
+	if (g->listed)
+		list_move_tail(&g->node, &cos_bw.throttled);	/* released, not yet taken */
+	else
+		list_add_tail(&g->node, &cos_bw.throttled);
+	g->listed = true;
+	cos_group_arm(g->period_end);
+}
+
+/*
+ * The refill timer (hard-irq context): every throttled group whose period ended gets its
+ * quota; those with budget again are released and the idle CPUs kicked.  It re-arms itself
+ * for the earliest period end among those still throttled.
+ */
+static enum hrtimer_restart cos_group_timer_fn(struct hrtimer *timer)
+{
+	u64 now = ktime_get_ns(), next = U64_MAX;
+	struct cos_group *g, *tmp;
+	bool released = false;
+
+	scoped_guard(raw_spinlock, &cos_bw.lock) {
+		list_for_each_entry_safe(g, tmp, &cos_bw.throttled, node) {
+			guard(raw_spinlock)(&g->lock);
+			cos_group_roll(g, now);
+			if (g->runtime > 0 || g->quota_ns == COS_GROUP_NO_QUOTA) {
+				g->throttled = false;
+				g->throttled_ns += now - g->throttled_at;
+				list_move_tail(&g->node, &cos_bw.released);
+				released = true;
+			} else {
+				next = min(next, g->period_end);
+			}
+		}
+		cos_bw.armed_at = next;
+		if (next != U64_MAX)
+			hrtimer_set_expires(timer, ns_to_ktime(next));
+	}
+	if (released)
+		cos_group_kick_idle();
+	return next != U64_MAX ? HRTIMER_RESTART : HRTIMER_NORESTART;
+}
+
+/**
+ * cos_group_init() - a cgroup with a cpu controller appeared (or the shim attached)
+ * @id: its cgroup id
+ * @parent_id: its parent's (0 for the root)
+ * @weight: its cpu.weight
+ *
+ * Context: ops.cgroup_init, process context, may sleep (allocates); parents come first.
+ * Return: 0, -ENOMEM, -EEXIST (a group of that id exists), or -ENOENT (a parent id given
+ * whose group does not exist).
+ */
+int cos_group_init(u64 id, u64 parent_id, u32 weight)
+{
+	struct cos_group *g, *parent = NULL;
+	int ret;
+
+	might_sleep();
+	if (!id || id > ULONG_MAX)
+		return -EINVAL;
+	if (parent_id) {
+		parent = xa_load(&cos_groups, parent_id);
+		if (!parent)
+			return -ENOENT;
+	}
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return -ENOMEM;
+	g->id = id;
+	g->parent = parent;
+	g->weight = weight ?: 100;
+	raw_spin_lock_init(&g->lock);
+	g->quota_ns = COS_GROUP_NO_QUOTA;
+	g->period_ns = 100 * NSEC_PER_MSEC;
+	INIT_LIST_HEAD(&g->node);
+	ret = xa_insert(&cos_groups, id, g, GFP_KERNEL);
+	if (ret) {
+		kfree(g);
+		return ret == -EBUSY ? -EEXIST : ret;
+	}
+	return 0;
+}
+
+/**
+ * cos_group_exit() - cgroup @id is gone (or the shim is leaving)
+ * @id: its cgroup id
+ *
+ * Its children have gone first; it has no tasks.  Freed after an RCU grace period: the
+ * scheduling path looks groups up under RCU.
+ * Context: ops.cgroup_exit, process context; takes cos_bw.lock.
+ */
+void cos_group_exit(u64 id)
+{
+	struct cos_group *g = id <= ULONG_MAX ? xa_erase(&cos_groups, id) : NULL;
+
+	if (!g)
+		return;
+	scoped_guard(raw_spinlock_irqsave, &cos_bw.lock) {
+		if (g->listed)
+			list_del_init(&g->node);
+		g->listed = false;
+		g->throttled = false;
+		if (g->quota_ns != COS_GROUP_NO_QUOTA)
+			atomic_dec(&cos_groups_limited);
+	}
+	kfree_rcu(g, rcu);
+}
+
+/**
+ * cos_group_set_bandwidth() - cgroup @id's cpu.max (and cpu.max.burst) changed
+ * @id: its cgroup id
+ * @period_us: the period
+ * @quota_us: the quota per period, COS_BW_QUOTA_INF for "max"
+ * @burst_us: the burst
+ *
+ * The kernel has validated the values (cpu.max's own limits).  A new limit starts a new
+ * period with a full quota; a group that is throttled is released at once if the limit went
+ * away or grew.
+ * Context: ops.cgroup_init or ops.cgroup_set_bandwidth, process context; takes cos_bw.lock and
+ * g->lock.
+ */
+void cos_group_set_bandwidth(u64 id, u64 period_us, u64 quota_us, u64 burst_us)
+{
+	bool had, has = quota_us != COS_BW_QUOTA_INF && period_us;
+	u64 now = ktime_get_ns();
+	struct cos_group *g;
+	bool released = false;
+
+	guard(rcu)();
+	g = cos_group_find(id);
+	if (!g)
+		return;
+	scoped_guard(raw_spinlock_irqsave, &cos_bw.lock) {
+		guard(raw_spinlock)(&g->lock);
+		had = g->quota_ns != COS_GROUP_NO_QUOTA;
+		g->period_ns = (period_us ?: 100000) * NSEC_PER_USEC;
+		g->quota_ns = has ? quota_us * NSEC_PER_USEC : COS_GROUP_NO_QUOTA;
+		g->burst_ns = has ? burst_us * NSEC_PER_USEC : 0;
+		g->runtime = has ? g->quota_ns : 0;
+		g->period_end = now + g->period_ns;
+		if (g->throttled) {
+			g->throttled = false;
+			g->throttled_ns += now - g->throttled_at;
+			list_move_tail(&g->node, &cos_bw.released);
+			released = true;
+		}
+	}
+	if (had != has)
+		atomic_add(has ? 1 : -1, &cos_groups_limited);
+	if (released)
+		cos_group_kick_idle();
+}
+
+/**
+ * cos_group_set_weight() - cgroup @id's cpu.weight changed
+ * @id: its cgroup id
+ * @weight: the new weight, 1..10000
+ *
+ * Context: ops.cgroup_set_weight, process context; lock-free (one word).
+ */
+void cos_group_set_weight(u64 id, u32 weight)
+{
+	struct cos_group *g;
+
+	guard(rcu)();
+	g = cos_group_find(id);
+	if (g)
+		WRITE_ONCE(g->weight, weight ?: 100);
+}
+
+/**
+ * cos_group_charge() - charge @ns of CPU time to cgroup @id and its ancestors
+ * @id: the cgroup of the task that ran
+ * @ns: how long it ran since its last charge
+ *
+ * Every group of the chain that has a quota loses @ns of its budget; one that runs out is
+ * throttled (cos_group_throttle()).
+ * Context: the shim's ops.stopping or ops.tick, the task's rq lock held, IRQs off; takes the
+ * groups' locks one at a time (cos_bw.lock too when one runs out).
+ * Return: whether the chain is throttled now (the task should stop).
+ */
+bool cos_group_charge(u64 id, u64 ns)
+{
+	struct cos_group *g;
+	bool throttled = false;
+	u64 now;
+
+	if (!atomic_read(&cos_groups_limited) || !ns)
+		return false;
+	now = ktime_get_ns();
+	guard(rcu)();
+	for (g = cos_group_find(id); g; g = g->parent) {
+		bool out = false;
+
+		scoped_guard(raw_spinlock_irqsave, &g->lock) {
+			g->usage_ns += ns;
+			if (g->quota_ns != COS_GROUP_NO_QUOTA) {
+				cos_group_roll(g, now);
+				g->runtime = max_t(s64, g->runtime - (s64)ns, -(s64)g->quota_ns);
+				out = g->runtime <= 0;
+			}
+		}
+		if (out && !READ_ONCE(g->throttled))
+			cos_group_throttle(g, now);
+		throttled |= READ_ONCE(g->throttled);
+	}
+	return throttled;
+}
+
+/**
+ * cos_group_throttled() - is cgroup @id or an ancestor throttled?
+ * @id: a task's cgroup
+ *
+ * Context: the shim's ops.select_cpu, ops.enqueue or ops.dispatch; lock-free (a group throttled
+ * a moment ago may be missed: its tasks stop at their next tick).
+ * Return: the id of the nearest throttled group (where the task parks), 0 if none.
+ */
+u64 cos_group_throttled(u64 id)
+{
+	struct cos_group *g;
+
+	if (!atomic_read(&cos_groups_limited))
+		return 0;
+	guard(rcu)();
+	for (g = cos_group_find(id); g; g = g->parent)
+		if (READ_ONCE(g->throttled))
+			return g->id;
+	return 0;
+}
+
+/**
+ * cos_group_budget() - the CPU time cgroup @id's chain may still use in its periods
+ * @id: a task's cgroup
+ *
+ * Context: the shim's ops.running; takes the groups' locks one at a time.
+ * Return: the least budget left over the chain's groups with a quota (0 if one is spent),
+ * U64_MAX if none has a quota.
+ */
+u64 cos_group_budget(u64 id)
+{
+	u64 now, budget = U64_MAX;
+	struct cos_group *g;
+
+	if (!atomic_read(&cos_groups_limited))
+		return U64_MAX;
+	now = ktime_get_ns();
+	guard(rcu)();
+	for (g = cos_group_find(id); g; g = g->parent) {
+		guard(raw_spinlock_irqsave)(&g->lock);
+		if (g->quota_ns == COS_GROUP_NO_QUOTA)
+			continue;
+		cos_group_roll(g, now);
+		budget = min_t(u64, budget, max_t(s64, g->runtime, 0));
+	}
+	return budget;
+}
+
+/**
+ * cos_group_weight() - the weight cgroup @id's tasks get relative to the root's (100 = equal)
+ * @id: a task's cgroup
+ *
+ * The product of cpu.weight / 100 down the chain, so a task of a group of weight 200 inside
+ * one of weight 50 weighs as a root task (a flat approximation: siblings' shares are not
+ * normalised by how many of them are runnable).
+ * Context: any scheduling op; lock-free.
+ * Return: the weight, 1..10000 as cpu.weight's range (100 for the root or an unknown group).
+ */
+u32 cos_group_weight(u64 id)
+{
+	struct cos_group *g;
+	u64 w = 100;
+
+	guard(rcu)();
+	for (g = cos_group_find(id); g && g->parent; g = g->parent)
+		w = clamp_t(u64, w * READ_ONCE(g->weight) / 100, 1, 10000);
+	return w;
+}
+
+/**
+ * cos_group_released() - take one refilled group whose parked tasks go back to the fair queue
+ *
+ * Context: the shim's ops.dispatch; takes cos_bw.lock when the list is not empty.
+ * Return: its cgroup id, 0 if none.
+ */
+u64 cos_group_released(void)
+{
+	struct cos_group *g;
+
+	if (list_empty_careful(&cos_bw.released))
+		return 0;
+	guard(raw_spinlock_irqsave)(&cos_bw.lock);
+	g = list_first_entry_or_null(&cos_bw.released, struct cos_group, node);
+	if (!g)
+		return 0;
+	list_del_init(&g->node);
+	g->listed = false;
+	return g->id;
+}
+
+void cos_groups_init(void)
+{
+	hrtimer_setup(&cos_bw.timer, cos_group_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+}
+
+/**
+ * cos_groups_clear() - forget every group
+ *
+ * The shim left (sched_ext exits every cgroup before ops.exit, so normally nothing is left), or
+ * the module goes.  Context: process context; takes the table's lock and cos_bw.lock.
+ */
+void cos_groups_clear(void)
+{
+	struct cos_group *g;
+	unsigned long id;
+
+	xa_for_each(&cos_groups, id, g)
+		cos_group_exit(id);
+}
+
+/* Module exit: no shim is attached (it holds a module reference). */
+void cos_groups_exit(void)
+{
+	cos_groups_clear();
+	hrtimer_cancel(&cos_bw.timer);
+	rcu_barrier();		/* the kfree_rcu()s of cos_group_exit() */
+}
