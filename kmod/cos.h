@@ -236,6 +236,7 @@ u64 cos_group_throttled(u64 id);
 u64 cos_group_budget(u64 id);
 u32 cos_group_weight(u64 id);
 u64 cos_group_released(void);
+long cos_ioc_get_groups(void __user *uarg);
 
 /* cos_task.c: the task table and its verbs, the custody and fallback lists, the ring */
 int cos_tasks_init(void);

@@ -52,13 +52,13 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/uaccess.h>
 #include <linux/xarray.h>
 
 #include "cos.h"
 
 /* quota_us as sched_ext reports "max" (RUNTIME_INF, which is not in the public headers) */
 #define COS_BW_QUOTA_INF	((u64)~0ULL)
-#define COS_GROUP_NO_QUOTA	U64_MAX
 
 struct cos_group {
 	u64 id;				/* the cgroup's id (kernfs node id) */
@@ -72,6 +72,8 @@ struct cos_group {
 	s64 runtime;			/* budget left in this period; < 0: debt */
 	u64 period_end;			/* when the current period ends (ktime_get_ns()) */
 	u64 usage_ns;			/* CPU time charged, in all */
+	u64 period_usage;		/* charged in the current period (limited groups) */
+	u64 last_usage;			/* charged in the last complete period */
 	/* under cos_bw.lock */
 	bool throttled;			/* on cos_bw.throttled; read lock-free by the shim's checks */
 	bool listed;			/* on cos_bw.throttled or cos_bw.released */
@@ -138,6 +140,8 @@ static void cos_group_roll(struct cos_group *g, u64 now)
 	if (now < g->period_end)
 		return;
 	n = (now - g->period_end) / g->period_ns + 1;
+	g->last_usage = n == 1 ? g->period_usage : 0;
+	g->period_usage = 0;
 	g->period_end += n * g->period_ns;
 	g->runtime += (s64)min(n, 2ULL) * (s64)g->quota_ns;	/* two quotas clear any debt */
 	g->runtime = min_t(s64, g->runtime, g->quota_ns + g->burst_ns);
@@ -367,6 +371,7 @@ bool cos_group_charge(u64 id, u64 ns)
 			g->usage_ns += ns;
 			if (g->quota_ns != COS_GROUP_NO_QUOTA) {
 				cos_group_roll(g, now);
+				g->period_usage += ns;
 				g->runtime = max_t(s64, g->runtime - (s64)ns, -(s64)g->quota_ns);
 				out = g->runtime <= 0;
 			}
@@ -466,6 +471,79 @@ u64 cos_group_released(void)
 	list_del_init(&g->node);
 	g->listed = false;
 	return g->id;
+}
+
+static void cos_group_info_fill(struct cos_group_info *info, struct cos_group *g, u64 now)
+{
+	guard(raw_spinlock_irqsave)(&cos_bw.lock);
+	guard(raw_spinlock)(&g->lock);
+	if (g->quota_ns != COS_GROUP_NO_QUOTA)
+		cos_group_roll(g, now);
+	*info = (struct cos_group_info){
+		.id = g->id,
+		.parent_id = g->parent ? g->parent->id : 0,
+		.period_ns = g->period_ns,
+		.quota_ns = g->quota_ns,
+		.burst_ns = g->burst_ns,
+		.runtime_ns = g->runtime,
+		.usage_ns = g->usage_ns,
+		.last_usage_ns = g->last_usage,
+		.throttled_ns = g->throttled_ns + (g->throttled ? now - g->throttled_at : 0),
+		.nr_throttled = g->nr_throttled,
+		.weight = READ_ONCE(g->weight),
+		.flags = g->throttled ? COS_GROUP_F_THROTTLED : 0,
+	};
+}
+
+/**
+ * cos_ioc_get_groups() - COS_IOC_GET_GROUPS: copy out a batch of groups, in cgroup id order
+ * @uarg: user pointer to struct cos_groups_args
+ *
+ * Context: process context, may sleep and fault.  Allocates a bounded bounce buffer
+ * (COS_GROUPS_BATCH_MAX entries) and fills it under RCU, taking each group's locks (cos_bw.lock,
+ * g->lock, IRQs off) in turn; copies it out after.
+ * Return: 0, -EINVAL (size, flags, capacity), -EFAULT, -ENOMEM.
+ */
+long cos_ioc_get_groups(void __user *uarg)
+{
+	long usize = cos_user_size(uarg, COS_GROUPS_ARGS_SIZE_VER0);
+	struct cos_groups_args args;
+	struct cos_group_info *buf;
+	u64 now = ktime_get_ns();
+	struct cos_group *g;
+	unsigned long id;
+	u32 n = 0, cap;
+	int ret;
+
+	if (usize < 0)
+		return usize;
+	ret = cos_copy_in(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	if (args.flags || !args.capacity)
+		return -EINVAL;
+	cap = min_t(u32, args.capacity, COS_GROUPS_BATCH_MAX);
+	buf = kvmalloc_array(cap, sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	args.next = 0;
+	if (args.start <= ULONG_MAX) {
+		guard(rcu)();
+		xa_for_each_start(&cos_groups, id, g, args.start) {
+			if (n == cap) {
+				args.next = id;
+				break;
+			}
+			cos_group_info_fill(&buf[n++], g, now);
+		}
+	}
+	args.count = n;
+	if (copy_to_user(u64_to_user_ptr(args.groups), buf, array_size(n, sizeof(*buf))))
+		ret = -EFAULT;
+	else
+		ret = cos_copy_out(uarg, usize, &args, sizeof(args));
+	kvfree(buf);
+	return ret;
 }
 
 void cos_groups_init(void)

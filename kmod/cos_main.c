@@ -87,6 +87,8 @@ static long cos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return cos_ioc_unregister(file);
 	case _IOC_NR(COS_IOC_GET_TASKS):
 		return cos_ioc_get_tasks(uarg);
+	case _IOC_NR(COS_IOC_GET_GROUPS):
+		return cos_ioc_get_groups(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -160,6 +162,8 @@ static int __init cos_init(void)
 	BUILD_BUG_ON(sizeof(struct cos_uring_shoot) != 16);
 	BUILD_BUG_ON(offsetof(struct cos_ctl, produced) != 64);	/* the lord's half, then the module's */
 	BUILD_BUG_ON(sizeof(struct cos_task_info) != 80);
+	BUILD_BUG_ON(sizeof(struct cos_group_info) != 96);
+	BUILD_BUG_ON(sizeof(struct cos_groups_args) != COS_GROUPS_ARGS_SIZE_VER0);
 
 	if (cos_max_tasks < 64 || cos_max_tasks > (1U << 20)) {
 		pr_err("max_tasks=%u is outside 64..1048576\n", cos_max_tasks);

@@ -63,6 +63,43 @@ int cos_get_info(int fd, struct cos_info *info);
 int cos_get_tasks(int fd, struct cos_task_info **tasks, size_t *nr);
 
 /**
+ * cos_get_groups() - list the bandwidth groups (cgroups with a cpu controller) the shim knows,
+ * in cgroup id order, with their cpu.max, cpu.weight, usage and throttling
+ * @fd: from cos_open()
+ * @groups: set to a malloc()ed array the caller frees (NULL when there is none)
+ * @nr: set to its length
+ *
+ * Empty while no shim is attached.  Context: any thread; needs no lord.
+ * Return: 0, -EOPNOTSUPP if the module predates the call, -ENOMEM, or the ioctl's negative errno.
+ */
+int cos_get_groups(int fd, struct cos_group_info **groups, size_t *nr);
+
+/**
+ * cos_group_set_rate() - cap a cgroup at @rate_pct % of one CPU (COS's rate groups), through
+ * its cgroup v2 cpu.max: one mechanism for cos and for container runtimes
+ * @cgroup: a cgroup v2 directory with the cpu controller enabled (by its parent's
+ *	cgroup.subtree_control)
+ * @rate_pct: the rate, > 0 and at most 100 x the online CPUs; 0 removes the cap ("max")
+ * @period_us: the period, 1000..1000000 (0: 100000, the kernel's default)
+ *
+ * Writes "QUOTA PERIOD" to cpu.max, QUOTA = @rate_pct x @period_us / 100 (at least 1000 us, the
+ * kernel's least quota).  Context: any thread; needs write access to cpu.max (root).
+ * Return: 0; -EINVAL (a rate or period out of range, a quota under 1 ms), -ENOTDIR (@cgroup is
+ * no cgroup v2 directory), -EOPNOTSUPP (no cpu controller there), or the write's negative errno.
+ */
+int cos_group_set_rate(const char *cgroup, double rate_pct, unsigned int period_us);
+
+/**
+ * cos_group_path() - the cgroupfs path of the cgroup whose id is @id (its directory's inode)
+ * @id: a struct cos_group_info id
+ * @buf: filled with the path ("/sys/fs/cgroup/..."), NUL-terminated
+ * @len: its size
+ *
+ * Walks /sys/fs/cgroup.  Return: 0, -ENOENT (no such cgroup now), -ENAMETOOLONG.
+ */
+int cos_group_path(unsigned long long id, char *buf, size_t len);
+
+/**
  * cos_module_load() - load cos.ko (libkmod), like modprobe or insmod
  * @path: a cos.ko file to load (insmod), or NULL for the one installed for the running kernel
  *	(modprobe: /lib/modules/$(uname -r), e.g. from DKMS)

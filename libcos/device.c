@@ -86,6 +86,54 @@ COS_EXPORT int cos_get_tasks(int fd, struct cos_task_info **tasks, size_t *nr)
 	return 0;
 }
 
+COS_EXPORT int cos_get_groups(int fd, struct cos_group_info **groups, size_t *nr)
+{
+	struct cos_group_info *all = NULL, *grown;
+	unsigned long long start = 0;
+	size_t n = 0, cap = 0;
+
+	*groups = NULL;
+	*nr = 0;
+	for (;;) {
+		struct cos_groups_args args = {
+			.size = sizeof(args),
+			.start = start,
+			.capacity = COS_GROUPS_BATCH_MAX,
+		};
+
+		if (cap - n < COS_GROUPS_BATCH_MAX) {
+			cap = cap ? cap * 2 : COS_GROUPS_BATCH_MAX;
+			grown = realloc(all, cap * sizeof(*all));
+			if (!grown) {
+				free(all);
+				return cos_fail(-ENOMEM, "out of memory listing groups");
+			}
+			all = grown;
+		}
+		args.groups = (unsigned long)(all + n);
+		if (ioctl(fd, COS_IOC_GET_GROUPS, &args)) {
+			int err = errno;
+
+			free(all);
+			if (err == ENOTTY)
+				return cos_fail(-EOPNOTSUPP, "the loaded cos module has no bandwidth groups "
+						"(it predates COS_IOC_GET_GROUPS): load the matching cos.ko");
+			return cos_fail(-err, "COS_IOC_GET_GROUPS failed: %s", strerror(err));
+		}
+		n += args.count;
+		if (!args.next || args.next <= start)
+			break;
+		start = args.next;
+	}
+	if (!n) {
+		free(all);
+		all = NULL;
+	}
+	*groups = all;
+	*nr = n;
+	return 0;
+}
+
 COS_EXPORT const char *cos_task_state_name(unsigned int state)
 {
 	static const char *const names[] = {

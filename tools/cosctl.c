@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cosctl.c — the cos command line: status of the module and the shim, the COS tasks, load/unload
- * the module, attach/detach the shim, run a command as COS tasks.
+ * cosctl.c — the cos command line: status of the module and the shim, the COS tasks, the
+ * bandwidth groups (list, set a rate), load/unload the module, attach/detach the shim, run a
+ * command as COS tasks.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,6 +23,11 @@ static const char usage[] =
 	"commands:\n"
 	"  status            module (ABI, features), sched_ext state, shim, the lord, counters\n"
 	"  tasks             the COS tasks: state, CPU, CPU time, last event and how long ago\n"
+	"  groups            the bandwidth groups (cgroups with a cpu controller) the shim knows:\n"
+	"                    rate (cpu.max), weight, usage in the last period, throttling, tasks\n"
+	"  groups set [--period US] PATH RATE%|max\n"
+	"                    cap cgroup PATH at RATE % of one CPU (e.g. 600%: six CPUs' worth) by\n"
+	"                    writing its cpu.max; max removes the cap.  US: the period (100000)\n"
 	"  load [--path FILE] [PARAM=VALUE...]\n"
 	"                    load cos.ko: the one installed for the running kernel (modprobe), or\n"
 	"                    FILE (insmod); parameters such as max_tasks=8192\n"
@@ -36,7 +42,7 @@ static const char usage[] =
 	"  help              this text\n"
 	"\n"
 	"options:\n"
-	"  -j, --json        machine-readable output (status, tasks, load, unload)\n"
+	"  -j, --json        machine-readable output (status, tasks, groups, load, unload)\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"Most commands need root.  Exit status: 0 on success, 1 on failure, 2 on bad usage.\n";
@@ -252,6 +258,152 @@ static int cmd_tasks(int json)
 	return 0;
 }
 
+/* The number of lines of @file (a cgroup's cgroup.threads: its tasks), -1 if unreadable. */
+static long count_lines(const char *dir, const char *file)
+{
+	char path[4096 + 32];
+	long n = 0;
+	FILE *f;
+	int c;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static int cmd_groups_list(int json)
+{
+	struct cos_group_info *groups;
+	size_t n, i;
+	int fd, err;
+
+	fd = cos_open();
+	if (fd < 0) {
+		fprintf(stderr, "cosctl: %s\n", cos_strerror(fd));
+		return 1;
+	}
+	err = cos_get_groups(fd, &groups, &n);
+	close(fd);
+	if (err) {
+		fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
+		return 1;
+	}
+	json_t *list = json ? json_array() : NULL;
+
+	if (!json && n)
+		printf("%-8s %8s %9s %6s %9s %10s %6s %11s %6s  %s\n", "ID", "RATE", "PERIOD_ms",
+		       "WEIGHT", "LAST_%", "USED_s", "THROTL", "THROTL_s", "TASKS", "PATH");
+	else if (!json)
+		printf("no bandwidth groups (is the shim attached?)\n");
+	for (i = 0; i < n; i++) {
+		const struct cos_group_info *g = &groups[i];
+		bool limited = g->quota_ns != COS_GROUP_NO_QUOTA;
+		char path[4096], rate[32], last[32];
+		long tasks;
+
+		if (cos_group_path(g->id, path, sizeof(path)))
+			snprintf(path, sizeof(path), "?");
+		tasks = path[0] == '/' ? count_lines(path, "cgroup.threads") : -1;
+		if (json) {
+			json_array_append_new(list, json_pack(
+				"{s:I,s:I,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:b,s:I}",
+				"id", (json_int_t)g->id, "parent_id", (json_int_t)g->parent_id,
+				"path", json_text(path),
+				"quota_ns", limited ? json_integer((json_int_t)g->quota_ns) : json_null(),
+				"period_ns", (json_int_t)g->period_ns, "burst_ns", (json_int_t)g->burst_ns,
+				"runtime_ns", (json_int_t)g->runtime_ns, "usage_ns", (json_int_t)g->usage_ns,
+				"last_usage_ns", (json_int_t)g->last_usage_ns,
+				"throttled_ns", (json_int_t)g->throttled_ns,
+				"nr_throttled", (json_int_t)g->nr_throttled, "weight", g->weight,
+				"throttled", (g->flags & COS_GROUP_F_THROTTLED) != 0,
+				"tasks", (json_int_t)tasks));
+			continue;
+		}
+		if (limited) {
+			snprintf(rate, sizeof(rate), "%.0f%%", 100.0 * g->quota_ns / g->period_ns);
+			snprintf(last, sizeof(last), "%.1f", 100.0 * g->last_usage_ns / g->period_ns);
+		} else {
+			snprintf(rate, sizeof(rate), "max");
+			snprintf(last, sizeof(last), "-");
+		}
+		printf("%-8llu %8s %9.1f %6u %9s %10.3f %6llu %11.3f %6ld  %s%s\n",
+		       (unsigned long long)g->id, rate, g->period_ns / 1e6, g->weight, last,
+		       g->usage_ns / 1e9, (unsigned long long)g->nr_throttled, g->throttled_ns / 1e9,
+		       tasks, path, g->flags & COS_GROUP_F_THROTTLED ? " (throttled)" : "");
+	}
+	if (json)
+		json_print(list);
+	free(groups);
+	return 0;
+}
+
+static const char groups_set_usage[] =
+	"usage: cosctl groups set [--period US] PATH RATE%|max\n"
+	"Cap cgroup v2 directory PATH at RATE % of one CPU (0 < RATE <= 100 x the online CPUs):\n"
+	"writes QUOTA PERIOD to its cpu.max, QUOTA = RATE x PERIOD / 100 (at least 1000 us).  max\n"
+	"removes the cap.  PERIOD is US microseconds, 1000..1000000 (default 100000).\n";
+
+static int cmd_groups(int argc, char **argv, int json)
+{
+	unsigned long period = 0;
+	char *end;
+	double rate;
+	int err;
+
+	if (argc == 0)
+		return cmd_groups_list(json);
+	if (strcmp(argv[0], "set")) {
+		fprintf(stderr, "cosctl: unknown groups command '%s'\n\n%s", argv[0], usage);
+		return 2;
+	}
+	argc--;
+	argv++;
+	if (argc >= 2 && !strcmp(argv[0], "--period")) {
+		errno = 0;
+		period = strtoul(argv[1], &end, 10);
+		if (errno || *end || !period || period > 1000000 || period < 1000) {
+			fprintf(stderr, "cosctl: --period '%s': want 1000..1000000 microseconds\n",
+				argv[1]);
+			return 2;
+		}
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc != 2) {
+		fputs(groups_set_usage, stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "max")) {
+		rate = 0;
+	} else {
+		errno = 0;
+		rate = strtod(argv[1], &end);
+		if (errno || end == argv[1] || (*end && strcmp(end, "%")) || !(rate > 0)) {
+			fprintf(stderr, "cosctl: rate '%s': want a number above 0 with an optional %%, "
+				"or max\n", argv[1]);
+			return 2;
+		}
+	}
+	err = cos_group_set_rate(argv[0], rate, period);
+	if (err) {
+		fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
+		return err == -EINVAL ? 2 : 1;
+	}
+	if (json)
+		json_print(json_pack("{s:o,s:f,s:I}", "path", json_text(argv[0]), "rate_pct", rate,
+				     "period_us", (json_int_t)(period ?: 100000)));
+	else if (rate)
+		printf("%s: capped at %g %% of a CPU\n", argv[0], rate);
+	else
+		printf("%s: no cap\n", argv[0]);
+	return 0;
+}
+
 static int cmd_load(int argc, char **argv, int json)
 {
 	char params[1024] = "";
@@ -453,6 +605,8 @@ int main(int argc, char **argv)
 		return cmd_status(json);
 	if (!strcmp(argv[0], "tasks") && argc == 1)
 		return cmd_tasks(json);
+	if (!strcmp(argv[0], "groups"))
+		return cmd_groups(argc - 1, argv + 1, json);
 	if (!strcmp(argv[0], "load"))
 		return cmd_load(argc - 1, argv + 1, json);
 	if (!strcmp(argv[0], "unload"))

@@ -273,3 +273,65 @@ TEST_CASE("2000 limited cgroups come and go, before and under the shim, with no 
 	Shim again;			/* a second attach meets no stale group */
 	CHECK(sched_ext_state() == "enabled");
 }
+
+TEST_CASE("cosctl groups set caps a cgroup through its cpu.max; bad rates, periods and paths are refused", "[bandwidth][cosctl]")
+{
+	Cgroup cg("cos-bw-ctl");
+	std::string out;
+	CHECK(sh("cosctl groups set " + cg.path + " 150% 2>&1", &out) == 0);
+	CAPTURE(out);
+	CHECK(read_file(cg.path + "/cpu.max") == "150000 100000");
+	CHECK(sh("cosctl groups set --period 50000 " + cg.path + " 50 2>&1", &out) == 0);
+	CHECK(read_file(cg.path + "/cpu.max") == "25000 50000");
+	CHECK(sh("cosctl groups set " + cg.path + " max 2>&1", &out) == 0);
+	CHECK(read_file(cg.path + "/cpu.max") == "max 100000");
+
+	int over = nr_cpus() * 100 + 1;
+	struct Bad { std::string args; int status; const char *says; };
+	for (const Bad &b : std::vector<Bad>{
+		     { cg.path + " 0", 2, "above 0" },
+		     { cg.path + " -5%", 2, "above 0" },
+		     { cg.path + " 12abc", 2, "want a number" },
+		     { cg.path + " " + std::to_string(over) + "%", 2, "outside" },
+		     { cg.path + " 0.5%", 2, "least" },		/* 500 us of 100 ms */
+		     { "--period 999 " + cg.path + " 50%", 2, "--period" },
+		     { "--period 2000000 " + cg.path + " 50%", 2, "--period" },
+		     { "/tmp 50%", 1, "no cgroup v2 directory" },
+		     { "/sys/fs/cgroup/no-such-cgroup 50%", 1, "no cgroup v2 directory" },
+		     { cg.path, 2, "usage" },
+	     }) {
+		CAPTURE(b.args);
+		CHECK(sh("cosctl groups set " + b.args + " 2>&1", &out) == b.status);
+		CAPTURE(out);
+		CHECK(out.find(b.says) != std::string::npos);
+	}
+	CHECK(read_file(cg.path + "/cpu.max") == "max 100000");	/* nothing written */
+	/* a cgroup below one without the cpu controller has no cpu.max */
+	Cgroup nocpu("cos-bw-nocpu");
+	std::string leaf = nocpu.path + "/leaf";
+	REQUIRE(mkdir(leaf.c_str(), 0755) == 0);
+	CHECK(sh("cosctl groups set " + leaf + " 50% 2>&1", &out) == 1);
+	CHECK(out.find("cpu controller") != std::string::npos);
+	rmdir(leaf.c_str());
+}
+
+TEST_CASE("cosctl groups lists each group with its rate, usage, throttling and tasks", "[bandwidth][cosctl]")
+{
+	Shim shim;
+	if (!shim_enforces())
+		SKIP("this kernel's shim does not enforce cpu.max (no scx_bpf_create_dsq)");
+	Cgroup cg("cos-bw-list");
+	REQUIRE(sh("cosctl groups set " + cg.path + " 50%") == 0);
+	Spinners spin(cg, 2);
+	std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+	std::string out;
+	REQUIRE(sh("cosctl --json groups | python3 -c 'import json,sys; g=[x for x in json.load(sys.stdin) "
+		   "if x[\"path\"]==\"" + cg.path + "\"][0]; print(g[\"quota_ns\"], g[\"period_ns\"], "
+		   "g[\"weight\"], g[\"tasks\"], g[\"nr_throttled\"] > 3, g[\"throttled_ns\"] > 300000000, "
+		   "20000000 < g[\"last_usage_ns\"] < 80000000, g[\"usage_ns\"] > 200000000)'", &out) == 0);
+	CHECK(out == "50000000 100000000 100 2 True True True True\n");
+	REQUIRE(sh("cosctl groups", &out) == 0);
+	CAPTURE(out);
+	CHECK(out.find(" 50%") != std::string::npos);
+	CHECK(out.find(cg.path) != std::string::npos);
+}

@@ -491,6 +491,67 @@ struct cos_tasks_args {
 #define COS_TASKS_ARGS_SIZE_VER0	32
 #define COS_TASKS_BATCH_MAX		256
 
+/**
+ * struct cos_group_info - one bandwidth group (a cgroup with a cpu controller), COS_IOC_GET_GROUPS
+ * @id:			the cgroup's id (its directory's inode number in cgroupfs)
+ * @parent_id:		its parent's, 0 for the root
+ * @period_ns:		cpu.max's period
+ * @quota_ns:		cpu.max's quota, COS_GROUP_NO_QUOTA for "max"
+ * @burst_ns:		cpu.max.burst
+ * @runtime_ns:		budget left in the current period (< 0: debt from an overrun)
+ * @usage_ns:		CPU time its tasks used under the shim, in all (its subtree's included)
+ * @last_usage_ns:	of that, in its last complete period (limited groups only, else 0)
+ * @throttled_ns:	time spent throttled, in all
+ * @nr_throttled:	times throttled
+ * @weight:		cpu.weight
+ * @flags:		COS_GROUP_F_*
+ *
+ * The counters start when the shim attaches (or the cgroup appears under it).
+ */
+struct cos_group_info {
+	__u64 id;
+	__u64 parent_id;
+	__u64 period_ns;
+	__u64 quota_ns;
+	__u64 burst_ns;
+	__s64 runtime_ns;
+	__u64 usage_ns;
+	__u64 last_usage_ns;
+	__u64 throttled_ns;
+	__u64 nr_throttled;
+	__u32 weight;
+	__u32 flags;
+	__u64 __reserved;
+};
+#define COS_GROUP_NO_QUOTA	(~0ULL)
+#define COS_GROUP_F_THROTTLED	(1U << 0)	/* out of budget now */
+
+/**
+ * struct cos_groups_args - COS_IOC_GET_GROUPS: list the bandwidth groups, a batch per call
+ * @size:	sizeof(struct cos_groups_args)
+ * @flags:	0
+ * @start:	in: first cgroup id to look at (0 for the first call)
+ * @next:	out: where the next call starts; 0 when there is none
+ * @capacity:	in: entries at @groups (the module fills at most 256 per call)
+ * @count:	out: entries filled, in cgroup id order
+ * @groups:	in: user pointer to struct cos_group_info[@capacity]
+ *
+ * The groups exist while the shim is attached (sched_ext tells it of each cgroup).  Each entry
+ * is consistent in itself; the list is not a snapshot.  Needs no lord.  Errors: EINVAL (size,
+ * flags, @capacity 0), EFAULT, ENOMEM.
+ */
+struct cos_groups_args {
+	__u32 size;
+	__u32 flags;
+	__u64 start;
+	__u64 next;
+	__u32 capacity;
+	__u32 count;
+	__u64 groups;
+};
+#define COS_GROUPS_ARGS_SIZE_VER0	40
+#define COS_GROUPS_BATCH_MAX		256
+
 #define COS_IOC_MAGIC		0xCE
 
 #ifndef __VMLINUX_H__
@@ -508,6 +569,8 @@ struct cos_tasks_args {
 #define COS_IOC_UNREGISTER	_IO(COS_IOC_MAGIC, 0x04)
 /* List COS tasks (struct cos_tasks_args); any opener.  Errors: EINVAL, EFAULT, ENOMEM. */
 #define COS_IOC_GET_TASKS	_IOWR(COS_IOC_MAGIC, 0x05, struct cos_tasks_args)
+/* List bandwidth groups (struct cos_groups_args); any opener.  Errors: EINVAL, EFAULT, ENOMEM. */
+#define COS_IOC_GET_GROUPS	_IOWR(COS_IOC_MAGIC, 0x06, struct cos_groups_args)
 #endif
 
 #endif /* _UAPI_LINUX_COS_H */
