@@ -31,8 +31,16 @@
  *       t->lock, or alone by ops.dispatch when the list is not empty.
  *   cos_slots_lock (cos_task.c)  the free-slot FIFO, the task count and the slots per user;
  *       alone (attach, detach).
+ *   cos_bw.lock (cos_group.c)  the bandwidth groups' throttled and released lists and their
+ *       refill hrtimer; taken when a group runs out or is refilled, by ops.dispatch when a
+ *       group was released, and inside t->lock while a COS task is told it is throttled
+ *       (cos_group_hold_throttled(): the release's GROUP_UNTHROTTLED, posted under it too,
+ *       cannot overtake that task's TASK_THROTTLED in the ring).
+ *   g->lock (per bandwidth group, cos_group.c)  the group's budget; alone by the charge (at
+ *       every ops.stopping/tick of a task in a limited group), or inside cos_bw.lock.
  * Order: rq lock (or pi_lock) -> t->lock, and shoot_mutex -> cos_lock -> t->lock -> custody
- * lock | latch lock | cos_fallback_lock (never two of the last three at once).  The message
+ * lock | latch lock | cos_fallback_lock (never two of the last three at once); t->lock ->
+ * cos_bw.lock -> g->lock.  The message
  * ring is lock-free (multi-producer, cos_post()).  An
  * enclave is freed only after an RCU grace period (cos_lord_release()): the scheduling path
  * reads cos_enclave with IRQs off, an RCU-sched read side.  Nothing under these locks takes an
@@ -81,6 +89,8 @@ struct cos_task {
 	u64 runtime;		/* CPU time as a COS task */
 	u64 slice;		/* slice of the pending shoot */
 	u64 waiting_since;	/* when it last became WAITING (for the starvation check) */
+	u64 cgid;		/* its cgroup (bandwidth group) at its last enqueue */
+	u64 throttled_gid;	/* the group TASK_THROTTLED named, while it waits for it; else 0 */
 	/*
 	 * While WAITING or QUEUED: on the custody list of CPU @custody_cpu (else -1), in
 	 * waiting_since order; both under that CPU's custody lock (and written under @lock too,
@@ -224,7 +234,7 @@ int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize);
 int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
 
 /* cos_group.c: bandwidth groups (cgroup ids; locking in the file's top comment) */
-void cos_groups_init(void);
+void cos_groups_init(void (*unthrottled)(u64 id));
 void cos_groups_exit(void);
 void cos_groups_clear(void);
 int cos_group_init(u64 id, u64 parent_id, u32 weight);
@@ -237,6 +247,9 @@ u64 cos_group_budget(u64 id);
 u32 cos_group_weight(u64 id);
 u64 cos_group_released(void);
 long cos_ioc_get_groups(void __user *uarg);
+bool cos_group_hold_throttled(u64 id, bool *first);
+void cos_group_unhold(void);
+u64 cos_group_ready_since(u64 id, u64 since);
 
 /* cos_task.c: the task table and its verbs, the custody and fallback lists, the ring */
 int cos_tasks_init(void);
@@ -244,7 +257,8 @@ void cos_tasks_exit(void);
 s32 cos_task_attach(struct task_struct *p, bool runnable);
 void cos_task_detach(struct task_struct *p, s32 slot);
 s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *idle);
-u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake);
+u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cgid);
+void cos_task_group_unthrottled(u64 id);
 void cos_task_dequeue(struct task_struct *p, s32 slot);
 s32 cos_dispatch_take(s32 cpu);
 u64 cos_task_slice(struct task_struct *p, s32 slot);

@@ -77,6 +77,8 @@ struct cos_group {
 	/* under cos_bw.lock */
 	bool throttled;			/* on cos_bw.throttled; read lock-free by the shim's checks */
 	bool listed;			/* on cos_bw.throttled or cos_bw.released */
+	bool lord_told;			/* GROUP_THROTTLED posted: post GROUP_UNTHROTTLED */
+	u64 released_at;		/* when it was last released */
 	u64 throttled_at;
 	u64 throttled_ns;		/* time spent throttled, in all */
 	u64 nr_throttled;		/* times throttled */
@@ -85,6 +87,8 @@ struct cos_group {
 };
 
 static DEFINE_XARRAY(cos_groups);
+/* Posts GROUP_UNTHROTTLED for a released group the lord was told of (cos_task.c's). */
+static void (*cos_group_unthrottled_fn)(u64 id);
 static atomic_t cos_groups_limited = ATOMIC_INIT(0);	/* groups with a quota */
 
 static struct {
@@ -183,6 +187,25 @@ static void cos_group_throttle(struct cos_group *g, u64 now)
 }
 
 /*
+ * @g has budget again (or no limit): off the throttled list, onto the released one for the
+ * shim; the lord hears of it if it heard of the throttling.  Posted under cos_bw.lock, so that
+ * a TASK_THROTTLED posted under it (cos_group_hold_throttled()) cannot follow it in the ring.
+ * Caller holds cos_bw.lock and g->lock.
+ */
+static void cos_group_release(struct cos_group *g, u64 now)
+{
+	lockdep_assert_held(&cos_bw.lock);
+	g->throttled = false;
+	g->throttled_ns += now - g->throttled_at;
+	g->released_at = now;
+	list_move_tail(&g->node, &cos_bw.released);
+	if (g->lord_told) {
+		g->lord_told = false;
+		cos_group_unthrottled_fn(g->id);
+	}
+}
+
+/*
  * The refill timer (hard-irq context): every throttled group whose period ended gets its
  * quota; those with budget again are released and the idle CPUs kicked.  It re-arms itself
  * for the earliest period end among those still throttled.
@@ -198,9 +221,7 @@ static enum hrtimer_restart cos_group_timer_fn(struct hrtimer *timer)
 			guard(raw_spinlock)(&g->lock);
 			cos_group_roll(g, now);
 			if (g->runtime > 0 || g->quota_ns == COS_GROUP_NO_QUOTA) {
-				g->throttled = false;
-				g->throttled_ns += now - g->throttled_at;
-				list_move_tail(&g->node, &cos_bw.released);
+				cos_group_release(g, now);
 				released = true;
 			} else {
 				next = min(next, g->period_end);
@@ -314,9 +335,7 @@ void cos_group_set_bandwidth(u64 id, u64 period_us, u64 quota_us, u64 burst_us)
 		g->runtime = has ? g->quota_ns : 0;
 		g->period_end = now + g->period_ns;
 		if (g->throttled) {
-			g->throttled = false;
-			g->throttled_ns += now - g->throttled_at;
-			list_move_tail(&g->node, &cos_bw.released);
+			cos_group_release(g, now);
 			released = true;
 		}
 	}
@@ -546,8 +565,66 @@ long cos_ioc_get_groups(void __user *uarg)
 	return ret;
 }
 
-void cos_groups_init(void)
+/**
+ * cos_group_hold_throttled() - keep group @id throttled while a COS task is told so
+ * @id: the group TASK_THROTTLED is about to name
+ * @first: set when the lord was not told yet that @id is throttled (post GROUP_THROTTLED first)
+ *
+ * On true, cos_bw.lock is held (IRQs off) until cos_group_unhold(): the caller posts its
+ * messages meanwhile, and the release, which posts GROUP_UNTHROTTLED under the same lock, comes
+ * after them in the ring.  On false the group is no longer throttled (nothing held).
+ * Context: a COS task's enqueue or shoot, its t->lock held (t->lock -> cos_bw.lock).
+ */
+bool cos_group_hold_throttled(u64 id, bool *first)
 {
+	struct cos_group *g;
+
+	*first = false;
+	guard(rcu)();
+	g = cos_group_find(id);
+	if (!g)
+		return false;
+	raw_spin_lock(&cos_bw.lock);
+	if (!g->throttled) {
+		raw_spin_unlock(&cos_bw.lock);
+		return false;
+	}
+	*first = !g->lord_told;
+	g->lord_told = true;
+	return true;
+}
+
+/* The end of cos_group_hold_throttled()'s hold: drops cos_bw.lock. */
+void cos_group_unhold(void)
+{
+	raw_spin_unlock(&cos_bw.lock);
+}
+
+/**
+ * cos_group_ready_since() - since when a task that waits on group @id could have been shot
+ * @id: the group TASK_THROTTLED named
+ * @since: when the task started waiting
+ *
+ * For the starvation check: a task cannot starve while its group is throttled (now), nor
+ * before its group's release.  Context: any, IRQs off; lock-free (one group's words).
+ * Return: a time comparable with ktime_get_ns().
+ */
+u64 cos_group_ready_since(u64 id, u64 since)
+{
+	struct cos_group *g;
+
+	guard(rcu)();
+	g = cos_group_find(id);
+	if (!g)
+		return since;
+	if (READ_ONCE(g->throttled))
+		return ktime_get_ns();
+	return max(since, READ_ONCE(g->released_at));
+}
+
+void cos_groups_init(void (*unthrottled)(u64 id))
+{
+	cos_group_unthrottled_fn = unthrottled;
 	hrtimer_setup(&cos_bw.timer, cos_group_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
 }
 

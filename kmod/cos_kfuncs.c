@@ -195,6 +195,7 @@ __bpf_kfunc s32 cos_kf_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
  * cos_kf_enqueue() - where should the shim put runnable task @p?
  * @p: the task; @slot: its slot, or -1 if it is not a COS task
  * @enq_flags: SCX_ENQ_*
+ * @cgid: its cgroup (bandwidth group)
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * A COS task: cos_task_enqueue() (custody when a lord has control and @p may run on one of
@@ -208,14 +209,14 @@ __bpf_kfunc s32 cos_kf_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
  * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY, COS_ENQ_PLACED (the lord's wake rules started it on
  * its CPU), COS_ENQ_LORD or COS_ENQ_LORD_YIELD.
  */
-__bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags,
+__bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags, u64 cgid,
 			       struct bpf_prog_aux *aux)
 {
 	struct cos_enclave *e;
 
 	if (slot >= 0)
-		return cos_kf_bound(aux) ? cos_task_enqueue(p, slot, enq_flags & COS_SCX_ENQ_WAKEUP)
-					 : COS_ENQ_FAIR;
+		return cos_kf_bound(aux) ? cos_task_enqueue(p, slot, enq_flags & COS_SCX_ENQ_WAKEUP,
+							    cgid) : COS_ENQ_FAIR;
 	if (p->pid != READ_ONCE(cos_lord_pid) || !cos_kf_bound(aux))
 		return COS_ENQ_FAIR;
 	if (enq_flags & COS_SCX_ENQ_WAKEUP)

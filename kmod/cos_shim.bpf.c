@@ -67,15 +67,17 @@
  * F. Bandwidth (cgroup v2 cpu.max, cpu.weight; kmod/cos_group.c keeps the budgets).  The cgroup
  *    ops tell the module each cgroup with a cpu controller, its limits and weight; every task's
  *    CPU time is charged to its cgroup at ops.stopping and ops.tick (what ran since the last
- *    charge, from se.sum_exec_runtime as for vtime).  A task the fair policy runs (any non-COS
- *    task, and a COS task while no lord has control) whose cgroup or an ancestor is throttled
- *    parks in that group's DSQ (COS_GROUP_DSQ(cgroup id), created by ops.cgroup_init) instead
- *    of the fair DSQ, and one running gives up its CPU at the next tick; its slice is capped at
- *    the budget left when it starts.  When the module's refill timer releases a group it kicks
- *    the idle CPUs, and ops.dispatch moves the group's parked tasks back to the fair DSQ (or to
- *    another throttled ancestor's DSQ).  The fair policy's vtime charge is divided by the
- *    group's weight too (cos_kf_group_weight(): the product of cpu.weight / 100 down the tree).
- *    COS tasks the lord runs are charged but not throttled here.  Needs scx_bpf_create_dsq
+ *    charge, from se.sum_exec_runtime as for vtime).  A running task whose cgroup or an
+ *    ancestor is throttled gives up its CPU at the next tick, and a task's slice is capped at
+ *    the budget left when it starts, so a lone task stops on time.  A throttled task the fair
+ *    policy runs (any non-COS task, and a COS task while no lord has control) parks in that
+ *    group's DSQ (COS_GROUP_DSQ(cgroup id), created by ops.cgroup_init) instead of the fair
+ *    DSQ; when the module's refill timer releases the group it kicks the idle CPUs, and
+ *    ops.dispatch moves the parked tasks back to the fair DSQ (or to another throttled
+ *    ancestor's DSQ).  A COS task under a lord waits in custody, and the lord is told
+ *    (cos_kf_enqueue() gets the cgroup: TASK_THROTTLED, GROUP_THROTTLED/UNTHROTTLED).  The
+ *    fair policy's vtime charge is divided by the group's weight too (cos_kf_group_weight():
+ *    the product of cpu.weight / 100 down the tree).  Needs scx_bpf_create_dsq
  *    (COS_SHIM_CAP_BANDWIDTH); without it (Debian 7.2.12) groups are tracked, not enforced.
  */
 #include "vmlinux.h"
@@ -261,7 +263,7 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
 		return;
 	}
-	switch (cos_kf_enqueue(p, slot, enq_flags)) {
+	switch (cos_kf_enqueue(p, slot, enq_flags, cos_task_cgid(p))) {
 	case COS_ENQ_CUSTODY:
 		return;		/* waits for the lord's shoot (see C) */
 	case COS_ENQ_PLACED:	/* started by the lord's wake rules, as if shot here (see C) */
@@ -353,7 +355,7 @@ void BPF_PROG(cos_running, struct task_struct *p)
 		return;
 	tctx->exec_at_start = p->se.sum_exec_runtime;
 	tctx->exec_charged = p->se.sum_exec_runtime;
-	if (cos_bw && !(tctx->slot >= 0 && cos_kf_lord_active())) {
+	if (cos_bw) {
 		/* a lone task of a limited group stops when the budget is spent (see F) */
 		u64 budget = cos_kf_group_budget(cos_task_cgid(p));
 
@@ -386,14 +388,12 @@ void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 
 /*
  * A COS task gives way at the tick to whatever waits in its CPU's local DSQ (see D); any task
- * is charged what it ran since its last charge, and one the fair policy runs stops if that
- * throttled its group (see F).
+ * is charged what it ran since its last charge, and stops if that throttled its group (see F).
  */
 SEC("struct_ops/cos_tick")
 void BPF_PROG(cos_tick, struct task_struct *p)
 {
 	struct cos_task_ctx *tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
-	bool lords = tctx && tctx->slot >= 0 && cos_kf_lord_active();
 	bool throttled;
 
 	if (!tctx)
@@ -401,7 +401,7 @@ void BPF_PROG(cos_tick, struct task_struct *p)
 	throttled = cos_kf_group_charge(cos_task_cgid(p),
 					p->se.sum_exec_runtime - tctx->exec_charged);
 	tctx->exec_charged = p->se.sum_exec_runtime;
-	if (throttled && cos_bw && !lords && !cos_is_pcpu_kthread(p))
+	if (throttled && cos_bw && !cos_is_pcpu_kthread(p))
 		p->scx.slice = 0;
 	if (tctx->slot >= 0 && cos_have(scx_bpf_dsq_nr_queued) &&
 	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0)

@@ -78,7 +78,7 @@ COS_KFUNC_BOUND(void, cos_kf_task_detach, struct task_struct *p, s32 slot);
 COS_KFUNC_BOUND(void, cos_kf_exit_task, struct task_struct *p);
 COS_KFUNC_BOUND(s32, cos_kf_select_cpu, struct task_struct *p, s32 slot, s32 prev_cpu,
 		const struct cpumask *idle);
-COS_KFUNC_BOUND(u32, cos_kf_enqueue, struct task_struct *p, s32 slot, u64 enq_flags);
+COS_KFUNC_BOUND(u32, cos_kf_enqueue, struct task_struct *p, s32 slot, u64 enq_flags, u64 cgid);
 COS_KFUNC_BOUND(void, cos_kf_dequeue, struct task_struct *p, s32 slot);
 COS_KFUNC_BOUND(s32, cos_kf_dispatch, s32 cpu);
 COS_KFUNC_BOUND(u64, cos_kf_task_slice, struct task_struct *p, s32 slot);

@@ -846,35 +846,78 @@ static bool cos_wake_place(struct cos_enclave *e, struct cos_task *t, struct tas
 	return true;
 }
 
+/*
+ * @t, in custody, is told it waits for its throttled bandwidth group (TASK_THROTTLED, with
+ * GROUP_THROTTLED first if the lord has not heard of the group's throttling yet), under the
+ * group's hold so that its release (GROUP_UNTHROTTLED) cannot come before in the ring.
+ * Returns false if the group is no longer throttled.  Caller holds t->lock.
+ */
+static bool cos_task_throttled(struct cos_enclave *e, struct cos_task *t, u64 gid)
+{
+	bool first;
+
+	lockdep_assert_held(&t->lock);
+	if (!gid || !cos_group_hold_throttled(gid, &first))
+		return false;
+	if (first)
+		cos_post(e, COS_MSG_GROUP_THROTTLED, t->cpu, NULL, gid);
+	t->throttled_gid = gid;
+	cos_post(e, COS_MSG_TASK_THROTTLED, t->cpu, t, gid);
+	cos_group_unhold();
+	return true;
+}
+
+/**
+ * cos_task_group_unthrottled() - bandwidth group @id has budget again: tell the lord
+ * @id: its cgroup id
+ *
+ * Context: cos_group.c's release, under its cos_bw.lock with IRQs off (the refill hrtimer, or
+ * a cpu.max write); lock-free here.
+ */
+void cos_task_group_unthrottled(u64 id)
+{
+	cos_post(cos_enclave_now(), COS_MSG_GROUP_UNTHROTTLED, raw_smp_processor_id(), NULL, id);
+}
+
 /**
  * cos_task_enqueue() - runnable COS task @p: keep it in custody for the lord, or not
  * @p: the task; @slot: its slot
  * @wake: it woke up (SCX_ENQ_WAKEUP)
+ * @cgid: its cgroup (bandwidth group)
  *
  * Posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has control and @p
  * may run on one of its CPUs, puts it in custody (WAITING).  A waking task the lord's wake
  * rules start on its CPU (cos_wake_place()) is posted TASK_PLACED instead.  One a kthread
  * preempted goes back to the head of its CPU's latch if tasks are latched there
- * (cos_latch_resume(): QUEUED, posted PREEMPTED with COS_PREEMPT_F_LATCHED).
+ * (cos_latch_resume(): QUEUED, posted PREEMPTED with COS_PREEMPT_F_LATCHED).  One whose
+ * bandwidth group (or an ancestor) is throttled is neither placed nor resumed: it waits in
+ * custody, posted TASK_THROTTLED (cos_task_throttled()).
  * Context: ops.enqueue (@p's rq lock held, IRQs off); takes t->lock, then this CPU's custody
- * lock.  Return: COS_ENQ_CUSTODY, COS_ENQ_PLACED or COS_ENQ_FAIR.
+ * lock (and cos_group.c's cos_bw.lock for a throttled one).
+ * Return: COS_ENQ_CUSTODY, COS_ENQ_PLACED or COS_ENQ_FAIR.
  */
-u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake)
+u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cgid)
 {
 	struct cos_enclave *e;
 	u32 msg, ret = COS_ENQ_FAIR;
+	u64 gid;
 	COS_TASK_LOCK(t, p, slot, COS_ENQ_FAIR);
 
 	e = cos_enclave_now();
 	msg = t->next_msg ?: COS_MSG_TASK_RUNNABLE;
 	t->next_msg = 0;
 	t->cpu = task_cpu(p);
-	if (wake && msg == COS_MSG_TASK_RUNNABLE && cos_wake_place(e, t, p)) {
+	t->cgid = cgid;
+	t->throttled_gid = 0;
+	gid = cos_group_throttled(cgid);
+	if (!gid && wake && msg == COS_MSG_TASK_RUNNABLE && cos_wake_place(e, t, p)) {
 		cos_post(e, COS_MSG_TASK_PLACED, t->cpu, t, t->cpu);
 		return COS_ENQ_PLACED;
 	}
 	if (e && cpumask_intersects(p->cpus_ptr, e->cpus) && cos_task_wait(t, e)) {
 		ret = COS_ENQ_CUSTODY;
+		if (cos_task_throttled(e, t, gid))
+			return ret;
 		if (msg == COS_MSG_TASK_PREEMPTED && t->next_arg == COS_PREEMPT_BY_OTHER &&
 		    cos_latch_resume(t, t->cpu)) {
 			cos_task_set_state(t, COS_TASK_QUEUED);
@@ -1236,6 +1279,10 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flag
 		return COS_SHOOT_BEHIND;
 	if ((flags & COS_SHOOT_F_LATCH) && !cos_latch_room(t, cpu))
 		return COS_SHOOT_LATCH_FULL;
+	if (t->state == COS_TASK_WAITING &&
+	    cos_task_throttled(cos_enclave_now(), t, cos_group_throttled(t->cgid)))
+		return COS_SHOOT_THROTTLED;	/* TASK_THROTTLED tells the lord which group */
+	t->throttled_gid = 0;
 	old_slice = t->slice;
 	t->slice = slice;	/* before the task is published: cos_task_slice() */
 	if (flags & COS_SHOOT_F_LATCH) {
@@ -1316,6 +1363,7 @@ pid_t cos_pending_pid(s32 cpu)
 bool cos_custody_oldest(struct cos_waiting *oldest)
 {
 	bool found = false;
+	u64 since;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
@@ -1324,11 +1372,15 @@ bool cos_custody_oldest(struct cos_waiting *oldest)
 
 		guard(raw_spinlock)(&c->lock);
 		t = list_first_entry_or_null(&c->tasks, struct cos_task, custody_node);
+		if (!t)
+			continue;
 		/* on a custody list, a task is in use: its detach takes it off first */
-		if (t && (!found || (s64)(t->waiting_since - oldest->since) < 0)) {
+		since = t->throttled_gid ? cos_group_ready_since(t->throttled_gid, t->waiting_since)
+					 : t->waiting_since;
+		if (!found || (s64)(since - oldest->since) < 0) {
 			found = true;
 			*oldest = (struct cos_waiting){
-				.since = t->waiting_since,
+				.since = since,
 				.pid = t->p->pid,
 				.state = READ_ONCE(t->state),
 				.cpu = READ_ONCE(t->cpu),

@@ -373,6 +373,9 @@ static const char *const msg_names[COS_MSG_NR_TYPES] = {
 	[COS_MSG_CPU_OFFLINE] = "CPU_OFFLINE",
 	[COS_MSG_CPU_ONLINE] = "CPU_ONLINE",
 	[COS_MSG_TASK_PLACED] = "TASK_PLACED",
+	[COS_MSG_TASK_THROTTLED] = "TASK_THROTTLED",
+	[COS_MSG_GROUP_THROTTLED] = "GROUP_THROTTLED",
+	[COS_MSG_GROUP_UNTHROTTLED] = "GROUP_UNTHROTTLED",
 };
 
 COS_EXPORT const char *cos_msg_type_name(unsigned int type)
@@ -384,7 +387,7 @@ COS_EXPORT const char *cos_shoot_status_name(unsigned int status)
 {
 	static const char *const names[] = {
 		"OK", "EMPTY", "BAD_SLOT", "BAD_GEN", "NOT_WAITING", "BAD_CPU", "AFFINITY",
-		"BEHIND", "STALE_SEQ", "BUSY", "BAD_FLAGS", "NO_LORD", "LATCH_FULL",
+		"BEHIND", "STALE_SEQ", "BUSY", "BAD_FLAGS", "NO_LORD", "LATCH_FULL", "THROTTLED",
 	};
 
 	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "?";

@@ -50,7 +50,15 @@ struct cos_sched {
 	int nr_placing;
 	unsigned int nr_waiting;	/* tasks in COS_TASK_WAITING (task_set_state()) */
 	unsigned long long wake_placed;	/* COS_MSG_TASK_PLACED handled */
-	unsigned long long refused[COS_SHOOT_LATCH_FULL + 1];	/* st.failed by COS_SHOOT_* status */
+	unsigned long long refused[COS_SHOOT_THROTTLED + 1];	/* st.failed by COS_SHOOT_* status */
+	/*
+	 * Bandwidth: the group (cgroup id) a task waits for since COS_MSG_TASK_THROTTLED, 0 if
+	 * none.  Such a task is booked BLOCKED (the policy saw task_blocked) until its group's
+	 * COS_MSG_GROUP_UNTHROTTLED gives it back as runnable: policies need no code for it.
+	 */
+	unsigned long long *throttled_on;	/* [max_tasks] */
+	unsigned int nr_throttled;		/* entries of throttled_on that are set */
+	unsigned long long group_throttles;	/* COS_MSG_GROUP_THROTTLED handled */
 	unsigned long long not_started;	/* COS_MSG_SHOOT_FAILED handled */
 	unsigned long long stale;	/* COS_MSG_SHOOT_STALE handled */
 	unsigned long long tick_ns, spin_ns, last_tick;
@@ -190,8 +198,18 @@ static struct cos_task *task_new(struct cos_sched *s, unsigned int slot, unsigne
 	return t;
 }
 
+/* @t no longer waits for a throttled group (any message about it says where it is now). */
+static void task_unthrottle(struct cos_sched *s, struct cos_task *t)
+{
+	if (s->throttled_on[t->slot]) {
+		s->throttled_on[t->slot] = 0;
+		s->nr_throttled--;
+	}
+}
+
 static void task_dead(struct cos_sched *s, struct cos_task *t)
 {
+	task_unthrottle(s, t);
 	release_cpu(s, t);
 	cos_taskq_remove(t);
 	task_set_state(s, t, COS_TASK_BLOCKED);	/* not waiting: it cannot be placed from the callback */
@@ -302,6 +320,20 @@ static void task_placed(struct cos_sched *s, struct cos_task *t, const struct co
 	s->cpu_task[cpu] = t;
 }
 
+/* Group @gid has budget again: its tasks are runnable, for the policy to place. */
+static void group_unthrottled(struct cos_sched *s, unsigned long long gid, unsigned long long ts)
+{
+	for (unsigned int i = 0; i < s->max_tasks && s->nr_throttled; i++) {
+		struct cos_task *t = &s->tasks[i];
+
+		if (s->throttled_on[i] != gid)
+			continue;
+		task_unthrottle(s, t);
+		if (t->state == COS_TASK_BLOCKED)
+			make_runnable(s, t, COS_MSG_TASK_RUNNABLE, 0, ts);
+	}
+}
+
 static void handle(struct cos_sched *s, const struct cos_msg *m)
 {
 	struct cos_task *t;
@@ -323,11 +355,28 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 		if (m->arg < CPU_SETSIZE)
 			CPU_CLR(m->arg, &s->offline);
 		return;
+	case COS_MSG_GROUP_THROTTLED:
+		s->group_throttles++;
+		return;
+	case COS_MSG_GROUP_UNTHROTTLED:
+		group_unthrottled(s, m->arg, m->ts);
+		return;
 	}
 	t = msg_task(s, m);
 	if (!t)
 		return;
+	task_unthrottle(s, t);
 	switch (m->type) {
+	case COS_MSG_TASK_THROTTLED:	/* waits in the kernel for its group: off the policy's books */
+		release_cpu(s, t);
+		cos_taskq_remove(t);
+		task_set_state(s, t, COS_TASK_BLOCKED);
+		t->cpu = m->cpu;
+		s->throttled_on[t->slot] = m->arg;
+		s->nr_throttled++;
+		if (s->policy->task_blocked)
+			s->policy->task_blocked(s, t);
+		break;
 	case COS_MSG_TASK_NEW:
 		break;			/* msg_task() reported it; RUNNABLE follows if it waits */
 	case COS_MSG_TASK_PREEMPTED:
@@ -725,13 +774,14 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->flags = opts->flags;
 	s->tasks = calloc(max_tasks, sizeof(*s->tasks));
 	s->allowed = calloc(max_tasks, sizeof(*s->allowed));
+	s->throttled_on = calloc(max_tasks, sizeof(*s->throttled_on));
 	s->data = policy->task_data_size ? calloc(max_tasks, policy->task_data_size) : NULL;
 	s->cpu_task = calloc(nr_cpus, sizeof(*s->cpu_task));
 	s->placing = calloc(nr_cpus, sizeof(*s->placing));
 	s->placing_from = calloc(nr_cpus, sizeof(*s->placing_from));
 	s->placing_latch = calloc(nr_cpus, sizeof(*s->placing_latch));
 	s->latched = calloc(nr_cpus, sizeof(*s->latched));
-	if (!s->tasks || !s->allowed || (policy->task_data_size && !s->data) || !s->cpu_task ||
+	if (!s->tasks || !s->allowed || !s->throttled_on || (policy->task_data_size && !s->data) || !s->cpu_task ||
 	    !s->placing || !s->placing_from || !s->placing_latch || !s->latched) {
 		cos_sched_free(s);
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
@@ -756,6 +806,7 @@ void cos_sched_free(struct cos_sched *s)
 	cos_hint_cache_free(s->hints);
 	free(s->tasks);
 	free(s->allowed);
+	free(s->throttled_on);
 	free(s->data);
 	free(s->cpu_task);
 	free(s->placing);

@@ -28,14 +28,14 @@ SEC("struct_ops/cos_enqueue")
 void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 {
 #if defined(ROGUE_SCALAR)
-	cos_kf_enqueue((struct task_struct *)(unsigned long)(enq_flags | 0xffff888000000000ULL), -1, 0);
+	cos_kf_enqueue((struct task_struct *)(unsigned long)(enq_flags | 0xffff888000000000ULL), -1, 0, 1);
 #elif defined(ROGUE_WALKED)
-	cos_kf_enqueue(p->real_parent, -1, 0);
+	cos_kf_enqueue(p->real_parent, -1, 0, 1);
 #elif defined(ROGUE_WRONGOP)
-	cos_kf_enqueue(p, -1, enq_flags);
+	cos_kf_enqueue(p, -1, enq_flags, 1);
 	cos_kf_fallback_take();
 #else
-	cos_kf_enqueue(p, -1, enq_flags);
+	cos_kf_enqueue(p, -1, enq_flags, 1);
 #endif
 }
 

@@ -77,17 +77,23 @@ struct Cgroup {
 	}
 };
 
-/* @n processes spinning in @cg (each moves itself there), killed and reaped at the end. */
+/*
+ * @n processes spinning in @cg (each moves itself there, and becomes a COS task with @cos),
+ * killed and reaped at the end.
+ */
 struct Spinners {
 	std::vector<pid_t> pids;
 
-	Spinners(const Cgroup &cg, int n)
+	Spinners(const Cgroup &cg, int n, bool cos = false)
 	{
 		for (int i = 0; i < n; i++) {
 			pid_t pid = fork();
 			if (pid == 0) {
 				if (write_str(cg.path + "/cgroup.procs", "0"))
 					_exit(1);
+				unpin_self();
+				if (cos && become_cos_task())
+					_exit(2);
 				for (;;)
 					;
 			}
@@ -158,6 +164,49 @@ TEST_CASE("cpu.max caps a group of fair tasks at 50 %, 150 % and 250 % of a CPU"
 	double r = rates({&cg})[0];
 	CAPTURE(r);
 	CHECK(r > nr_cpus() * 0.8);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("COS tasks under cos-fifo are held to their cgroup's cpu.max, also after the lord dies", "[bandwidth][lord]")
+{
+	Shim shim;
+	if (!shim_enforces())
+		SKIP("this kernel's shim does not enforce cpu.max (no scx_bpf_create_dsq)");
+	REQUIRE_LORD_SUPPORT();
+	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3", "--stall-ms", stall_arg(0),
+			 "--starve-ms", starve_arg(0)});
+	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+	Cgroup cg("cos-bw-lord");
+	REQUIRE(cg.set("cpu.max", "50000 100000") == 0);
+	Spinners spin(cg, 3, true);
+	double r = rates({&cg})[0];
+	CAPTURE(r);
+	CHECK(r > 0.5 * 0.8);
+	CHECK(r < 0.5 * 1.2);
+	std::string out;
+	/* throttled, and the lord was told: its tasks wait in the kernel, none starves */
+	REQUIRE(sh("cosctl --json groups | python3 -c 'import json,sys; g=[x for x in json.load(sys.stdin) "
+		   "if x[\"path\"]==\"" + cg.path + "\"][0]; print(g[\"nr_throttled\"] > 5)'", &out) == 0);
+	CHECK(out == "True\n");
+
+	/* lifted: the lord places them on its three CPUs again */
+	REQUIRE(cg.set("cpu.max", "max 100000") == 0);
+	r = rates({&cg}, 2000, 300)[0];
+	CAPTURE(r);
+	CHECK(r > 3 * 0.8);
+
+	/* capped again, and the lord dies: the fair policy keeps the cap */
+	REQUIRE(cg.set("cpu.max", "50000 100000") == 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	kill(lord.pid, SIGUSR1);			/* its statistics */
+	CHECK(lord.wait_for("stalls "));
+	CAPTURE(lord.err);
+	CHECK(lord.err.find("stalls 0") != std::string::npos);	/* never declared stalled */
+	lord.stop(SIGKILL);
+	r = rates({&cg})[0];
+	CAPTURE(r);
+	CHECK(r > 0.5 * 0.8);
+	CHECK(r < 0.5 * 1.2);
 	CHECK(sched_ext_state() == "enabled");
 }
 

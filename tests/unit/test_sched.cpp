@@ -277,6 +277,54 @@ TEST_CASE("a failed slot goes back to the policy, or waits for the task's messag
 	CHECK(cos_sched_shoot_failures(f.s, 1000) == 0);
 }
 
+TEST_CASE("a throttled task stays off the policy's books until its group has budget again", "[sched][bandwidth]")
+{
+	Fixture f;
+	f.create();
+	f.k.post(COS_MSG_TASK_NEW, 5, 1, 105, 1);
+	f.k.post(COS_MSG_TASK_NEW, 6, 1, 106, 1);
+	f.k.post(COS_MSG_GROUP_THROTTLED, 0, 0, 0, 1, 77);
+	f.k.post(COS_MSG_TASK_THROTTLED, 5, 1, 105, 1, 77);
+	f.k.post(COS_MSG_TASK_RUNNABLE, 6, 1, 106, 1);
+	f.step();
+	REQUIRE(f.k.shots.size() == 1);
+	CHECK(f.k.shots[0].second == 6u);		/* only the task that is not throttled */
+	CHECK(f.r.q.len == 0);
+	f.step();
+	CHECK(f.k.shots.size() == 1);			/* nobody places it while its group is out */
+
+	f.k.post(COS_MSG_GROUP_UNTHROTTLED, 0, 0, 0, 2, 78);	/* another group */
+	f.step();
+	CHECK(f.k.shots.size() == 1);
+	f.k.post(COS_MSG_GROUP_UNTHROTTLED, 0, 0, 0, 2, 77);	/* its group */
+	f.step();
+	REQUIRE(f.k.shots.size() == 2);
+	CHECK(f.k.shots[1].second == 5u);
+	CHECK(f.r.log.back() == "runnable:105");
+
+	/* refused THROTTLED (its group ran out again meanwhile): the message says which group */
+	f.k.post(COS_MSG_TASK_PREEMPTED, 5, 1, 105, 2, COS_PREEMPT_BY_SLICE);
+	f.k.outcome[2] = COS_SHOOT_THROTTLED;
+	f.step();
+	CHECK(f.k.shots.size() == 2);
+	CHECK(f.r.q.len == 0);				/* booked off, not requeued */
+	f.k.post(COS_MSG_TASK_THROTTLED, 5, 1, 105, 2, 80);	/* an ancestor's group */
+	f.k.post(COS_MSG_GROUP_UNTHROTTLED, 0, 0, 0, 2, 77);	/* not the one it waits for now */
+	f.step();
+	CHECK(f.k.shots.size() == 2);
+	f.k.post(COS_MSG_GROUP_UNTHROTTLED, 0, 0, 0, 2, 80);
+	f.step();
+	CHECK(f.k.shots.size() == 3);
+	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_THROTTLED) == 1);
+
+	/* a throttled task that dies is forgotten: its group's release places nothing */
+	f.k.post(COS_MSG_TASK_THROTTLED, 5, 1, 105, 2, 81);
+	f.k.post(COS_MSG_TASK_DEAD, 5, 1, 105, 2);
+	f.k.post(COS_MSG_GROUP_UNTHROTTLED, 0, 0, 0, 2, 81);
+	f.step();
+	CHECK(f.k.shots.size() == 3);
+}
+
 TEST_CASE("a message with another generation means the slot was reused", "[sched]")
 {
 	Fixture f;

@@ -42,7 +42,8 @@
 #define COS_FEAT_WAKE_RULES	(1ULL << 4)	/* struct cos_ctl.wake_rules is honoured */
 #define COS_FEAT_SHOOT_REPLACE	(1ULL << 5)	/* COS_SHOOT_F_REPLACE is known */
 #define COS_FEAT_SHOOT_LATCH	(1ULL << 6)	/* COS_SHOOT_F_LATCH is known */
-#define COS_FEAT_BANDWIDTH	(1ULL << 7)	/* the attached shim enforces cgroups' cpu.max */
+#define COS_FEAT_BANDWIDTH	(1ULL << 7)	/* the attached shim enforces cgroups' cpu.max, for
+						 * COS tasks too (COS_MSG_TASK_THROTTLED ...) */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -133,6 +134,16 @@ enum cos_msg_type {
 				 * (struct cos_ctl.wake_rules), without a shoot: it is QUEUED
 				 * there, like a shot task (TASK_RUNNING follows with
 				 * COS_LORD_F_RUNNING_MSGS); its slice is ctl->wake_slice_ns */
+	COS_MSG_TASK_THROTTLED,	/* runnable (or preempted, or refused a shoot: COS_SHOOT_THROTTLED),
+				 * but its bandwidth group arg (a cgroup id, the nearest throttled
+				 * one up its tree) is out of budget: shoots of it are refused until
+				 * COS_MSG_GROUP_UNTHROTTLED for arg; it waits in the kernel */
+	COS_MSG_GROUP_THROTTLED,	/* bandwidth group arg (cgroup id) ran out of budget in its
+				 * period, and COS tasks of it wait (posted before the first
+				 * TASK_THROTTLED naming it) */
+	COS_MSG_GROUP_UNTHROTTLED,	/* group arg has budget again: its TASK_THROTTLED tasks may
+				 * be shot (one still throttled by an ancestor is refused again,
+				 * and a TASK_THROTTLED names that ancestor) */
 	COS_MSG_NR_TYPES,
 };
 
@@ -246,6 +257,8 @@ enum cos_shoot_status {
 	COS_SHOOT_BAD_FLAGS,	/* unknown flags or reserved fields set */
 	COS_SHOOT_NO_LORD,	/* control is with the fair policy (stalled lord) */
 	COS_SHOOT_LATCH_FULL,	/* COS_SHOOT_F_LATCH: the CPU's latch holds COS_SHOOT_LATCH_MAX */
+	COS_SHOOT_THROTTLED,	/* its bandwidth group is out of budget: COS_MSG_TASK_THROTTLED
+				 * follows (the task waits for its group's GROUP_UNTHROTTLED) */
 };
 
 /**
