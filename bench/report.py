@@ -3,6 +3,7 @@
 
 Reads what bench/run wrote (delegation/rep*/delegation-<phase>-<hogs>hogs.csv, lord.csv,
 overhead.csv, shinjuku/runs.csv and one CSV per run, wakeup/<scheduler>.csv, apps/apps.csv,
+bandwidth/bandwidth.csv,
 meta.json). Every number is a comparison within one boot: cos against the default scheduler, as a
 ratio; a statistic repeated over repetitions is reported as the median across them. Plots need
 matplotlib (in the build tree); without it the summary and report still come.
@@ -163,6 +164,34 @@ def read_apps(out):
                     r["p99_ratio"] = r["p99_us"] / b_p99
             rows.append(r)
     return rows
+
+
+def read_bandwidth(out):
+    """bandwidth/bandwidth.csv (config, cap_pct, rep, server_ns) and the submissions' rate from
+    bandwidth/<config>.txt: per configuration the server's mean and p99 completion time, the
+    submissions' CPU rate, and the ratios the goals name (cos-cap to default-cap, and to cos)."""
+    vals = read_grouped(os.path.join(out, "bandwidth", "bandwidth.csv"), ("config", "cap_pct"),
+                        lambda r: int(r["server_ns"]) / 1e6)
+    order = ["default", "default-cap", "cos", "cos-cap"]
+    rows = {}
+    for (conf, cap), v in vals.items():
+        v = sorted(v)
+        r = {"config": conf, "cap_pct": cap, "reps": len(v), "mean_ms": statistics.mean(v),
+             "p99_ms": pct(v, 99)}
+        txt = os.path.join(out, "bandwidth", conf + ".txt")
+        if os.path.exists(txt):
+            m = re.search(r"submissions used ([0-9.]+) %", open(txt).read())
+            if m:
+                r["submissions_pct"] = float(m.group(1))
+        rows[conf] = r
+    for conf, base in (("default-cap", "default"), ("cos-cap", "default-cap"), ("cos", "default")):
+        if conf in rows and base in rows and rows[base]["mean_ms"]:
+            rows[conf]["mean_ratio"] = rows[conf]["mean_ms"] / rows[base]["mean_ms"]
+            rows[conf]["ratio_to"] = base
+    if "cos-cap" in rows and "cos" in rows and rows["cos"]["mean_ms"]:
+        rows["cos-cap"]["ratio_to_uncapped"] = rows["cos-cap"]["mean_ms"] / rows["cos"]["mean_ms"]
+    return sorted(rows.values(), key=lambda r: order.index(r["config"])
+                  if r["config"] in order else len(order))
 
 
 def read_lord(out):
@@ -370,7 +399,7 @@ def md_table(cols, rows):
 
 
 def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), hooks=(),
-           hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=()):
+           hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=(), bw=()):
     accel = str(meta.get("accel", "tcg")).split()[0]
     host = meta.get("host_cores")
     cpus = enclave_text(meta)
@@ -485,6 +514,22 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 [[r["app"], r["scheduler"], r["reps"], f"{r['requests_per_s']:.0f}",
                   fmt_us(r["p50_us"]), fmt_us(r["p99_us"]), ratio(r, "throughput_ratio"),
                   ratio(r, "p99_ratio")] for r in apps])
+    if bw:
+        section("## CPU bandwidth (COS's sandbox, scaled)",
+                "A server thread doing 50 ms of work per repetition beside CPU-bound submissions "
+                "in one cgroup, all on the enclave; `-cap`: the submissions' cgroup capped with "
+                "cpu.max (`default-cap` is the kernel's own CFS bandwidth control). `cos`: "
+                "cos-shinjuku --slice-us 5000, the server in class 1, the submissions in the default "
+                "class. "
+                "Ratios: `default-cap` to `default`, `cos-cap` to `default-cap` (goal <= 1.0) "
+                "and to `cos` (goal <= 0.4), `cos` to `default`.",
+                ["config", "cap %", "reps", "mean", "p99", "submissions' CPU %", "mean ratio",
+                 "to", "cos-cap / cos"],
+                [[r["config"], r["cap_pct"], r["reps"], f"{r['mean_ms']:.1f} ms",
+                  f"{r['p99_ms']:.1f} ms",
+                  f"{r['submissions_pct']:.1f}" if "submissions_pct" in r else "-",
+                  ratio(r, "mean_ratio"), r.get("ratio_to", "-"),
+                  ratio(r, "ratio_to_uncapped")] for r in bw])
     hook_sections = [
         (hooks, "## The shim's hooks (time per call, shim attached, no lord)",
          "Each sched_ext op of the shim: its BPF program and the cos.ko kfuncs it calls, counted by "
@@ -531,16 +576,17 @@ def main():
     hooks_cos = read_hooks(out, "hooks-cos")
     hooks_lord = read_hooks(out, "hooks-lord")
     apps = read_apps(out)
+    bw = read_bandwidth(out)
     made = plots(out, runs, deleg, over, wake, lord, sj)
     summary = {"meta": meta, "delegation": deleg, "lord": lord,
                "overhead": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in over],
                "shinjuku": sj, "shinjuku_best": sj_best, "shinjuku_interfere": sji,
                "shinjuku_interfere_best": sji_best, "wakeup": wake, "hooks": hooks,
-               "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "plots": made}
+               "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "bandwidth": bw, "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks, hooks_cos, hooks_lord,
-                 sji, sji_best, apps))
+                 sji, sji_best, apps, bw))
     return 0
 
 

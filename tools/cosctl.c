@@ -200,6 +200,13 @@ static int cmd_status(int json)
 	return 0;
 }
 
+/* Say what went wrong (a libcos error): exit status 1. */
+static int fail(int err)
+{
+	fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
+	return 1;
+}
+
 static int cmd_tasks(int json)
 {
 	struct cos_task_info *tasks;
@@ -209,16 +216,11 @@ static int cmd_tasks(int json)
 	int fd, err;
 
 	fd = cos_open();
-	if (fd < 0) {
-		fprintf(stderr, "cosctl: %s\n", cos_strerror(fd));
-		return 1;
-	}
-	err = cos_get_tasks(fd, &tasks, &n);
-	close(fd);
-	if (err) {
-		fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
-		return 1;
-	}
+	err = fd < 0 ? fd : cos_get_tasks(fd, &tasks, &n);
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		return fail(err);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	json_t *list = json ? json_array() : NULL;
@@ -283,16 +285,11 @@ static int cmd_groups_list(int json)
 	int fd, err;
 
 	fd = cos_open();
-	if (fd < 0) {
-		fprintf(stderr, "cosctl: %s\n", cos_strerror(fd));
-		return 1;
-	}
-	err = cos_get_groups(fd, &groups, &n);
-	close(fd);
-	if (err) {
-		fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
-		return 1;
-	}
+	err = fd < 0 ? fd : cos_get_groups(fd, &groups, &n);
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		return fail(err);
 	json_t *list = json ? json_array() : NULL;
 
 	if (!json && n)

@@ -178,7 +178,7 @@ TEST_CASE("cos-bench-shinjuku --pin keeps each worker on one enclave CPU, two pe
 TEST_CASE("benchmark programs explain themselves and refuse bad usage with status 2", "[bench][usage]")
 {
 	for (const char *p : {"bin/cos-bench-delegation", "bin/cos-bench-lord", "bin/cos-bench-shinjuku",
-			      "bin/cos-bench-wakeup"}) {
+			      "bin/cos-bench-wakeup", "bin/cos-bench-bandwidth"}) {
 		CAPTURE(p);
 		std::string out;
 		CHECK(sh(build_path(p) + " --help", &out) == 0);
@@ -211,4 +211,10 @@ TEST_CASE("benchmark programs explain themselves and refuse bad usage with statu
 	CHECK(out.find("cos-bench-wakeup: --rounds 5x: must be an integer from 1 to") == 0);
 	CHECK(sh(sj + " --rate 10 --seed -3 2>&1", &out) == 2);
 	CHECK(out.find("cos-bench-shinjuku: --seed -3: must be an integer from 1 to") == 0);
+	std::string bw = build_path("bin/cos-bench-bandwidth");
+	CHECK(sh(bw + " 2>&1", &out) == 2);				/* no --cgroup */
+	CHECK(out.find("--cgroup is required") == 0);
+	CHECK(sh(bw + " --cgroup /tmp 2>&1", &out) == 1);		/* not a cgroup */
+	CHECK(out.find("/tmp/cgroup.procs") != std::string::npos);
+	CHECK(sh(bw + " --cgroup /sys/fs/cgroup --submissions 2000 2>&1", &out) == 2);
 }
