@@ -10,8 +10,10 @@
  * enclave (every CPU but CPU 0).  Each repetition the server does --work-ms of computation
  * (calibrated on an idle enclave CPU before the submissions start) in 10 chunks with a 1 ms
  * sleep between them, and its wall time is one sample.  The submissions' CPU rate comes from
- * the cgroup's cpu.stat over all repetitions.  Run it under `cosctl run --` to have both be COS
- * tasks of a lord.  A benchmark: it asserts nothing about time.
+ * the cgroup's cpu.stat over all repetitions.  With --measure-s there is no server: the
+ * submissions run for that long and their rate is the result (the accuracy of a cap).  Run it
+ * under `cosctl run --` to have both be COS tasks of a lord.  A benchmark: it asserts nothing
+ * about time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +38,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cos-bench-bandwidth --cgroup DIR [--submissions N] [--reps R] [--work-ms W]\n"
-		"                           [--label NAME] [--csv FILE]\n"
+		"                           [--label NAME] [--csv FILE] [--measure-s S]\n"
 		"A server thread's completion time for a fixed work beside N CPU-bound submissions\n"
 		"in cgroup DIR (cap it with its cpu.max first).\n"
 		"  --cgroup DIR       the submissions' cgroup v2 directory (required)\n"
@@ -44,7 +46,8 @@ static void usage(FILE *f)
 		"  --reps R           server repetitions (default 20)\n"
 		"  --work-ms W        the server's computation per repetition, in ms of CPU (default 50)\n"
 		"  --label NAME       the configuration's name in the output (default: run)\n"
-		"  --csv FILE         write label,rep,server_ns for every repetition\n");
+		"  --csv FILE         write label,rep,server_ns for every repetition\n"
+		"  --measure-s S      no server: only the submissions' CPU rate over S seconds\n");
 	bench_usage_enclave(f);
 }
 
@@ -102,10 +105,11 @@ int main(int argc, char **argv)
 		{ "work-ms", required_argument, NULL, 'w' },
 		{ "label", required_argument, NULL, 'l' },
 		{ "csv", required_argument, NULL, 'o' },
+		{ "measure-s", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int subs = 10, reps = 20, work_ms = 50, ne, c;
+	int subs = 10, reps = 20, work_ms = 50, measure_s = 0, ne, c;
 	const char *cgroup = NULL, *label = "run", *csv = NULL;
 	pid_t pids[MAX_SUBS];
 	uint64_t *samples, per_ms, u0, u1, t0, t1;
@@ -132,6 +136,9 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			csv = optarg;
+			break;
+		case 'm':
+			ok &= bench_opt_int(PROG, "measure-s", optarg, 1, 3600, &measure_s);
 			break;
 		case 'h':
 			usage(stdout);
@@ -185,9 +192,13 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	usleep(200000);		/* the submissions settle */
+	usleep(measure_s ? 1000000 : 200000);	/* the submissions settle */
 	u0 = usage_us(cgroup);
 	t0 = bench_now_ns();
+	if (measure_s) {
+		reps = 0;
+		sleep(measure_s);
+	}
 	for (int r = 0; ok && r < reps; r++) {
 		uint64_t start = bench_now_ns();
 
@@ -212,6 +223,12 @@ int main(int argc, char **argv)
 	if (!ok)
 		return 1;
 
+	if (measure_s) {
+		printf("%s: %d submissions used %.2f %% of a CPU in %d s\n", label, subs,
+		       100.0 * (u1 - u0) * 1000 / (t1 - t0), measure_s);
+		free(samples);
+		return 0;
+	}
 	double mean = 0;
 	for (int r = 0; r < reps; r++)
 		mean += samples[r] / 1e6 / reps;

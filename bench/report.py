@@ -194,6 +194,23 @@ def read_bandwidth(out):
                   if r["config"] in order else len(order))
 
 
+def read_bw_accuracy(out):
+    """bandwidth/accuracy.csv (kind, cap_pct, rate_pct): each cap's measured rate and its
+    error relative to the cap."""
+    rows = []
+    path = os.path.join(out, "bandwidth", "accuracy.csv")
+    if os.path.exists(path):
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                try:
+                    cap, rate = float(r["cap_pct"]), float(r["rate_pct"])
+                except (ValueError, TypeError):
+                    continue
+                rows.append({"kind": r["kind"], "cap_pct": cap, "rate_pct": rate,
+                             "error_pct": 100.0 * (rate - cap) / cap})
+    return rows
+
+
 def read_lord(out):
     """Rows of lord.csv with rates: shoots placed and started per second, lord µs per shoot."""
     path = os.path.join(out, "lord.csv")
@@ -399,7 +416,7 @@ def md_table(cols, rows):
 
 
 def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), hooks=(),
-           hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=(), bw=()):
+           hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=(), bw=(), bw_acc=()):
     accel = str(meta.get("accel", "tcg")).split()[0]
     host = meta.get("host_cores")
     cpus = enclave_text(meta)
@@ -530,6 +547,14 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                   f"{r['submissions_pct']:.1f}" if "submissions_pct" in r else "-",
                   ratio(r, "mean_ratio"), r.get("ratio_to", "-"),
                   ratio(r, "ratio_to_uncapped")] for r in bw])
+    if bw_acc:
+        section("## CPU bandwidth: accuracy of a cap",
+                "Enclave + 1 CPU-bound submissions alone in a cgroup capped with cpu.max, their "
+                "rate from the cgroup's cpu.stat: `fair` as normal tasks under the shim's fair "
+                "policy, `cos` as COS tasks under cos-fifo (5 ms turns). Goal: within 3 %.",
+                ["kind", "cap %", "measured %", "error"],
+                [[r["kind"], f"{r['cap_pct']:.0f}", f"{r['rate_pct']:.2f}",
+                  f"{r['error_pct']:+.1f} %"] for r in bw_acc])
     hook_sections = [
         (hooks, "## The shim's hooks (time per call, shim attached, no lord)",
          "Each sched_ext op of the shim: its BPF program and the cos.ko kfuncs it calls, counted by "
@@ -577,16 +602,17 @@ def main():
     hooks_lord = read_hooks(out, "hooks-lord")
     apps = read_apps(out)
     bw = read_bandwidth(out)
+    bw_acc = read_bw_accuracy(out)
     made = plots(out, runs, deleg, over, wake, lord, sj)
     summary = {"meta": meta, "delegation": deleg, "lord": lord,
                "overhead": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in over],
                "shinjuku": sj, "shinjuku_best": sj_best, "shinjuku_interfere": sji,
                "shinjuku_interfere_best": sji_best, "wakeup": wake, "hooks": hooks,
-               "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "bandwidth": bw, "plots": made}
+               "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "bandwidth": bw, "bandwidth_accuracy": bw_acc, "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks, hooks_cos, hooks_lord,
-                 sji, sji_best, apps, bw))
+                 sji, sji_best, apps, bw, bw_acc))
     return 0
 
 

@@ -202,23 +202,35 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 
 /*
  * Group @id was refilled: its parked tasks go back to the fair DSQ, each with its vtime
- * clamped as cos_fair_insert() would, or to an ancestor's DSQ if that is still throttled.
+ * clamped as cos_fair_insert() would, or to an ancestor's DSQ if that is still throttled.  An
+ * idle CPU is kicked for each task but the first (this CPU's): the refill's kick woke every
+ * idle CPU at once, and those that dispatched before this drain found nothing and went back
+ * to idle (a 250 % cap on 3 CPUs measured 224 % before these kicks).
  */
 static void cos_group_drain(u64 id)
 {
 	struct task_struct *p;
+	bool first = true;
 
 	if (!cos_have(bpf_iter_scx_dsq_new))
 		return;
 	bpf_for_each(scx_dsq, p, COS_GROUP_DSQ(id), 0) {
 		u64 parked = cos_kf_group_throttled(cos_task_cgid(p));
 		u64 vtime = p->scx.dsq_vtime;
+		s32 cpu;
 
 		if ((s64)(vtime - (cos_vtime_now - cos_slice_ns)) < 0)
 			vtime = cos_vtime_now - cos_slice_ns;
 		scx_bpf_dsq_move_set_vtime(COS_DSQ_ITER, vtime);
-		scx_bpf_dsq_move_vtime(COS_DSQ_ITER, p,
-				       parked ? COS_GROUP_DSQ(parked) : COS_FAIR_DSQ, 0);
+		if (!scx_bpf_dsq_move_vtime(COS_DSQ_ITER, p,
+					    parked ? COS_GROUP_DSQ(parked) : COS_FAIR_DSQ, 0) || parked)
+			continue;
+		if (!first && cos_have(scx_bpf_pick_idle_cpu) && cos_have(scx_bpf_kick_cpu)) {
+			cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+			if (cpu >= 0)
+				scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		}
+		first = false;
 	}
 }
 

@@ -2,7 +2,8 @@
 // its CPU, places runnable COS tasks on free enclave CPUs in arrival order, run to block, and
 // records every message and every placement for the tests to check.  With wake_rules set it
 // asks the kernel to start waking tasks itself (cos_lord_set_wake_rules) and books the tasks
-// the kernel placed (COS_MSG_TASK_PLACED) on their CPUs.
+// the kernel placed (COS_MSG_TASK_PLACED) on their CPUs.  A task of a throttled bandwidth group
+// (COS_MSG_TASK_THROTTLED) waits until its group's COS_MSG_GROUP_UNTHROTTLED.
 #pragma once
 
 #include <algorithm>
@@ -45,6 +46,7 @@ struct FifoLord {
 	unsigned wake_rules = 0;		/* COS_WAKE_*, set before the lord starts */
 	int wake_rules_error = 0;
 	std::map<unsigned, unsigned> shoot_errors;	/* status -> count */
+	std::atomic<bool> probe_throttled{false};	/* shoot each TASK_THROTTLED task once (probe()) */
 	std::thread thread;
 	cos_lord *lord = nullptr;
 	uint64_t max_gap_ns = 0, max_gap_at_ns = 0;	/* longest pause of the loop, and when */
@@ -176,17 +178,36 @@ private:
 			case COS_MSG_TASK_YIELD:
 			case COS_MSG_SHOOT_FAILED:
 			case COS_MSG_SHOOT_STALE:
+				throttled.erase(msg.slot);
 				release_cpu(msg.slot);
 				enqueue(msg.slot, msg.gen);
 				break;
 			case COS_MSG_TASK_BLOCKED:
 			case COS_MSG_TASK_DEAD:
+				throttled.erase(msg.slot);
 				release_cpu(msg.slot);
 				queued.erase(msg.slot);
 				refused.erase(msg.slot);
 				break;
 			case COS_MSG_TASK_AFFINITY:
 				refused.erase(msg.slot);
+				break;
+			case COS_MSG_TASK_THROTTLED:	/* waits for group arg: not ours to place */
+				release_cpu(msg.slot);
+				queued.erase(msg.slot);
+				throttled[msg.slot] = {msg.gen, msg.arg};
+				if (probe_throttled && !cpu_owner.count(cpus[0]))
+					probe(msg.slot, msg.gen);
+				break;
+			case COS_MSG_GROUP_UNTHROTTLED:	/* its tasks are runnable again */
+				for (auto it = throttled.begin(); it != throttled.end();) {
+					if (it->second.second == msg.arg) {
+						enqueue(it->first, it->second.first);
+						it = throttled.erase(it);
+					} else {
+						++it;
+					}
+				}
 				break;
 			case COS_MSG_TASK_PLACED:	/* the kernel started it on arg's CPU */
 				release_cpu(msg.slot);
@@ -204,6 +225,7 @@ private:
 			case COS_MSG_OVERFLOW:
 				runq.clear();
 				queued.clear();
+				throttled.clear();
 				cpu_owner.clear();
 				owner_of.clear();
 				resync();
@@ -269,6 +291,27 @@ private:
 		return placed_any;
 	}
 
+	/*
+	 * A shoot of a task the kernel just said is throttled, to see it refused
+	 * (COS_SHOOT_THROTTLED, counted in shoot_errors); placed like any shoot if its group was
+	 * released meanwhile.
+	 */
+	void probe(uint32_t slot, uint32_t gen)
+	{
+		int c = cpus[0];
+		cos_lord_prepare(lord, c, slot, gen, 0);
+		cos_lord_shoot(lord, 0);
+		unsigned st = cos_lord_shoot_status(lord, c);
+		if (st == COS_SHOOT_OK) {
+			throttled.erase(slot);
+			cpu_owner[c] = slot;
+			owner_of[slot] = c;
+		} else {
+			shoot_errors[st]++;
+		}
+	}
+
+	std::map<uint32_t, std::pair<uint32_t, uint64_t>> throttled;	/* slot -> gen, group */
 	std::deque<std::pair<uint32_t, uint32_t>> runq;
 	std::map<uint32_t, uint32_t> queued;	/* slot -> gen of queued entries */
 	std::map<int, uint32_t> cpu_owner;	/* cpu -> slot placed there */

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@ extern "C" {
 #include <cos.h>
 }
 #include "guest.h"
+#include "lord_fifo.h"
 
 using namespace guest;
 
@@ -207,6 +209,67 @@ TEST_CASE("COS tasks under cos-fifo are held to their cgroup's cpu.max, also aft
 	CAPTURE(r);
 	CHECK(r > 0.5 * 0.8);
 	CHECK(r < 0.5 * 1.2);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("a lord hears of throttling: GROUP_THROTTLED, then TASK_THROTTLED, shoots refused, GROUP_UNTHROTTLED at each refill", "[bandwidth][lord][messages]")
+{
+	Shim shim;
+	if (!shim_enforces())
+		SKIP("this kernel's shim does not enforce cpu.max (no scx_bpf_create_dsq)");
+	REQUIRE_LORD_SUPPORT();
+	Cgroup cg("cos-bw-msgs");
+	REQUIRE(cg.set("cpu.max", "20000 100000") == 0);
+	struct stat st;
+	REQUIRE(stat(cg.path.c_str(), &st) == 0);
+	const uint64_t gid = st.st_ino;		/* a cgroup's id is its directory's inode */
+	double r;
+	std::vector<cos_msg> log;
+	std::map<unsigned, unsigned> errors;
+	uint64_t stalls;
+	{
+		FifoLord lord(0, {1, 2, 3}, 1000);
+		REQUIRE(lord.register_error == 0);
+		lord.probe_throttled = true;
+		Spinners spin(cg, 2, true);
+		r = rates({&cg}, 2000)[0];
+		lord.finish();
+		log = lord.log;
+		errors = lord.shoot_errors;
+		stalls = lord.stall_reasons;
+	}
+	CAPTURE(r, stalls, log.size());
+	CHECK(r > 0.2 * 0.7);
+	CHECK(r < 0.2 * 1.3);
+	CHECK(stalls == 0);				/* throttled tasks never starved the lord */
+	CHECK(errors[COS_SHOOT_THROTTLED] >= 1);	/* a shoot of a throttled task is refused */
+	/* per episode: GROUP_THROTTLED, the tasks' TASK_THROTTLED, then GROUP_UNTHROTTLED */
+	bool in_episode = false;
+	int episodes = 0, task_msgs = 0, out_of_episode = 0, unpaired = 0;
+	for (const cos_msg &m : log) {
+		if (m.arg != gid)
+			continue;
+		switch (m.type) {
+		case COS_MSG_GROUP_THROTTLED:
+			unpaired += in_episode;
+			in_episode = true;
+			episodes++;
+			break;
+		case COS_MSG_TASK_THROTTLED:
+			task_msgs++;
+			out_of_episode += !in_episode;
+			break;
+		case COS_MSG_GROUP_UNTHROTTLED:
+			unpaired += !in_episode;
+			in_episode = false;
+			break;
+		}
+	}
+	CAPTURE(episodes, task_msgs, out_of_episode, unpaired);
+	CHECK(episodes >= 5);				/* 2 s of 100 ms periods at 20 % */
+	CHECK(task_msgs >= episodes);
+	CHECK(out_of_episode == 0);
+	CHECK(unpaired == 0);
 	CHECK(sched_ext_state() == "enabled");
 }
 

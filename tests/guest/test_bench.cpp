@@ -213,7 +213,7 @@ TEST_CASE("benchmark programs explain themselves and refuse bad usage with statu
 	CHECK(out.find("cos-bench-shinjuku: --seed -3: must be an integer from 1 to") == 0);
 	std::string bw = build_path("bin/cos-bench-bandwidth");
 	CHECK(sh(bw + " 2>&1", &out) == 2);				/* no --cgroup */
-	CHECK(out.find("--cgroup is required") == 0);
+	CHECK(out.find("cos-bench-bandwidth: --cgroup is required") == 0);
 	CHECK(sh(bw + " --cgroup /tmp 2>&1", &out) == 1);		/* not a cgroup */
 	CHECK(out.find("/tmp/cgroup.procs") != std::string::npos);
 	CHECK(sh(bw + " --cgroup /sys/fs/cgroup --submissions 2000 2>&1", &out) == 2);
