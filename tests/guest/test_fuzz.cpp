@@ -22,11 +22,18 @@ struct Fuzzer {
 	std::mt19937_64 rng;
 	std::vector<uint8_t> buf = std::vector<uint8_t>(8192);
 	void *ro = nullptr;	/* a read-only page */
+	/*
+	 * Where the buffer's pointer fields point: as large as anything the module may write
+	 * through one (256 struct cos_group_info of COS_IOC_GET_GROUPS: 24 KiB), so that an ioctl
+	 * doing as asked cannot overrun the fuzzer's own heap.
+	 */
+	void *scratch = nullptr;
 	int unexpected = 0;	/* calls that failed without an errno or crashed */
 
 	explicit Fuzzer(uint64_t seed) : rng(seed)
 	{
 		ro = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		scratch = mmap(nullptr, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	}
 
 	uint64_t pick(std::initializer_list<uint64_t> v) { return *(v.begin() + rng() % v.size()); }
@@ -58,8 +65,8 @@ struct Fuzzer {
 				b = rng() % 3 ? 0 : rng();
 			uint32_t size = pick({0, 8, 16, 24, 32, 104, 112, 4096, 4104, (uint64_t)rng() % 9000});
 			memcpy(buf.data(), &size, 4);
-			if (rng() % 2) {	/* point cpumask fields into the buffer */
-				uint64_t p = (uintptr_t)buf.data() + 4096;
+			if (rng() % 2) {	/* point cpumask and array fields into the scratch area */
+				uint64_t p = (uintptr_t)scratch;
 				memcpy(buf.data() + 24, &p, 8);
 				memcpy(buf.data() + 32, &p, 8);
 			}
