@@ -233,8 +233,17 @@ int cos_copy_in(void *kbuf, u32 ksize, const void __user *uarg, u32 usize);
 int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize);
 int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
 
-/* cos_group.c: bandwidth groups (cgroup ids; locking in the file's top comment) */
-void cos_groups_init(void (*unthrottled)(u64 id));
+/*
+ * cos_group.c: bandwidth groups (cgroup ids; locking in the file's top comment).  What it needs
+ * of the files above it comes as hooks, set once at module init (cos_task.c's):
+ * @unthrottled posts GROUP_UNTHROTTLED for group @id to the lord (called under cos_bw.lock,
+ * IRQs off); @kick_idle makes every idle CPU reschedule (after cos_bw.lock is dropped).
+ */
+struct cos_group_hooks {
+	void (*unthrottled)(u64 id);
+	void (*kick_idle)(void);
+};
+void cos_groups_init(const struct cos_group_hooks *hooks);
 void cos_groups_exit(void);
 void cos_groups_clear(void);
 int cos_group_init(u64 id, u64 parent_id, u32 weight);
@@ -258,7 +267,7 @@ s32 cos_task_attach(struct task_struct *p, bool runnable);
 void cos_task_detach(struct task_struct *p, s32 slot);
 s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *idle);
 u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cgid);
-void cos_task_group_unthrottled(u64 id);
+extern const struct cos_group_hooks cos_task_group_hooks;
 void cos_task_dequeue(struct task_struct *p, s32 slot);
 s32 cos_dispatch_take(s32 cpu);
 u64 cos_task_slice(struct task_struct *p, s32 slot);

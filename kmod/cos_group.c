@@ -27,19 +27,24 @@
  * an ancestor is throttled (cos_group_throttled()), the shim parks the group's runnable fair
  * tasks in a DSQ of the group's own instead of running them, and ends a running task's slice at
  * its next tick; a running task's slice is also capped at the budget left when it starts
- * (cos_group_budget()), so a lone task stops on time.  The timer refills the groups whose
- * period ended; one with budget again moves to cos_bw.released and the idle CPUs are kicked:
- * their ops.dispatch takes the released groups (cos_group_released()) and moves the parked
- * tasks back to the fair queue.
+ * (cos_group_budget()), so a lone task stops on time.  A COS task under a lord waits in
+ * custody instead, and cos_task.c tells the lord (TASK_THROTTLED, under
+ * cos_group_hold_throttled(); GROUP_THROTTLED the first time).  The timer refills the groups
+ * whose period ended; one with budget again moves to cos_bw.released, the lord hears
+ * GROUP_UNTHROTTLED if it heard of the throttling, and the idle CPUs are kicked: their
+ * ops.dispatch takes the released groups (cos_group_released()) and moves the parked tasks
+ * back to the fair queue.
  *
  * Weight.  cpu.weight is kept per group for the fair policy's vtime (cos_group_weight()).
  *
  * Locking.  g->lock (a raw spinlock, IRQs off) protects a group's budget fields; cos_bw.lock
- * the throttled and released lists, each group's @throttled and @listed, and the timer's
- * expiry.  Order: cos_bw.lock -> g->lock.  The charge path takes g->lock alone and, only when
- * a group runs out, drops it and takes both in that order.  Nothing here takes an rq lock,
- * sleeps or allocates but ops.cgroup_init (process context).  This file calls no other file of
- * cos.ko (see the order in cos.h): its kick is its own.
+ * the throttled and released lists (a group is on at most one: g->node), each group's
+ * @throttled, @lord_told and throttling times, and the timer's expiry.  Order: cos_bw.lock ->
+ * g->lock, and a COS task's t->lock before both.  The charge path takes g->lock alone and, only
+ * when a group runs out, drops it and takes both in that order.  Nothing here takes an rq lock,
+ * sleeps or allocates but ops.cgroup_init (process context).  Of cos.ko's other files this one
+ * calls only cos_uaccess.c (see the order in cos.h); what it needs from cos_task.c, the message
+ * to the lord and the kick of idle CPUs, comes as hooks (struct cos_group_hooks).
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -47,11 +52,9 @@
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
-#include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
-#include <linux/smp.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
@@ -76,20 +79,19 @@ struct cos_group {
 	u64 last_usage;			/* charged in the last complete period */
 	/* under cos_bw.lock */
 	bool throttled;			/* on cos_bw.throttled; read lock-free by the shim's checks */
-	bool listed;			/* on cos_bw.throttled or cos_bw.released */
 	bool lord_told;			/* GROUP_THROTTLED posted: post GROUP_UNTHROTTLED */
 	u64 released_at;		/* when it was last released */
 	u64 throttled_at;
 	u64 throttled_ns;		/* time spent throttled, in all */
 	u64 nr_throttled;		/* times throttled */
-	struct list_head node;
+	struct list_head node;		/* on cos_bw.throttled or .released, else empty */
 	struct rcu_head rcu;
 };
 
 static DEFINE_XARRAY(cos_groups);
-/* Posts GROUP_UNTHROTTLED for a released group the lord was told of (cos_task.c's). */
-static void (*cos_group_unthrottled_fn)(u64 id);
+static const struct cos_group_hooks *cos_group_hooks;
 static atomic_t cos_groups_limited = ATOMIC_INIT(0);	/* groups with a quota */
+static atomic_t cos_groups_weighted = ATOMIC_INIT(0);	/* non-root groups of weight != 100 */
 
 static struct {
 	raw_spinlock_t lock;
@@ -103,28 +105,6 @@ static struct {
 	.released = LIST_HEAD_INIT(cos_bw.released),
 	.armed_at = U64_MAX,
 };
-
-/*
- * The refill's kick: an idle CPU reschedules, so that its ops.dispatch takes the released
- * groups; a busy CPU is left alone (its next dispatch will).
- */
-static void cos_group_kick_fn(void *info)
-{
-	if (is_idle_task(current)) {
-		set_tsk_need_resched(current);
-		set_preempt_need_resched();
-	}
-}
-
-static DEFINE_PER_CPU(call_single_data_t, cos_group_csd) = CSD_INIT(cos_group_kick_fn, NULL);
-
-static void cos_group_kick_idle(void)
-{
-	int cpu;
-
-	for_each_online_cpu(cpu)
-		smp_call_function_single_async(cpu, per_cpu_ptr(&cos_group_csd, cpu));
-}
 
 /* The group of cgroup @id, or NULL.  Context: an RCU read side (IRQs off counts). */
 static struct cos_group *cos_group_find(u64 id)
@@ -178,11 +158,7 @@ static void cos_group_throttle(struct cos_group *g, u64 now)
 	g->throttled = true;
 	g->throttled_at = now;
 	g->nr_throttled++;
-	if (g->listed)
-		list_move_tail(&g->node, &cos_bw.throttled);	/* released, not yet taken */
-	else
-		list_add_tail(&g->node, &cos_bw.throttled);
-	g->listed = true;
+	list_move_tail(&g->node, &cos_bw.throttled);	/* from released (not yet taken), or none */
 	cos_group_arm(g->period_end);
 }
 
@@ -195,13 +171,14 @@ static void cos_group_throttle(struct cos_group *g, u64 now)
 static void cos_group_release(struct cos_group *g, u64 now)
 {
 	lockdep_assert_held(&cos_bw.lock);
+	lockdep_assert_held(&g->lock);
 	g->throttled = false;
 	g->throttled_ns += now - g->throttled_at;
 	g->released_at = now;
 	list_move_tail(&g->node, &cos_bw.released);
 	if (g->lord_told) {
 		g->lord_told = false;
-		cos_group_unthrottled_fn(g->id);
+		cos_group_hooks->unthrottled(g->id);
 	}
 }
 
@@ -232,7 +209,7 @@ static enum hrtimer_restart cos_group_timer_fn(struct hrtimer *timer)
 			hrtimer_set_expires(timer, ns_to_ktime(next));
 	}
 	if (released)
-		cos_group_kick_idle();
+		cos_group_hooks->kick_idle();
 	return next != U64_MAX ? HRTIMER_RESTART : HRTIMER_NORESTART;
 }
 
@@ -274,6 +251,8 @@ int cos_group_init(u64 id, u64 parent_id, u32 weight)
 		kfree(g);
 		return ret == -EBUSY ? -EEXIST : ret;
 	}
+	if (parent && g->weight != 100)
+		atomic_inc(&cos_groups_weighted);
 	return 0;
 }
 
@@ -292,13 +271,13 @@ void cos_group_exit(u64 id)
 	if (!g)
 		return;
 	scoped_guard(raw_spinlock_irqsave, &cos_bw.lock) {
-		if (g->listed)
-			list_del_init(&g->node);
-		g->listed = false;
+		list_del_init(&g->node);
 		g->throttled = false;
 		if (g->quota_ns != COS_GROUP_NO_QUOTA)
 			atomic_dec(&cos_groups_limited);
 	}
+	if (g->parent && g->weight != 100)
+		atomic_dec(&cos_groups_weighted);
 	kfree_rcu(g, rcu);
 }
 
@@ -342,7 +321,7 @@ void cos_group_set_bandwidth(u64 id, u64 period_us, u64 quota_us, u64 burst_us)
 	if (had != has)
 		atomic_add(has ? 1 : -1, &cos_groups_limited);
 	if (released)
-		cos_group_kick_idle();
+		cos_group_hooks->kick_idle();
 }
 
 /**
@@ -350,16 +329,22 @@ void cos_group_set_bandwidth(u64 id, u64 period_us, u64 quota_us, u64 burst_us)
  * @id: its cgroup id
  * @weight: the new weight, 1..10000
  *
- * Context: ops.cgroup_set_weight, process context; lock-free (one word).
+ * Context: ops.cgroup_set_weight, process context; lock-free (one word, exchanged so that
+ * concurrent writers keep cos_groups_weighted exact).
  */
 void cos_group_set_weight(u64 id, u32 weight)
 {
 	struct cos_group *g;
+	u32 old;
 
+	weight = weight ?: 100;
 	guard(rcu)();
 	g = cos_group_find(id);
-	if (g)
-		WRITE_ONCE(g->weight, weight ?: 100);
+	if (!g)
+		return;
+	old = xchg(&g->weight, weight);
+	if (g->parent && (old != 100) != (weight != 100))
+		atomic_add(weight != 100 ? 1 : -1, &cos_groups_weighted);
 }
 
 /**
@@ -457,7 +442,7 @@ u64 cos_group_budget(u64 id)
  * The product of cpu.weight / 100 down the chain, so a task of a group of weight 200 inside
  * one of weight 50 weighs as a root task (a flat approximation: siblings' shares are not
  * normalised by how many of them are runnable).
- * Context: any scheduling op; lock-free.
+ * Context: any scheduling op; lock-free (no lookup at all while every group weighs 100).
  * Return: the weight, 1..10000 as cpu.weight's range (100 for the root or an unknown group).
  */
 u32 cos_group_weight(u64 id)
@@ -465,6 +450,8 @@ u32 cos_group_weight(u64 id)
 	struct cos_group *g;
 	u64 w = 100;
 
+	if (!atomic_read(&cos_groups_weighted))
+		return 100;
 	guard(rcu)();
 	for (g = cos_group_find(id); g && g->parent; g = g->parent)
 		w = clamp_t(u64, w * READ_ONCE(g->weight) / 100, 1, 10000);
@@ -488,7 +475,6 @@ u64 cos_group_released(void)
 	if (!g)
 		return 0;
 	list_del_init(&g->node);
-	g->listed = false;
 	return g->id;
 }
 
@@ -573,12 +559,13 @@ long cos_ioc_get_groups(void __user *uarg)
  * On true, cos_bw.lock is held (IRQs off) until cos_group_unhold(): the caller posts its
  * messages meanwhile, and the release, which posts GROUP_UNTHROTTLED under the same lock, comes
  * after them in the ring.  On false the group is no longer throttled (nothing held).
- * Context: a COS task's enqueue or shoot, its t->lock held (t->lock -> cos_bw.lock).
+ * Context: a COS task's enqueue or shoot, its t->lock held (t->lock -> cos_bw.lock), IRQs off.
  */
 bool cos_group_hold_throttled(u64 id, bool *first)
 {
 	struct cos_group *g;
 
+	lockdep_assert_irqs_disabled();
 	*first = false;
 	guard(rcu)();
 	g = cos_group_find(id);
@@ -597,6 +584,7 @@ bool cos_group_hold_throttled(u64 id, bool *first)
 /* The end of cos_group_hold_throttled()'s hold: drops cos_bw.lock. */
 void cos_group_unhold(void)
 {
+	lockdep_assert_held(&cos_bw.lock);
 	raw_spin_unlock(&cos_bw.lock);
 }
 
@@ -622,9 +610,10 @@ u64 cos_group_ready_since(u64 id, u64 since)
 	return max(since, READ_ONCE(g->released_at));
 }
 
-void cos_groups_init(void (*unthrottled)(u64 id))
+/* Module init: @hooks are cos_task.c's (see struct cos_group_hooks). */
+void cos_groups_init(const struct cos_group_hooks *hooks)
 {
-	cos_group_unthrottled_fn = unthrottled;
+	cos_group_hooks = hooks;
 	hrtimer_setup(&cos_bw.timer, cos_group_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
 }
 

@@ -172,7 +172,7 @@ static int __init cos_init(void)
 	ret = cos_tasks_init();
 	if (ret)
 		return ret;
-	cos_groups_init(cos_task_group_unthrottled);
+	cos_groups_init(&cos_task_group_hooks);
 	ret = cos_kfuncs_init();
 	if (ret)
 		goto err_tasks;

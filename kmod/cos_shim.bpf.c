@@ -108,7 +108,7 @@ const volatile __u32 cos_nr_cpus = 1;	/* online CPUs when libcos loaded the shim
 /* Set by ops.init: 1 if the fair policy orders by vtime, 0 if it fell back to FIFO (see B). */
 __u32 cos_fair_vtime;
 /* Set by ops.init: 1 if throttled groups' tasks are parked (see F). */
-__u32 cos_bw;
+__u32 cos_bw_enforced;
 
 /* Written once by ops.exit (cos_exit_record()); read by libcos (see E). */
 struct cos_exit_info cos_exit_info SEC(".data");
@@ -170,7 +170,7 @@ static u64 cos_task_cgid(struct task_struct *p)
 /* The group where @p must park because it or an ancestor is throttled, 0 if none (see F). */
 static u64 cos_parked_group(struct task_struct *p)
 {
-	return cos_bw ? cos_kf_group_throttled(cos_task_cgid(p)) : 0;
+	return cos_bw_enforced ? cos_kf_group_throttled(cos_task_cgid(p)) : 0;
 }
 
 static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
@@ -340,7 +340,7 @@ void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 		cos_fair_insert(p, 0);
 		bpf_task_release(p);
 	}
-	for (i = 0; i < COS_RELEASE_BATCH && cos_bw; i++) {
+	for (i = 0; i < COS_RELEASE_BATCH && cos_bw_enforced; i++) {
 		u64 id = cos_kf_group_released();
 
 		if (!id)
@@ -367,7 +367,7 @@ void BPF_PROG(cos_running, struct task_struct *p)
 		return;
 	tctx->exec_at_start = p->se.sum_exec_runtime;
 	tctx->exec_charged = p->se.sum_exec_runtime;
-	if (cos_bw) {
+	if (cos_bw_enforced) {
 		/* a lone task of a limited group stops when the budget is spent (see F) */
 		u64 budget = cos_kf_group_budget(cos_task_cgid(p));
 
@@ -382,9 +382,7 @@ SEC("struct_ops/cos_stopping")
 void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 {
 	struct cos_task_ctx *tctx = cos_ctx(p);
-	u64 used;
-
-	u64 cgid, weight;
+	u64 used, cgid, weight;
 
 	if (!tctx)
 		return;
@@ -413,7 +411,7 @@ void BPF_PROG(cos_tick, struct task_struct *p)
 	throttled = cos_kf_group_charge(cos_task_cgid(p),
 					p->se.sum_exec_runtime - tctx->exec_charged);
 	tctx->exec_charged = p->se.sum_exec_runtime;
-	if (throttled && cos_bw && !cos_is_pcpu_kthread(p))
+	if (throttled && cos_bw_enforced && !cos_is_pcpu_kthread(p))
 		p->scx.slice = 0;
 	if (tctx->slot >= 0 && cos_have(scx_bpf_dsq_nr_queued) &&
 	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0)
@@ -510,14 +508,14 @@ s32 BPF_PROG(cos_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *
 	u64 id = cgrp->kn->id;
 	s32 ret;
 
-	if (cos_bw && cos_have(scx_bpf_create_dsq)) {	/* cos_have: see shim_compat.h */
+	if (cos_bw_enforced && cos_have(scx_bpf_create_dsq)) {	/* cos_have: see shim_compat.h */
 		ret = scx_bpf_create_dsq(COS_GROUP_DSQ(id), -1);
 		if (ret)
 			return ret;
 	}
 	ret = cos_kf_cgroup_init(id, parent ? parent->cgroup->kn->id : 0, args->weight);
 	if (ret) {
-		if (cos_bw && cos_have(scx_bpf_destroy_dsq))
+		if (cos_bw_enforced && cos_have(scx_bpf_destroy_dsq))
 			scx_bpf_destroy_dsq(COS_GROUP_DSQ(id));
 		return ret;
 	}
@@ -531,7 +529,7 @@ void BPF_PROG(cos_cgroup_exit, struct cgroup *cgrp)
 	u64 id = cgrp->kn->id;
 
 	cos_kf_cgroup_exit(id);
-	if (cos_bw && cos_have(scx_bpf_destroy_dsq))
+	if (cos_bw_enforced && cos_have(scx_bpf_destroy_dsq))
 		scx_bpf_destroy_dsq(COS_GROUP_DSQ(id));		/* empty: a cgroup with tasks stays */
 }
 
@@ -557,13 +555,13 @@ s32 BPF_PROG(cos_init)
 	if (cos_kf_abi_version() != cos_abi_expected)
 		return -COS_EPROTO;
 	cos_fair_vtime = cos_have(scx_bpf_create_dsq);
-	cos_bw = cos_fair_vtime && cos_have(bpf_iter_scx_dsq_new);
+	cos_bw_enforced = cos_fair_vtime && cos_have(bpf_iter_scx_dsq_new);
 	ret = cos_fair_vtime ? scx_bpf_create_dsq(COS_FAIR_DSQ, -1) : 0;
 	if (!ret && cos_fair_vtime)
 		ret = scx_bpf_create_dsq(COS_LORD_DSQ, -1);
 	if (!ret)
 		cos_kf_shim_attached(true, (cos_fair_vtime ? COS_SHIM_CAP_FAIR_DSQ : 0) |
-					   (cos_bw ? COS_SHIM_CAP_BANDWIDTH : 0));
+					   (cos_bw_enforced ? COS_SHIM_CAP_BANDWIDTH : 0));
 	return ret;
 }
 

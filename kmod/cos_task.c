@@ -145,6 +145,7 @@ static struct cos_task **cos_curr;
 static atomic_t cos_nr_waiting = ATOMIC_INIT(0);
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
 static DEFINE_PER_CPU(call_single_data_t, cos_latch_kick_csd);
+static DEFINE_PER_CPU(call_single_data_t, cos_idle_kick_csd);
 
 /*
  * A CPU's latch (COS_SHOOT_F_LATCH, see uapi): the tasks the lord queued behind the COS task
@@ -188,12 +189,23 @@ static void cos_kick_fn(void *info)
  * The kick of a latch shoot (to a CPU that was not armed, struct cos_latch): preempt what runs
  * here only if it is not a COS task.  A COS task that runs here armed the latch when it started
  * (before cos_curr was set: same CPU, so this read is exact) and dispatches when it stops; a
- * dispatch may have cleared @armed meanwhile and kept it running (sched_ext keeps prev when
+ * dispatch may have cleared @armed meanwhile and kept it running (sched_ext may keep prev when
  * ops.dispatch finds nothing), and preempting it would let the latched task pass it.
  */
 static void cos_latch_kick_fn(void *info)
 {
 	if (!READ_ONCE(cos_curr[smp_processor_id()]))
+		cos_kick_fn(info);
+}
+
+/*
+ * The kick of a bandwidth group's refill (cos_group.c): an idle CPU reschedules, so that its
+ * ops.dispatch takes the released groups' parked tasks; a busy CPU is left alone (its next
+ * dispatch does it).
+ */
+static void cos_idle_kick_fn(void *info)
+{
+	if (is_idle_task(current))
 		cos_kick_fn(info);
 }
 
@@ -219,6 +231,7 @@ int cos_tasks_init(void)
 
 		INIT_CSD(per_cpu_ptr(&cos_kick_csd, i), cos_kick_fn, NULL);
 		INIT_CSD(per_cpu_ptr(&cos_latch_kick_csd, i), cos_latch_kick_fn, NULL);
+		INIT_CSD(per_cpu_ptr(&cos_idle_kick_csd, i), cos_idle_kick_fn, NULL);
 		raw_spin_lock_init(&c->lock);
 		INIT_LIST_HEAD(&c->tasks);
 		raw_spin_lock_init(&per_cpu_ptr(&cos_latch, i)->lock);
@@ -867,17 +880,26 @@ static bool cos_task_throttled(struct cos_enclave *e, struct cos_task *t, u64 gi
 	return true;
 }
 
-/**
- * cos_task_group_unthrottled() - bandwidth group @id has budget again: tell the lord
- * @id: its cgroup id
- *
- * Context: cos_group.c's release, under its cos_bw.lock with IRQs off (the refill hrtimer, or
- * a cpu.max write); lock-free here.
+/*
+ * Bandwidth group @id has budget again: tell the lord.  Context: cos_group.c's release, under
+ * its cos_bw.lock with IRQs off (the refill hrtimer, or a cpu.max write); lock-free here.
  */
-void cos_task_group_unthrottled(u64 id)
+static void cos_task_group_unthrottled(u64 id)
 {
 	cos_post(cos_enclave_now(), COS_MSG_GROUP_UNTHROTTLED, raw_smp_processor_id(), NULL, id);
 }
+
+/* Every idle online CPU reschedules.  Context: any; under no lock of cos.ko. */
+static void cos_task_kick_idle(void)
+{
+	cos_kick_with(cpu_online_mask, &cos_idle_kick_csd);
+}
+
+/* What cos_group.c needs from this file (struct cos_group_hooks, kmod/cos.h). */
+const struct cos_group_hooks cos_task_group_hooks = {
+	.unthrottled = cos_task_group_unthrottled,
+	.kick_idle = cos_task_kick_idle,
+};
 
 /**
  * cos_task_enqueue() - runnable COS task @p: keep it in custody for the lord, or not
