@@ -90,14 +90,15 @@ int cos_get_groups(int fd, struct cos_group_info **groups, size_t *nr);
 int cos_group_set_rate(const char *cgroup, double rate_pct, unsigned int period_us);
 
 /**
- * cos_group_path() - the cgroupfs path of the cgroup whose id is @id (its directory's inode)
- * @id: a struct cos_group_info id
- * @buf: filled with the path ("/sys/fs/cgroup/..."), NUL-terminated
- * @len: its size
+ * cos_group_paths() - the cgroupfs paths of @groups (a cgroup's id is its directory's inode)
+ * @groups: sorted by id, as cos_get_groups() returns them
+ * @n: how many
+ * @paths: set to @n malloc()ed paths ("/sys/fs/cgroup/..."), NULL for a cgroup gone since; the
+ *	caller frees each
  *
- * Walks /sys/fs/cgroup.  Return: 0, -ENOENT (no such cgroup now), -ENAMETOOLONG.
+ * One walk of /sys/fs/cgroup for them all.  Return: 0, or -ENOMEM (every @paths[i] NULL then).
  */
-int cos_group_path(unsigned long long id, char *buf, size_t len);
+int cos_group_paths(const struct cos_group_info *groups, size_t n, char **paths);
 
 /**
  * cos_module_load() - load cos.ko (libkmod), like modprobe or insmod

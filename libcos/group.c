@@ -10,6 +10,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -65,31 +66,60 @@ COS_EXPORT int cos_group_set_rate(const char *cgroup, double rate_pct, unsigned 
 	return 0;
 }
 
-/* nftw() has no user argument: the one walk at a time (libcos is not reentrant here). */
-static __thread unsigned long long group_find_id;
-static __thread char *group_find_buf;
-static __thread size_t group_find_len;
-static __thread int group_find_err;
+/*
+ * nftw() has no user argument: the walk's state is per thread (one walk at a time per thread).
+ * The groups are sorted by id, as the module lists them, so each directory is one bsearch.
+ */
+static __thread struct {
+	const struct cos_group_info *groups;
+	size_t n;
+	char **paths;
+	int err;
+} group_walk;
 
-static int group_find_fn(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
+static int group_id_cmp(const void *key, const void *elem)
 {
-	if (type != FTW_D || (unsigned long long)sb->st_ino != group_find_id)
-		return 0;
-	if (strlen(fpath) >= group_find_len) {
-		group_find_err = -ENAMETOOLONG;
-		return 1;
-	}
-	strcpy(group_find_buf, fpath);
-	group_find_err = 0;
-	return 1;
+	unsigned long long id = *(const unsigned long long *)key;
+	unsigned long long other = ((const struct cos_group_info *)elem)->id;
+
+	return id < other ? -1 : id > other;
 }
 
-COS_EXPORT int cos_group_path(unsigned long long id, char *buf, size_t len)
+static int group_walk_fn(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
 {
-	group_find_id = id;
-	group_find_buf = buf;
-	group_find_len = len;
-	group_find_err = -ENOENT;
-	nftw(COS_CGROUP_ROOT, group_find_fn, 16, FTW_PHYS | FTW_MOUNT);
-	return group_find_err;
+	unsigned long long id = sb->st_ino;
+	const struct cos_group_info *g;
+	size_t i;
+
+	if (type != FTW_D)
+		return 0;
+	g = bsearch(&id, group_walk.groups, group_walk.n, sizeof(*g), group_id_cmp);
+	if (!g)
+		return 0;
+	i = g - group_walk.groups;
+	if (!group_walk.paths[i] && !(group_walk.paths[i] = strdup(fpath))) {
+		group_walk.err = -ENOMEM;
+		return 1;
+	}
+	return 0;
+}
+
+COS_EXPORT int cos_group_paths(const struct cos_group_info *groups, size_t n, char **paths)
+{
+	for (size_t i = 0; i < n; i++)
+		paths[i] = NULL;
+	group_walk.groups = groups;
+	group_walk.n = n;
+	group_walk.paths = paths;
+	group_walk.err = 0;
+	if (n)
+		nftw(COS_CGROUP_ROOT, group_walk_fn, 16, FTW_PHYS | FTW_MOUNT);
+	if (group_walk.err) {
+		for (size_t i = 0; i < n; i++) {
+			free(paths[i]);
+			paths[i] = NULL;
+		}
+		return cos_fail(group_walk.err, "out of memory naming %zu cgroups", n);
+	}
+	return 0;
 }

@@ -58,7 +58,6 @@ struct cos_sched {
 	 */
 	unsigned long long *throttled_on;	/* [max_tasks] */
 	unsigned int nr_throttled;		/* entries of throttled_on that are set */
-	unsigned long long group_throttles;	/* COS_MSG_GROUP_THROTTLED handled */
 	unsigned long long not_started;	/* COS_MSG_SHOOT_FAILED handled */
 	unsigned long long stale;	/* COS_MSG_SHOOT_STALE handled */
 	unsigned long long tick_ns, spin_ns, last_tick;
@@ -355,8 +354,7 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 		if (m->arg < CPU_SETSIZE)
 			CPU_CLR(m->arg, &s->offline);
 		return;
-	case COS_MSG_GROUP_THROTTLED:
-		s->group_throttles++;
+	case COS_MSG_GROUP_THROTTLED:	/* its tasks' TASK_THROTTLED follow */
 		return;
 	case COS_MSG_GROUP_UNTHROTTLED:
 		group_unthrottled(s, m->arg, m->ts);
@@ -367,16 +365,6 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 		return;
 	task_unthrottle(s, t);
 	switch (m->type) {
-	case COS_MSG_TASK_THROTTLED:	/* waits in the kernel for its group: off the policy's books */
-		release_cpu(s, t);
-		cos_taskq_remove(t);
-		task_set_state(s, t, COS_TASK_BLOCKED);
-		t->cpu = m->cpu;
-		s->throttled_on[t->slot] = m->arg;
-		s->nr_throttled++;
-		if (s->policy->task_blocked)
-			s->policy->task_blocked(s, t);
-		break;
 	case COS_MSG_TASK_NEW:
 		break;			/* msg_task() reported it; RUNNABLE follows if it waits */
 	case COS_MSG_TASK_PREEMPTED:
@@ -402,6 +390,10 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 		t->cpu = m->cpu;
 		make_runnable(s, t, m->type, m->arg, m->ts);
 		break;
+	case COS_MSG_TASK_THROTTLED:	/* waits in the kernel for its group: blocked for the policy */
+		s->throttled_on[t->slot] = m->arg;
+		s->nr_throttled++;
+		/* fall through */
 	case COS_MSG_TASK_BLOCKED:
 		release_cpu(s, t);
 		cos_taskq_remove(t);
@@ -781,8 +773,8 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->placing_from = calloc(nr_cpus, sizeof(*s->placing_from));
 	s->placing_latch = calloc(nr_cpus, sizeof(*s->placing_latch));
 	s->latched = calloc(nr_cpus, sizeof(*s->latched));
-	if (!s->tasks || !s->allowed || !s->throttled_on || (policy->task_data_size && !s->data) || !s->cpu_task ||
-	    !s->placing || !s->placing_from || !s->placing_latch || !s->latched) {
+	if (!s->tasks || !s->allowed || !s->throttled_on || (policy->task_data_size && !s->data) ||
+	    !s->cpu_task || !s->placing || !s->placing_from || !s->placing_latch || !s->latched) {
 		cos_sched_free(s);
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
 	}

@@ -281,6 +281,7 @@ static long count_lines(const char *dir, const char *file)
 static int cmd_groups_list(int json)
 {
 	struct cos_group_info *groups;
+	char **paths;
 	size_t n, i;
 	int fd, err;
 
@@ -290,6 +291,13 @@ static int cmd_groups_list(int json)
 		close(fd);
 	if (err)
 		return fail(err);
+	paths = calloc(n ?: 1, sizeof(*paths));
+	err = paths ? cos_group_paths(groups, n, paths) : -ENOMEM;
+	if (err) {
+		free(paths);
+		free(groups);
+		return fail(err);
+	}
 	json_t *list = json ? json_array() : NULL;
 
 	if (!json && n)
@@ -300,12 +308,11 @@ static int cmd_groups_list(int json)
 	for (i = 0; i < n; i++) {
 		const struct cos_group_info *g = &groups[i];
 		bool limited = g->quota_ns != COS_GROUP_NO_QUOTA;
-		char path[4096], rate[32], last[32];
+		const char *path = paths[i] ?: "?";
+		char rate[32], last[32];
 		long tasks;
 
-		if (cos_group_path(g->id, path, sizeof(path)))
-			snprintf(path, sizeof(path), "?");
-		tasks = path[0] == '/' ? count_lines(path, "cgroup.threads") : -1;
+		tasks = paths[i] ? count_lines(path, "cgroup.threads") : -1;
 		if (json) {
 			json_array_append_new(list, json_pack(
 				"{s:I,s:I,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:b,s:I}",
@@ -335,6 +342,9 @@ static int cmd_groups_list(int json)
 	}
 	if (json)
 		json_print(list);
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
 	free(groups);
 	return 0;
 }
