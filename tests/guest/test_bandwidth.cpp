@@ -143,13 +143,21 @@ bool shim_enforces()
 
 int nr_cpus() { return (int)std::thread::hardware_concurrency(); }
 
+/* Skip the test where the attached shim enforces nothing (Debian 7.2.12: no scx_bpf_create_dsq,
+ * so no queue of its own per group and no vtime fair queue either). */
+#define SKIP_UNLESS_ENFORCED()								\
+	do {										\
+		if (!shim_enforces())							\
+			SKIP("this kernel's shim does not enforce cpu.max or cpu.weight "	\
+			     "(no scx_bpf_create_dsq)");				\
+	} while (0)
+
 } // namespace
 
 TEST_CASE("cpu.max caps a group of fair tasks at 50 %, 150 % and 250 % of a CPU", "[bandwidth]")
 {
 	Shim shim;
-	if (!shim_enforces())
-		SKIP("this kernel's shim does not enforce cpu.max (no scx_bpf_create_dsq)");
+	SKIP_UNLESS_ENFORCED();
 	if (nr_cpus() < 3)
 		SKIP("needs 3 CPUs");
 	Cgroup cg("cos-bw-cap");
@@ -172,8 +180,7 @@ TEST_CASE("cpu.max caps a group of fair tasks at 50 %, 150 % and 250 % of a CPU"
 TEST_CASE("COS tasks under cos-fifo are held to their cgroup's cpu.max, also after the lord dies", "[bandwidth][lord]")
 {
 	Shim shim;
-	if (!shim_enforces())
-		SKIP("this kernel's shim does not enforce cpu.max (no scx_bpf_create_dsq)");
+	SKIP_UNLESS_ENFORCED();
 	REQUIRE_LORD_SUPPORT();
 	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3", "--stall-ms", stall_arg(0),
 			 "--starve-ms", starve_arg(0)});
@@ -215,8 +222,7 @@ TEST_CASE("COS tasks under cos-fifo are held to their cgroup's cpu.max, also aft
 TEST_CASE("a lord hears of throttling: GROUP_THROTTLED, then TASK_THROTTLED, shoots refused, GROUP_UNTHROTTLED at each refill", "[bandwidth][lord][messages]")
 {
 	Shim shim;
-	if (!shim_enforces())
-		SKIP("this kernel's shim does not enforce cpu.max (no scx_bpf_create_dsq)");
+	SKIP_UNLESS_ENFORCED();
 	REQUIRE_LORD_SUPPORT();
 	Cgroup cg("cos-bw-msgs");
 	REQUIRE(cg.set("cpu.max", "20000 100000") == 0);
@@ -276,8 +282,7 @@ TEST_CASE("a lord hears of throttling: GROUP_THROTTLED, then TASK_THROTTLED, sho
 TEST_CASE("a child's limit holds inside its parent's, and the parent's over its children", "[bandwidth][nested]")
 {
 	Shim shim;
-	if (!shim_enforces())
-		SKIP("this kernel's shim does not enforce cpu.max (no scx_bpf_create_dsq)");
+	SKIP_UNLESS_ENFORCED();
 	if (nr_cpus() < 3)
 		SKIP("needs 3 CPUs");
 	Cgroup parent("cos-bw-parent");
@@ -298,8 +303,7 @@ TEST_CASE("a child's limit holds inside its parent's, and the parent's over its 
 TEST_CASE("cpu.weight 100:200:400 splits busy CPUs about 1:2:4", "[bandwidth][weight]")
 {
 	Shim shim;
-	if (!shim_enforces())
-		SKIP("this kernel's shim has no vtime fair queue (no scx_bpf_create_dsq)");
+	SKIP_UNLESS_ENFORCED();
 	int n = nr_cpus();
 	Cgroup w1("cos-bw-w1"), w2("cos-bw-w2"), w4("cos-bw-w4");
 	REQUIRE(w1.set("cpu.weight", "100") == 0);
@@ -320,8 +324,7 @@ TEST_CASE("cpu.weight 100:200:400 splits busy CPUs about 1:2:4", "[bandwidth][we
 TEST_CASE("a throttled group runs again when its limit is lifted, and when the shim leaves", "[bandwidth]")
 {
 	std::optional<Shim> shim(std::in_place);
-	if (!shim_enforces())
-		SKIP("this kernel's shim does not enforce cpu.max (no scx_bpf_create_dsq)");
+	SKIP_UNLESS_ENFORCED();
 	Cgroup cg("cos-bw-lift");
 	/* a long period with a tiny quota: throttled almost all the time */
 	REQUIRE(cg.set("cpu.max", "1000 1000000") == 0);
@@ -430,8 +433,7 @@ TEST_CASE("cosctl groups set caps a cgroup through its cpu.max; bad rates, perio
 TEST_CASE("cosctl groups lists each group with its rate, usage, throttling and tasks", "[bandwidth][cosctl]")
 {
 	Shim shim;
-	if (!shim_enforces())
-		SKIP("this kernel's shim does not enforce cpu.max (no scx_bpf_create_dsq)");
+	SKIP_UNLESS_ENFORCED();
 	Cgroup cg("cos-bw-list");
 	REQUIRE(sh("cosctl groups set " + cg.path + " 50%") == 0);
 	Spinners spin(cg, 2);
