@@ -79,6 +79,9 @@
  *    fair policy's vtime charge is divided by the group's weight too (cos_kf_group_weight():
  *    the product of cpu.weight / 100 down the tree).  Needs scx_bpf_create_dsq
  *    (COS_SHIM_CAP_BANDWIDTH); without it (Debian 7.2.12) groups are tracked, not enforced.
+ *    SCX_OPS_ENQ_LAST makes a throttled task leave a CPU that has nothing else to run; libcos
+ *    clears it where nothing is enforced (7.2.12 strands a task that ops.enqueue puts on the
+ *    local DSQ under ENQ_LAST as the CPU goes idle, see libcos/shim.c).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -88,6 +91,8 @@
 #include "shim_compat.h"
 
 char _license[] SEC("license") = "GPL";
+
+_Static_assert(COS_SHIM_OPS_ENQ_LAST == SCX_OPS_ENQ_LAST, "libcos clears the shim's ENQ_LAST");
 
 #define COS_FAIR_DSQ	0
 #define COS_LORD_DSQ	1	/* the lord, parked while its local shoot runs */
@@ -599,6 +604,6 @@ struct sched_ext_ops cos_ops = {
 	.cgroup_set_bandwidth = (void *)cos_cgroup_set_bandwidth,
 	.init		= (void *)cos_init,
 	.exit		= (void *)cos_exit,
-	.flags		= SCX_OPS_ENQ_LAST,	/* a throttled task must leave an idle CPU (F) */
+	.flags		= COS_SHIM_OPS_ENQ_LAST,	/* a throttled task must leave an idle CPU (F) */
 	.name		= COS_SHIM_NAME,
 };

@@ -3,7 +3,7 @@
  * cos_shim_intf.h — the contract between cos.ko and its shim, and only that: the values the
  * module's kfuncs and the shim pass each other, and the kfuncs' prototypes.  Both sides include
  * it (kmod/cos.h for the module, kmod/cos_shim.bpf.c after vmlinux.h; libcos/shim.c for the
- * shim's exit info only); it is not installed.
+ * shim's exit info and load-time flags only); it is not installed.
  *
  * Each kfunc is declared once, through COS_KFUNC(): the module compiles the list as prototypes
  * of its definitions in cos_kfuncs.c, so a definition whose signature differs fails the build;
@@ -35,6 +35,13 @@
  * needs scx_bpf_create_dsq (like FAIR_DSQ).
  */
 #define COS_SHIM_CAP_BANDWIDTH	(1U << 1)
+
+/*
+ * The shim's struct_ops flags, fixed at load: SCX_OPS_ENQ_LAST's value, for libcos (user space
+ * has no sched_ext header), which clears it where bandwidth cannot be enforced (libcos/shim.c);
+ * the shim asserts that the two agree.
+ */
+#define COS_SHIM_OPS_ENQ_LAST	2ULL
 
 /*
  * How the shim left (the convention of the kernel's tools/sched_ext "user exit info"): ops.exit

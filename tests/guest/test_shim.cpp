@@ -98,6 +98,46 @@ TEST_CASE("a task that ran alone keeps getting CPU when load arrives", "[shim][f
 	CHECK(sched_ext_state() == "enabled");
 }
 
+/* A thread's time on a CPU and time waiting on a run queue, in ns (/proc's schedstat). */
+static std::pair<uint64_t, uint64_t> run_and_wait(pid_t tid)
+{
+	unsigned long long run = 0, wait = 0;
+	std::string st = read_file("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+	sscanf(st.c_str(), "%llu %llu", &run, &wait);
+	return {run, wait};
+}
+
+/*
+ * Regression: the shim asks for SCX_OPS_ENQ_LAST (a throttled task must leave a CPU that has
+ * nothing else to run), and at each slice's end a lone task went back on its CPU's local DSQ
+ * under ENQ_LAST.  Debian's 7.2.12 had already picked idle for that CPU and left it there until
+ * the CPU's next wake-up: test_fuzz ran 4 s and waited 50 s.  libcos now asks for ENQ_LAST only
+ * where bandwidth is enforced (7.3 runs such a task).
+ */
+TEST_CASE("a lone busy task is not left waiting on an idle CPU at its slices' ends", "[shim][fairness]")
+{
+	Attached a;
+	std::atomic<bool> stop{false};
+	std::atomic<pid_t> tid{0};
+	std::thread t([&] {
+		tid = gettid();
+		while (!stop)
+			;
+	});
+	while (!tid)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	auto [run0, wait0] = run_and_wait(tid);
+	std::this_thread::sleep_for(std::chrono::milliseconds(1500));	/* dozens of slices */
+	auto [run1, wait1] = run_and_wait(tid);
+	stop = true;
+	t.join();
+	CAPTURE(run1 - run0, wait1 - wait0);
+	CHECK(run1 - run0 > 0);
+	CHECK(wait1 - wait0 < (run1 - run0) / 4);	/* stranded, it waited 12x what it ran */
+	CHECK(sched_ext_state() == "enabled");
+}
+
 /*
  * A nice-19 task is charged ~100x its run time in virtual time; beside many busy tasks the
  * global clock advances slowly, so without a bound on how far ahead it may be it waited 15 s
