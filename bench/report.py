@@ -195,8 +195,9 @@ def read_bandwidth(out):
 
 
 def read_bw_accuracy(out):
-    """bandwidth/accuracy.csv (kind, cap_pct, rate_pct): each cap's measured rate and its
-    error relative to the cap."""
+    """bandwidth/accuracy.csv (kind, cap_pct, rate_pct[, throttles, overrun_us_per_throttle]):
+    each cap's measured rate, its error relative to the cap, and cos.ko's throttling count and
+    overrun per throttling."""
     rows = []
     path = os.path.join(out, "bandwidth", "accuracy.csv")
     if os.path.exists(path):
@@ -206,8 +207,12 @@ def read_bw_accuracy(out):
                     cap, rate = float(r["cap_pct"]), float(r["rate_pct"])
                 except (ValueError, TypeError):
                     continue
-                rows.append({"kind": r["kind"], "cap_pct": cap, "rate_pct": rate,
-                             "error_pct": 100.0 * (rate - cap) / cap})
+                row = {"kind": r["kind"], "cap_pct": cap, "rate_pct": rate,
+                       "error_pct": 100.0 * (rate - cap) / cap}
+                if r.get("throttles"):
+                    row["throttles"] = int(r["throttles"])
+                    row["overrun_us"] = int(r["overrun_us_per_throttle"])
+                rows.append(row)
     return rows
 
 
@@ -551,10 +556,13 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
         section("## CPU bandwidth: accuracy of a cap",
                 "Enclave + 1 CPU-bound submissions alone in a cgroup capped with cpu.max, their "
                 "rate from the cgroup's cpu.stat: `fair` as normal tasks under the shim's fair "
-                "policy, `cos` as COS tasks under cos-fifo (5 ms turns). Goal: within 3 %.",
-                ["kind", "cap %", "measured %", "error"],
+                "policy, `cos` as COS tasks under cos-fifo (5 ms turns). Goal: within 3 %. "
+                "Throttled: times cos.ko throttled the group; overrun: CPU time its tasks ran "
+                "beyond the budget, per throttling (the delay before they all stopped).",
+                ["kind", "cap %", "measured %", "error", "throttled", "overrun"],
                 [[r["kind"], f"{r['cap_pct']:.0f}", f"{r['rate_pct']:.2f}",
-                  f"{r['error_pct']:+.1f} %"] for r in bw_acc])
+                  f"{r['error_pct']:+.1f} %", r.get("throttles", "-"),
+                  f"{r['overrun_us']} µs" if "overrun_us" in r else "-"] for r in bw_acc])
     hook_sections = [
         (hooks, "## The shim's hooks (time per call, shim attached, no lord)",
          "Each sched_ext op of the shim: its BPF program and the cos.ko kfuncs it calls, counted by "

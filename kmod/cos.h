@@ -237,12 +237,18 @@ int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
  * cos_group.c: bandwidth groups (cgroup ids; locking in the file's top comment).  What it needs
  * of the files above it comes as hooks, set once at module init (cos_task.c's):
  * @unthrottled posts GROUP_UNTHROTTLED for group @id to the lord (called under cos_bw.lock,
- * IRQs off); @kick_idle makes every idle CPU reschedule (after cos_bw.lock is dropped).
+ * IRQs off); @kick_idle makes every idle CPU reschedule (after cos_bw.lock is dropped);
+ * @kick_spent ends the slice of what runs on this CPU (a budget timer, hard IRQ);
+ * @kick_throttled makes @cpu end its task's slice if that task's chain is throttled (a charge,
+ * IRQs off, under no lock of cos_group.c).
  */
 struct cos_group_hooks {
 	void (*unthrottled)(u64 id);
 	void (*kick_idle)(void);
+	void (*kick_spent)(void);
+	void (*kick_throttled)(int cpu);
 };
+extern bool cos_bw_stop_at_tick;
 void cos_groups_init(const struct cos_group_hooks *hooks);
 void cos_groups_exit(void);
 void cos_groups_clear(void);
@@ -253,6 +259,8 @@ void cos_group_set_weight(u64 id, u32 weight);
 bool cos_group_charge(u64 id, u64 ns);
 u64 cos_group_throttled(u64 id);
 u64 cos_group_budget(u64 id);
+void cos_group_stopped(void);
+u64 cos_group_running_throttled(void);
 u32 cos_group_weight(u64 id);
 u64 cos_group_released(void);
 long cos_ioc_get_groups(void __user *uarg);

@@ -25,9 +25,12 @@
  * Throttling.  A group whose @runtime reaches 0 is throttled: it goes on cos_bw.throttled and
  * one hrtimer for all groups is armed for the earliest period end among them.  While a group or
  * an ancestor is throttled (cos_group_throttled()), the shim parks the group's runnable fair
- * tasks in a DSQ of the group's own instead of running them, and ends a running task's slice at
- * its next tick; a running task's slice is also capped at the budget left when it starts
- * (cos_group_budget()), so a lone task stops on time.  A COS task under a lord waits in
+ * tasks in a DSQ of the group's own instead of running them, and a running task stops at once,
+ * not at its next tick: each CPU has a timer for the budget its task's chain had when the task
+ * started (cos_group_budget(); its slice is capped at that too), so a lone task stops on time,
+ * and the charge that throttles a group kicks the other CPUs running its tasks
+ * (cos_group_kick_running()).  @overrun_ns counts what ran beyond the budget all the same (the
+ * kick's latency, and charges that come only at a tick or a stop).  A COS task under a lord waits in
  * custody instead, and cos_task.c tells the lord (TASK_THROTTLED, under
  * cos_group_hold_throttled(); GROUP_THROTTLED the first time).  The timer refills the groups
  * whose period ended; one with budget again moves to cos_bw.released, the lord hears
@@ -60,9 +63,6 @@
 
 #include "cos.h"
 
-/* quota_us as sched_ext reports "max" (RUNTIME_INF, which is not in the public headers) */
-#define COS_BW_QUOTA_INF	((u64)~0ULL)
-
 struct cos_group {
 	u64 id;				/* the cgroup's id (kernfs node id) */
 	struct cos_group *parent;	/* NULL for the root; exits after this one */
@@ -77,6 +77,7 @@ struct cos_group {
 	u64 usage_ns;			/* CPU time charged, in all */
 	u64 period_usage;		/* charged in the current period (limited groups) */
 	u64 last_usage;			/* charged in the last complete period */
+	u64 overrun_ns;			/* charged beyond the budget, in all */
 	/* under cos_bw.lock */
 	bool throttled;			/* on cos_bw.throttled; read lock-free by the shim's checks */
 	bool lord_told;			/* GROUP_THROTTLED posted: post GROUP_UNTHROTTLED */
@@ -105,6 +106,26 @@ static struct {
 	.released = LIST_HEAD_INIT(cos_bw.released),
 	.armed_at = U64_MAX,
 };
+
+/*
+ * Per CPU, while some group has a quota: the cgroup of the task running there (0 when none was
+ * budgeted), and @timer, which ends that task's slice once its chain's budget as it was at the
+ * start is spent; the charge at a tick would be up to a tick late (4 ms at HZ=250).  Written by
+ * that CPU's ops.running (cos_group_budget()) and ops.stopping (cos_group_stopped()), its rq
+ * lock held; @cgid is read lock-free by other CPUs' charges (cos_group_kick_running()).
+ */
+struct cos_group_cpu {
+	u64 cgid;
+	struct hrtimer timer;
+};
+static DEFINE_PER_CPU(struct cos_group_cpu, cos_group_cpus);
+
+/*
+ * debugfs cos/bw_stop_at_tick (for benchmarks, kmod/cos_main.c): set, no budget timer is armed
+ * and no CPU kicked when a group throttles; its running tasks stop at their next tick, as
+ * before these existed.  Read lock-free.
+ */
+bool cos_bw_stop_at_tick;
 
 /* The group of cgroup @id, or NULL.  Context: an RCU read side (IRQs off counts). */
 static struct cos_group *cos_group_find(u64 id)
@@ -147,19 +168,47 @@ static void cos_group_arm(u64 when)
 	hrtimer_start(&cos_bw.timer, ns_to_ktime(when), HRTIMER_MODE_ABS_HARD);
 }
 
-/* @g ran out of budget: throttle it unless a refill came first.  Takes cos_bw.lock, g->lock. */
-static void cos_group_throttle(struct cos_group *g, u64 now)
+/*
+ * @g ran out of budget: throttle it unless a refill came first.  Takes cos_bw.lock, g->lock.
+ * Return: whether this call throttled it.
+ */
+static bool cos_group_throttle(struct cos_group *g, u64 now)
 {
 	guard(raw_spinlock_irqsave)(&cos_bw.lock);
 	guard(raw_spinlock)(&g->lock);
 	cos_group_roll(g, now);
 	if (g->throttled || g->runtime > 0 || g->quota_ns == COS_GROUP_NO_QUOTA)
-		return;
+		return false;
 	g->throttled = true;
 	g->throttled_at = now;
 	g->nr_throttled++;
 	list_move_tail(&g->node, &cos_bw.throttled);	/* from released (not yet taken), or none */
 	cos_group_arm(g->period_end);
+	return true;
+}
+
+/*
+ * @g was just throttled: the other CPUs running a task of it or of a group below it stop that
+ * task now instead of at their next tick (this CPU's is stopping, or its tick ends it).  A
+ * CPU's @cgid read a moment stale kicks a task that is not @g's at most once: the kick checks
+ * again there (cos_group_running_throttled()).  Context: a charge, IRQs off, RCU read side.
+ */
+static void cos_group_kick_running(struct cos_group *g)
+{
+	int cpu, self = raw_smp_processor_id();
+	struct cos_group *r;
+
+	for_each_online_cpu(cpu) {
+		if (cpu == self)
+			continue;
+		for (r = cos_group_find(READ_ONCE(per_cpu_ptr(&cos_group_cpus, cpu)->cgid)); r;
+		     r = r->parent) {
+			if (r == g) {
+				cos_group_hooks->kick_throttled(cpu);
+				break;
+			}
+		}
+	}
 }
 
 /*
@@ -376,12 +425,15 @@ bool cos_group_charge(u64 id, u64 ns)
 			if (g->quota_ns != COS_GROUP_NO_QUOTA) {
 				cos_group_roll(g, now);
 				g->period_usage += ns;
+				g->overrun_ns += g->runtime <= 0 ? ns :
+						 ns > g->runtime ? ns - g->runtime : 0;
 				g->runtime = max_t(s64, g->runtime - (s64)ns, -(s64)g->quota_ns);
 				out = g->runtime <= 0;
 			}
 		}
-		if (out && !READ_ONCE(g->throttled))
-			cos_group_throttle(g, now);
+		if (out && !READ_ONCE(g->throttled) && cos_group_throttle(g, now) &&
+		    !READ_ONCE(cos_bw_stop_at_tick))
+			cos_group_kick_running(g);
 		throttled |= READ_ONCE(g->throttled);
 	}
 	return throttled;
@@ -418,21 +470,59 @@ u64 cos_group_throttled(u64 id)
  */
 u64 cos_group_budget(u64 id)
 {
+	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
 	u64 now, budget = U64_MAX;
 	struct cos_group *g;
 
 	if (!atomic_read(&cos_groups_limited))
 		return U64_MAX;
 	now = ktime_get_ns();
-	guard(rcu)();
-	for (g = cos_group_find(id); g; g = g->parent) {
-		guard(raw_spinlock_irqsave)(&g->lock);
-		if (g->quota_ns == COS_GROUP_NO_QUOTA)
-			continue;
-		cos_group_roll(g, now);
-		budget = min_t(u64, budget, max_t(s64, g->runtime, 0));
+	scoped_guard(rcu) {
+		for (g = cos_group_find(id); g; g = g->parent) {
+			guard(raw_spinlock_irqsave)(&g->lock);
+			if (g->quota_ns == COS_GROUP_NO_QUOTA)
+				continue;
+			cos_group_roll(g, now);
+			budget = min_t(u64, budget, max_t(s64, g->runtime, 0));
+		}
 	}
+	WRITE_ONCE(c->cgid, id);
+	if (budget != U64_MAX && !READ_ONCE(cos_bw_stop_at_tick))
+		hrtimer_start(&c->timer, ns_to_ktime(budget), HRTIMER_MODE_REL_PINNED_HARD);
 	return budget;
+}
+
+/**
+ * cos_group_stopped() - the task cos_group_budget() saw start on this CPU stops
+ *
+ * Context: the shim's ops.stopping, the rq lock held, IRQs off; lock-free.
+ */
+void cos_group_stopped(void)
+{
+	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
+
+	WRITE_ONCE(c->cgid, 0);
+	hrtimer_try_to_cancel(&c->timer);	/* a callback running now kicks this CPU once */
+}
+
+/**
+ * cos_group_running_throttled() - is the task running here in a throttled chain?
+ *
+ * As far as this CPU's record says (cos_group_budget()).  Context: this CPU, IRQs off.
+ * Return: the nearest throttled group's id, 0 if none.
+ */
+u64 cos_group_running_throttled(void)
+{
+	u64 id = READ_ONCE(this_cpu_ptr(&cos_group_cpus)->cgid);
+
+	return id ? cos_group_throttled(id) : 0;
+}
+
+/* A CPU's budget timer: its task's budget is spent, its slice ends (cos_group_budget()). */
+static enum hrtimer_restart cos_group_cpu_timer_fn(struct hrtimer *timer)
+{
+	cos_group_hooks->kick_spent();
+	return HRTIMER_NORESTART;
 }
 
 /**
@@ -495,6 +585,7 @@ static void cos_group_info_fill(struct cos_group_info *info, struct cos_group *g
 		.last_usage_ns = g->last_usage,
 		.throttled_ns = g->throttled_ns + (g->throttled ? now - g->throttled_at : 0),
 		.nr_throttled = g->nr_throttled,
+		.overrun_ns = g->overrun_ns,
 		.weight = READ_ONCE(g->weight),
 		.flags = g->throttled ? COS_GROUP_F_THROTTLED : 0,
 	};
@@ -613,23 +704,36 @@ u64 cos_group_ready_since(u64 id, u64 since)
 /* Module init: @hooks are cos_task.c's (see struct cos_group_hooks). */
 void cos_groups_init(const struct cos_group_hooks *hooks)
 {
+	int cpu;
+
 	cos_group_hooks = hooks;
 	hrtimer_setup(&cos_bw.timer, cos_group_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+	for_each_possible_cpu(cpu)
+		hrtimer_setup(&per_cpu_ptr(&cos_group_cpus, cpu)->timer, cos_group_cpu_timer_fn,
+			      CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 /**
  * cos_groups_clear() - forget every group
  *
  * The shim left (sched_ext exits every cgroup before ops.exit, so normally nothing is left), or
- * the module goes.  Context: process context; takes the table's lock and cos_bw.lock.
+ * the module goes; no op runs any more, and the CPUs' budget timers are cancelled.
+ * Context: process context; takes the table's lock and cos_bw.lock.
  */
 void cos_groups_clear(void)
 {
 	struct cos_group *g;
 	unsigned long id;
+	int cpu;
 
 	xa_for_each(&cos_groups, id, g)
 		cos_group_exit(id);
+	for_each_possible_cpu(cpu) {
+		struct cos_group_cpu *c = per_cpu_ptr(&cos_group_cpus, cpu);
+
+		hrtimer_cancel(&c->timer);
+		WRITE_ONCE(c->cgid, 0);
+	}
 }
 
 /* Module exit: no shim is attached (it holds a module reference). */

@@ -477,6 +477,18 @@ __bpf_kfunc u64 cos_kf_group_budget(u64 id, struct bpf_prog_aux *aux)
 }
 
 /**
+ * cos_kf_group_stopped() - the task whose budget ops.running asked for stops
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.stopping, the task's rq lock held, IRQs off; cos_group_stopped().
+ */
+__bpf_kfunc void cos_kf_group_stopped(struct bpf_prog_aux *aux)
+{
+	if (cos_kf_bound(aux))
+		cos_group_stopped();
+}
+
+/**
  * cos_kf_group_weight() - the weight of a task of cgroup @id relative to the root's
  * @id: the task's cgroup id
  * @aux: the calling program, supplied by the verifier (see "Binding")
@@ -545,6 +557,7 @@ BTF_ID_FLAGS(func, cos_kf_cgroup_set_weight, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_group_charge, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_group_throttled, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_group_budget, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_group_stopped, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_group_weight, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_group_released, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_lord_cpu)
@@ -585,6 +598,7 @@ BTF_KFUNCS_END(cos_kfunc_ids)
 	X(GROUP_CHARGE, cos_kf_group_charge)				\
 	X(GROUP_THROTTLED, cos_kf_group_throttled)			\
 	X(GROUP_BUDGET, cos_kf_group_budget)				\
+	X(GROUP_STOPPED, cos_kf_group_stopped)				\
 	X(GROUP_WEIGHT, cos_kf_group_weight)				\
 	X(GROUP_RELEASED, cos_kf_group_released)			\
 	X(LORD_CPU, cos_kf_lord_cpu)					\
@@ -615,7 +629,7 @@ static const struct {
 	{ "dispatch",		KF(DISPATCH) | KF(TASK_SLICE) | KF(DISPATCH_FAILED) | KF(FALLBACK_TAKE) |
 				KF(GROUP_THROTTLED) | KF(GROUP_RELEASED) },
 	{ "running",		KF(RUNNING) | KF(GROUP_BUDGET) },
-	{ "stopping",		KF(STOPPING) | KF(GROUP_CHARGE) | KF(GROUP_WEIGHT) },
+	{ "stopping",		KF(STOPPING) | KF(GROUP_CHARGE) | KF(GROUP_STOPPED) | KF(GROUP_WEIGHT) },
 	{ "tick",		KF(GROUP_CHARGE) },
 	{ "cgroup_init",	KF(CGROUP_INIT) | KF(CGROUP_SET_BANDWIDTH) },
 	{ "cgroup_exit",	KF(CGROUP_EXIT) },

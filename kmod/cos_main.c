@@ -183,6 +183,7 @@ static int __init cos_init(void)
 	}
 	cos_debugfs = debugfs_create_dir("cos", NULL);	/* errors ignored, as debugfs wants */
 	debugfs_create_file_unsafe("hold_dispatch", 0600, cos_debugfs, NULL, &cos_hold_fops);
+	debugfs_create_bool("bw_stop_at_tick", 0600, cos_debugfs, &cos_bw_stop_at_tick);
 	return 0;
 
 err_tasks:

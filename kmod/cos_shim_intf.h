@@ -36,6 +36,9 @@
  */
 #define COS_SHIM_CAP_BANDWIDTH	(1U << 1)
 
+/* quota_us as sched_ext's cgroup ops report "max" (RUNTIME_INF, not in the public headers) */
+#define COS_BW_QUOTA_INF	(~0ULL)
+
 /*
  * The shim's struct_ops flags, fixed at load: SCX_OPS_ENQ_LAST's value, for libcos (user space
  * has no sched_ext header), which clears it where bandwidth cannot be enforced (libcos/shim.c);
@@ -105,6 +108,7 @@ COS_KFUNC_BOUND(void, cos_kf_cgroup_set_weight, u64 id, u32 weight);
 COS_KFUNC_BOUND(bool, cos_kf_group_charge, u64 id, u64 ns);
 COS_KFUNC_BOUND(u64, cos_kf_group_throttled, u64 id);
 COS_KFUNC_BOUND(u64, cos_kf_group_budget, u64 id);
+COS_KFUNC_BOUND0(void, cos_kf_group_stopped);
 COS_KFUNC_BOUND(u32, cos_kf_group_weight, u64 id);
 COS_KFUNC_BOUND0(u64, cos_kf_group_released);
 COS_KFUNC(s32, cos_kf_lord_cpu, void);

@@ -146,6 +146,7 @@ static atomic_t cos_nr_waiting = ATOMIC_INIT(0);
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
 static DEFINE_PER_CPU(call_single_data_t, cos_latch_kick_csd);
 static DEFINE_PER_CPU(call_single_data_t, cos_idle_kick_csd);
+static DEFINE_PER_CPU(call_single_data_t, cos_throttle_kick_csd);
 
 /*
  * A CPU's latch (COS_SHOOT_F_LATCH, see uapi): the tasks the lord queued behind the COS task
@@ -209,6 +210,23 @@ static void cos_idle_kick_fn(void *info)
 		cos_kick_fn(info);
 }
 
+/* A per-CPU kthread is never stopped for its group's budget (as the shim's tick, see F). */
+static bool cos_budget_exempt(struct task_struct *p)
+{
+	return is_idle_task(p) || ((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1);
+}
+
+/*
+ * The kick of a bandwidth group that was just throttled (cos_group.c): what runs here stops if
+ * its group or an ancestor is throttled (this CPU's record said so a moment ago; it is checked
+ * again here, in the IPI).
+ */
+static void cos_throttle_kick_fn(void *info)
+{
+	if (!cos_budget_exempt(current) && cos_group_running_throttled())
+		cos_kick_fn(info);
+}
+
 int cos_tasks_init(void)
 {
 	u32 i;
@@ -232,6 +250,7 @@ int cos_tasks_init(void)
 		INIT_CSD(per_cpu_ptr(&cos_kick_csd, i), cos_kick_fn, NULL);
 		INIT_CSD(per_cpu_ptr(&cos_latch_kick_csd, i), cos_latch_kick_fn, NULL);
 		INIT_CSD(per_cpu_ptr(&cos_idle_kick_csd, i), cos_idle_kick_fn, NULL);
+		INIT_CSD(per_cpu_ptr(&cos_throttle_kick_csd, i), cos_throttle_kick_fn, NULL);
 		raw_spin_lock_init(&c->lock);
 		INIT_LIST_HEAD(&c->tasks);
 		raw_spin_lock_init(&per_cpu_ptr(&cos_latch, i)->lock);
@@ -895,10 +914,29 @@ static void cos_task_kick_idle(void)
 	cos_kick_with(cpu_online_mask, &cos_idle_kick_csd);
 }
 
+/*
+ * A budget timer fired here (cos_group.c): the task it was armed for is still running (its
+ * stop cancels the timer), and its budget is spent: its slice ends, and its stop charges it.
+ * Context: hard IRQ on this CPU.
+ */
+static void cos_task_kick_spent(void)
+{
+	if (!cos_budget_exempt(current))
+		cos_kick_fn(NULL);
+}
+
+/* @cpu stops its task if that task's group is throttled.  Context: any; no lock of cos.ko. */
+static void cos_task_kick_throttled(int cpu)
+{
+	cos_kick_with(cpumask_of(cpu), &cos_throttle_kick_csd);
+}
+
 /* What cos_group.c needs from this file (struct cos_group_hooks, kmod/cos.h). */
 const struct cos_group_hooks cos_task_group_hooks = {
 	.unthrottled = cos_task_group_unthrottled,
 	.kick_idle = cos_task_kick_idle,
+	.kick_spent = cos_task_kick_spent,
+	.kick_throttled = cos_task_kick_throttled,
 };
 
 /**

@@ -315,7 +315,7 @@ static int cmd_groups_list(int json)
 		tasks = paths[i] ? count_lines(path, "cgroup.threads") : -1;
 		if (json) {
 			json_array_append_new(list, json_pack(
-				"{s:I,s:I,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:b,s:I}",
+				"{s:I,s:I,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:b,s:I}",
 				"id", (json_int_t)g->id, "parent_id", (json_int_t)g->parent_id,
 				"path", json_text(path),
 				"quota_ns", limited ? json_integer((json_int_t)g->quota_ns) : json_null(),
@@ -323,7 +323,8 @@ static int cmd_groups_list(int json)
 				"runtime_ns", (json_int_t)g->runtime_ns, "usage_ns", (json_int_t)g->usage_ns,
 				"last_usage_ns", (json_int_t)g->last_usage_ns,
 				"throttled_ns", (json_int_t)g->throttled_ns,
-				"nr_throttled", (json_int_t)g->nr_throttled, "weight", g->weight,
+				"nr_throttled", (json_int_t)g->nr_throttled,
+				"overrun_ns", (json_int_t)g->overrun_ns, "weight", g->weight,
 				"throttled", (g->flags & COS_GROUP_F_THROTTLED) != 0,
 				"tasks", (json_int_t)tasks));
 			continue;

@@ -442,8 +442,9 @@ TEST_CASE("cosctl groups lists each group with its rate, usage, throttling and t
 	REQUIRE(sh("cosctl --json groups | python3 -c 'import json,sys; g=[x for x in json.load(sys.stdin) "
 		   "if x[\"path\"]==\"" + cg.path + "\"][0]; print(g[\"quota_ns\"], g[\"period_ns\"], "
 		   "g[\"weight\"], g[\"tasks\"], g[\"nr_throttled\"] > 3, g[\"throttled_ns\"] > 300000000, "
-		   "20000000 < g[\"last_usage_ns\"] < 80000000, g[\"usage_ns\"] > 200000000)'", &out) == 0);
-	CHECK(out == "50000000 100000000 100 2 True True True True\n");
+		   "20000000 < g[\"last_usage_ns\"] < 80000000, g[\"usage_ns\"] > 200000000, "
+		   "0 <= g[\"overrun_ns\"] < g[\"usage_ns\"] // 2)'", &out) == 0);
+	CHECK(out == "50000000 100000000 100 2 True True True True True\n");
 	REQUIRE(sh("cosctl groups", &out) == 0);
 	CAPTURE(out);
 	CHECK(out.find(" 50%") != std::string::npos);

@@ -516,6 +516,8 @@ struct cos_tasks_args {
  * @last_usage_ns:	of that, in its last complete period (limited groups only, else 0)
  * @throttled_ns:	time spent throttled, in all
  * @nr_throttled:	times throttled
+ * @overrun_ns:		CPU time its tasks ran beyond its budget, in all (the delay before a
+ *			throttled group's running tasks stop: limited groups only)
  * @weight:		cpu.weight
  * @flags:		COS_GROUP_F_*
  *
@@ -534,7 +536,7 @@ struct cos_group_info {
 	__u64 nr_throttled;
 	__u32 weight;
 	__u32 flags;
-	__u64 __reserved;
+	__u64 overrun_ns;
 };
 #define COS_GROUP_NO_QUOTA	(~0ULL)
 #define COS_GROUP_F_THROTTLED	(1U << 0)	/* out of budget now */
