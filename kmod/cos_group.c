@@ -198,6 +198,8 @@ static void cos_group_kick_running(struct cos_group *g)
 	int cpu, self = raw_smp_processor_id();
 	struct cos_group *r;
 
+	lockdep_assert_irqs_disabled();
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "cos_group_kick_running() outside RCU");
 	for_each_online_cpu(cpu) {
 		if (cpu == self)
 			continue;
@@ -464,7 +466,10 @@ u64 cos_group_throttled(u64 id)
  * cos_group_budget() - the CPU time cgroup @id's chain may still use in its periods
  * @id: a task's cgroup
  *
- * Context: the shim's ops.running; takes the groups' locks one at a time.
+ * Also records @id as this CPU's running cgroup and arms this CPU's budget timer for the
+ * budget (struct cos_group_cpu).
+ * Context: the shim's ops.running, the rq lock held, IRQs off; takes the groups' locks one at
+ * a time.
  * Return: the least budget left over the chain's groups with a quota (0 if one is spent),
  * U64_MAX if none has a quota.
  */
@@ -474,6 +479,7 @@ u64 cos_group_budget(u64 id)
 	u64 now, budget = U64_MAX;
 	struct cos_group *g;
 
+	lockdep_assert_irqs_disabled();	/* this CPU's record: its rq lock is held */
 	if (!atomic_read(&cos_groups_limited))
 		return U64_MAX;
 	now = ktime_get_ns();
@@ -501,6 +507,7 @@ void cos_group_stopped(void)
 {
 	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
 
+	lockdep_assert_irqs_disabled();
 	WRITE_ONCE(c->cgid, 0);
 	hrtimer_try_to_cancel(&c->timer);	/* a callback running now kicks this CPU once */
 }
@@ -513,8 +520,10 @@ void cos_group_stopped(void)
  */
 u64 cos_group_running_throttled(void)
 {
-	u64 id = READ_ONCE(this_cpu_ptr(&cos_group_cpus)->cgid);
+	u64 id;
 
+	lockdep_assert_irqs_disabled();
+	id = READ_ONCE(this_cpu_ptr(&cos_group_cpus)->cgid);
 	return id ? cos_group_throttled(id) : 0;
 }
 
