@@ -282,7 +282,7 @@ $(U)/bench.o: bench/bench.c bench/bench.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -c $< -o $@
 
-$(U)/cos-unit: $(UNIT_SRCS) $(U)/status.o $(U)/error.o $(U)/sched.o $(U)/hint.o $(U)/proc.o $(U)/cpus.o $(U)/bench.o
+$(U)/cos-unit: $(UNIT_SRCS) $(U)/status.o $(U)/error.o $(U)/device.o $(U)/sched.o $(U)/hint.o $(U)/proc.o $(U)/cpus.o $(U)/bench.o
 	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -Itests/unit -Ibench $(filter-out %.h,$^) -o $@ $(CATCH2) -lcap -lm
 
 endif

@@ -172,7 +172,7 @@ def read_bandwidth(out):
     submissions' CPU rate, and the ratios the goals name (cos-cap to default-cap, and to cos)."""
     vals = read_grouped(os.path.join(out, "bandwidth", "bandwidth.csv"), ("config", "cap_pct"),
                         lambda r: int(r["server_ns"]) / 1e6)
-    order = ["default", "default-cap", "cos", "cos-cap"]
+    order = ["alone", "default", "default-cap", "cos", "cos-cap"]
     rows = {}
     for (conf, cap), v in vals.items():
         v = sorted(v)
@@ -188,8 +188,9 @@ def read_bandwidth(out):
         if conf in rows and base in rows and rows[base]["mean_ms"]:
             rows[conf]["mean_ratio"] = rows[conf]["mean_ms"] / rows[base]["mean_ms"]
             rows[conf]["ratio_to"] = base
-    if "cos-cap" in rows and "cos" in rows and rows["cos"]["mean_ms"]:
-        rows["cos-cap"]["ratio_to_uncapped"] = rows["cos-cap"]["mean_ms"] / rows["cos"]["mean_ms"]
+    for conf in ("cos-cap", "alone"):	# the goal's ratio, and the floor any cap could reach
+        if conf in rows and "cos" in rows and rows["cos"]["mean_ms"]:
+            rows[conf]["ratio_to_uncapped"] = rows[conf]["mean_ms"] / rows["cos"]["mean_ms"]
     return sorted(rows.values(), key=lambda r: order.index(r["config"])
                   if r["config"] in order else len(order))
 
@@ -204,15 +205,40 @@ def read_bw_accuracy(out):
         with open(path) as f:
             for r in csv.DictReader(f):
                 try:
-                    cap, rate = float(r["cap_pct"]), float(r["rate_pct"])
+                    rate = float(r["rate_pct"])
+                    cap = None if r["cap_pct"] == "max" else float(r["cap_pct"])
                 except (ValueError, TypeError):
                     continue
-                row = {"kind": r["kind"], "cap_pct": cap, "rate_pct": rate,
-                       "error_pct": 100.0 * (rate - cap) / cap}
+                row = {"kind": r["kind"], "cap_pct": cap, "rate_pct": rate}
+                if cap:		# None: uncapped, the most these tasks reach here
+                    row["error_pct"] = 100.0 * (rate - cap) / cap
                 if r.get("throttles"):
                     row["throttles"] = int(r["throttles"])
                     row["overrun_us"] = int(r["overrun_us_per_throttle"])
                 rows.append(row)
+    return rows
+
+
+def read_bw_weights(out):
+    """bandwidth/weights.csv (sched, weight, rate_pct): each group's rate, its ratio to the
+    weight-100 group's beside it, and that ratio's error against weight / 100."""
+    rates = {}
+    path = os.path.join(out, "bandwidth", "weights.csv")
+    if os.path.exists(path):
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                try:
+                    rates[(r["sched"], int(r["weight"]))] = float(r["rate_pct"])
+                except (ValueError, TypeError):
+                    continue
+    rows = []
+    for (sched, weight), rate in rates.items():
+        base = rates.get((sched, 100))
+        row = {"sched": sched, "weight": weight, "rate_pct": rate}
+        if base:
+            row["ratio"] = rate / base
+            row["error_pct"] = 100.0 * (row["ratio"] - weight / 100) / (weight / 100)
+        rows.append(row)
     return rows
 
 
@@ -421,7 +447,7 @@ def md_table(cols, rows):
 
 
 def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), hooks=(),
-           hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=(), bw=(), bw_acc=()):
+           hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=(), bw=(), bw_acc=(), bw_w=()):
     accel = str(meta.get("accel", "tcg")).split()[0]
     host = meta.get("host_cores")
     cpus = enclave_text(meta)
@@ -543,8 +569,10 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 "cpu.max (`default-cap` is the kernel's own CFS bandwidth control). `cos`: "
                 "cos-shinjuku --slice-us 5000, the server in class 1, the submissions in the default "
                 "class. "
+                "`alone`: the server with no submissions, its floor. "
                 "Ratios: `default-cap` to `default`, `cos-cap` to `default-cap` (goal <= 1.0) "
-                "and to `cos` (goal <= 0.4), `cos` to `default`.",
+                "and to `cos` (goal <= 0.4; `alone` / `cos` is the least any cap could reach), "
+                "`cos` to `default`.",
                 ["config", "cap %", "reps", "mean", "p99", "submissions' CPU %", "mean ratio",
                  "to", "cos-cap / cos"],
                 [[r["config"], r["cap_pct"], r["reps"], f"{r['mean_ms']:.1f} ms",
@@ -556,13 +584,25 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
         section("## CPU bandwidth: accuracy of a cap",
                 "Enclave + 1 CPU-bound submissions alone in a cgroup capped with cpu.max, their "
                 "rate from the cgroup's cpu.stat: `fair` as normal tasks under the shim's fair "
-                "policy, `cos` as COS tasks under cos-fifo (5 ms turns). Goal: within 3 %. "
+                "policy, `cos` as COS tasks under cos-fifo (5 ms turns); cap `none`: uncapped, the "
+                "most these tasks reach here (no cap above it can be met). Goal: within 3 %. "
                 "Throttled: times cos.ko throttled the group; overrun: CPU time its tasks ran "
                 "beyond the budget, per throttling (the delay before they all stopped).",
                 ["kind", "cap %", "measured %", "error", "throttled", "overrun"],
-                [[r["kind"], f"{r['cap_pct']:.0f}", f"{r['rate_pct']:.2f}",
-                  f"{r['error_pct']:+.1f} %", r.get("throttles", "-"),
+                [[r["kind"], f"{r['cap_pct']:.0f}" if r["cap_pct"] else "none",
+                  f"{r['rate_pct']:.2f}",
+                  f"{r['error_pct']:+.1f} %" if "error_pct" in r else "-", r.get("throttles", "-"),
                   f"{r['overrun_us']} µs" if "overrun_us" in r else "-"] for r in bw_acc])
+    if bw_w:
+        section("## CPU bandwidth: cpu.weight",
+                "Three sibling cgroups of cpu.weight 100, 200 and 400, enclave-many CPU-bound "
+                "submissions each, all at once: `default` is the kernel's own group scheduling "
+                "(the reference), `shim` the shim's fair policy. Ratio: the group's rate over "
+                "the weight-100 group's. Goal: 1:2:4 within 10 %.",
+                ["sched", "weight", "measured %", "ratio", "error"],
+                [[r["sched"], r["weight"], f"{r['rate_pct']:.1f}",
+                  f"{r['ratio']:.2f}" if "ratio" in r else "-",
+                  f"{r['error_pct']:+.1f} %" if "error_pct" in r else "-"] for r in bw_w])
     hook_sections = [
         (hooks, "## The shim's hooks (time per call, shim attached, no lord)",
          "Each sched_ext op of the shim: its BPF program and the cos.ko kfuncs it calls, counted by "
@@ -611,16 +651,18 @@ def main():
     apps = read_apps(out)
     bw = read_bandwidth(out)
     bw_acc = read_bw_accuracy(out)
+    bw_w = read_bw_weights(out)
     made = plots(out, runs, deleg, over, wake, lord, sj)
     summary = {"meta": meta, "delegation": deleg, "lord": lord,
                "overhead": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in over],
                "shinjuku": sj, "shinjuku_best": sj_best, "shinjuku_interfere": sji,
                "shinjuku_interfere_best": sji_best, "wakeup": wake, "hooks": hooks,
-               "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "bandwidth": bw, "bandwidth_accuracy": bw_acc, "plots": made}
+               "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "bandwidth": bw, "bandwidth_accuracy": bw_acc,
+               "bandwidth_weights": bw_w, "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks, hooks_cos, hooks_lord,
-                 sji, sji_best, apps, bw, bw_acc))
+                 sji, sji_best, apps, bw, bw_acc, bw_w))
     return 0
 
 

@@ -38,6 +38,8 @@
  *       cannot overtake that task's TASK_THROTTLED in the ring).
  *   g->lock (per bandwidth group, cos_group.c)  the group's budget; alone by the charge (at
  *       every ops.stopping/tick of a task in a limited group), or inside cos_bw.lock.
+ *   g->share_lock (per bandwidth group, cos_group.c)  the group's count of runnable fair tasks
+ *       and active children for cpu.weight's shares; alone, one group at a time.
  * Order: rq lock (or pi_lock) -> t->lock, and shoot_mutex -> cos_lock -> t->lock -> custody
  * lock | latch lock | cos_fallback_lock (never two of the last three at once); t->lock ->
  * cos_bw.lock -> g->lock.  The message
@@ -249,6 +251,7 @@ struct cos_group_hooks {
 	void (*kick_throttled)(int cpu);
 };
 extern bool cos_bw_stop_at_tick;
+extern atomic_t cos_group_init_fail;
 void cos_groups_init(const struct cos_group_hooks *hooks);
 void cos_groups_exit(void);
 void cos_groups_clear(void);
@@ -261,7 +264,9 @@ u64 cos_group_throttled(u64 id);
 u64 cos_group_budget(u64 id);
 void cos_group_stopped(void);
 u64 cos_group_running_throttled(void);
-u32 cos_group_weight(u64 id);
+void cos_group_runnable(u64 id, u32 weight);
+void cos_group_quiescent(u64 id, u32 weight);
+u64 cos_group_share(u64 id, u32 weight);
 u64 cos_group_released(void);
 long cos_ioc_get_groups(void __user *uarg);
 bool cos_group_hold_throttled(u64 id, bool *first);

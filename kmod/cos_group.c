@@ -38,7 +38,17 @@
  * ops.dispatch takes the released groups (cos_group_released()) and moves the parked tasks
  * back to the fair queue.
  *
- * Weight.  cpu.weight is kept per group for the fair policy's vtime (cos_group_weight()).
+ * Weight.  cpu.weight shares the CPUs the way CFS's group scheduling does: a group's share
+ * of its parent's is its weight over the weights of its parent's active entities, and a task's
+ * share of its group's is its own weight over those of the group's.  A task's effective weight
+ * for the fair policy's vtime (cos_group_share()) is the product of these fractions down its
+ * chain; the root's entities need no sum (a root task's effective weight is its own, and the
+ * root's sum cancels out of every other).  So each group keeps @active_weight, the weights of
+ * its runnable fair tasks (the shim counts a task in at ops.select_cpu or ops.enqueue and out
+ * at ops.quiescent, cos_group_runnable()/cos_group_quiescent()) and of its active child groups
+ * (those with such a task below them), and @nr_active, how many.  Counted only while some
+ * group weighs other than 100 (the shim's gate; tasks already runnable then are counted at
+ * their next enqueue): with every weight at 100 each task weighs the same, whatever its group.
  *
  * Locking.  g->lock (a raw spinlock, IRQs off) protects a group's budget fields; cos_bw.lock
  * the throttled and released lists (a group is on at most one: g->node), each group's
@@ -66,8 +76,13 @@
 struct cos_group {
 	u64 id;				/* the cgroup's id (kernfs node id) */
 	struct cos_group *parent;	/* NULL for the root; exits after this one */
-	u32 weight;			/* cpu.weight, 1..10000 (100: default) */
+	u32 weight;			/* cpu.weight, 1..10000 (100: default); set under @share_lock */
 	raw_spinlock_t lock;
+	/* under @share_lock: the fair policy's shares (see "Weight") */
+	raw_spinlock_t share_lock;
+	s64 active_weight;		/* its runnable fair tasks' and active children's weights */
+	int nr_active;			/* how many (< 0 for a moment if a change overtook another) */
+	u32 counted_weight;		/* the weight it adds to its parent's @active_weight */
 	/* under @lock */
 	u64 period_ns;
 	u64 quota_ns;			/* COS_GROUP_NO_QUOTA: no limit */
@@ -126,6 +141,12 @@ static DEFINE_PER_CPU(struct cos_group_cpu, cos_group_cpus);
  * before these existed.  Read lock-free.
  */
 bool cos_bw_stop_at_tick;
+
+/*
+ * debugfs cos/group_init_fail (fault injection for the tests, kmod/cos_main.c): the next that
+ * many cos_group_init() calls fail with -ENOMEM, as when the allocation fails.
+ */
+atomic_t cos_group_init_fail = ATOMIC_INIT(0);
 
 /* The group of cgroup @id, or NULL.  Context: an RCU read side (IRQs off counts). */
 static struct cos_group *cos_group_find(u64 id)
@@ -264,6 +285,8 @@ static enum hrtimer_restart cos_group_timer_fn(struct hrtimer *timer)
 	return next != U64_MAX ? HRTIMER_RESTART : HRTIMER_NORESTART;
 }
 
+static void cos_group_deactivate(struct cos_group *g);
+
 /**
  * cos_group_init() - a cgroup with a cpu controller appeared (or the shim attached)
  * @id: its cgroup id
@@ -287,6 +310,8 @@ int cos_group_init(u64 id, u64 parent_id, u32 weight)
 		if (!parent)
 			return -ENOENT;
 	}
+	if (atomic_dec_if_positive(&cos_group_init_fail) >= 0)
+		return -ENOMEM;
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
 	if (!g)
 		return -ENOMEM;
@@ -294,6 +319,7 @@ int cos_group_init(u64 id, u64 parent_id, u32 weight)
 	g->parent = parent;
 	g->weight = weight ?: 100;
 	raw_spin_lock_init(&g->lock);
+	raw_spin_lock_init(&g->share_lock);
 	g->quota_ns = COS_GROUP_NO_QUOTA;
 	g->period_ns = 100 * NSEC_PER_MSEC;
 	INIT_LIST_HEAD(&g->node);
@@ -321,6 +347,7 @@ void cos_group_exit(u64 id)
 
 	if (!g)
 		return;
+	cos_group_deactivate(g);
 	scoped_guard(raw_spinlock_irqsave, &cos_bw.lock) {
 		list_del_init(&g->node);
 		g->throttled = false;
@@ -380,22 +407,109 @@ void cos_group_set_bandwidth(u64 id, u64 period_us, u64 quota_us, u64 burst_us)
  * @id: its cgroup id
  * @weight: the new weight, 1..10000
  *
- * Context: ops.cgroup_set_weight, process context; lock-free (one word, exchanged so that
- * concurrent writers keep cos_groups_weighted exact).
+ * An active group's parent's sum changes by the difference (see "Weight").
+ * Context: ops.cgroup_set_weight, process context; takes g->share_lock, then its parent's.
  */
 void cos_group_set_weight(u64 id, u32 weight)
 {
 	struct cos_group *g;
-	u32 old;
+	u32 old, counted = 0;
 
 	weight = weight ?: 100;
 	guard(rcu)();
 	g = cos_group_find(id);
 	if (!g)
 		return;
-	old = xchg(&g->weight, weight);
+	scoped_guard(raw_spinlock_irqsave, &g->share_lock) {
+		old = g->weight;
+		WRITE_ONCE(g->weight, weight);
+		if (g->nr_active > 0) {
+			counted = g->counted_weight;
+			g->counted_weight = weight;
+		}
+	}
 	if (g->parent && (old != 100) != (weight != 100))
 		atomic_add(weight != 100 ? 1 : -1, &cos_groups_weighted);
+	if (counted && g->parent) {
+		guard(raw_spinlock_irqsave)(&g->parent->share_lock);
+		WRITE_ONCE(g->parent->active_weight,
+			   g->parent->active_weight + (s64)weight - counted);
+	}
+}
+
+/*
+ * An entity of weight @w became runnable or active under @g (@add), or stopped being so: @g's
+ * sum and count change, and when @g itself became active or inactive, so do its parent's, and
+ * so on up to the root (whose sum nobody needs).  Each level under its own share_lock, one at
+ * a time.  Counts may go below 0 for a moment when a change to a level overtakes the one it
+ * undoes (a group's activation still on its way up as its deactivation passes it): a level
+ * passes itself up as active when its count goes from 0 to 1 and as inactive when it comes
+ * back to 0, so what it passes up always ends matching whether its count ends above 0, and it
+ * passes up the weight it was counted with, so every sum ends exact.
+ */
+static void cos_group_activity(struct cos_group *g, u32 w, bool add)
+{
+	while (g && g->parent) {
+		u32 up;
+
+		scoped_guard(raw_spinlock_irqsave, &g->share_lock) {
+			WRITE_ONCE(g->active_weight, g->active_weight + (add ? (s64)w : -(s64)w));
+			if (add) {
+				if (g->nr_active++ != 0)
+					return;
+				up = g->counted_weight = g->weight;
+			} else {
+				if (--g->nr_active != 0)
+					return;
+				up = g->counted_weight;
+			}
+		}
+		w = up;
+		g = g->parent;
+	}
+}
+
+/* @g is going away: whatever it still counts leaves its parent's sum (see "Weight"). */
+static void cos_group_deactivate(struct cos_group *g)
+{
+	u32 counted = 0;
+
+	scoped_guard(raw_spinlock_irqsave, &g->share_lock) {
+		if (g->nr_active > 0)
+			counted = g->counted_weight;
+		g->nr_active = 0;
+		g->active_weight = 0;
+	}
+	if (counted)
+		cos_group_activity(g->parent, counted, false);
+}
+
+/**
+ * cos_group_runnable() - a fair task of weight @weight in cgroup @id is runnable
+ * @id: its cgroup
+ * @weight: its weight (p->scx.weight), which cos_group_quiescent() must get back
+ *
+ * Context: the shim's ops.select_cpu or ops.enqueue (IRQs off); takes the chain's
+ * share_locks, one at a time.
+ */
+void cos_group_runnable(u64 id, u32 weight)
+{
+	guard(rcu)();
+	cos_group_activity(cos_group_find(id), weight, true);
+}
+
+/**
+ * cos_group_quiescent() - the task cos_group_runnable() counted is not runnable any more
+ * @id: the cgroup it was counted in
+ * @weight: the weight it was counted with
+ *
+ * Nothing if the group is gone (its exit took its counts away).
+ * Context: the shim's ops.quiescent (IRQs off); takes the chain's share_locks, one at a time.
+ */
+void cos_group_quiescent(u64 id, u32 weight)
+{
+	guard(rcu)();
+	cos_group_activity(cos_group_find(id), weight, false);
 }
 
 /**
@@ -535,25 +649,35 @@ static enum hrtimer_restart cos_group_cpu_timer_fn(struct hrtimer *timer)
 }
 
 /**
- * cos_group_weight() - the weight cgroup @id's tasks get relative to the root's (100 = equal)
- * @id: a task's cgroup
+ * cos_group_share() - a task's effective weight for the fair policy's vtime
+ * @id: the task's cgroup
+ * @weight: its own weight (p->scx.weight, 100 at nice 0)
  *
- * The product of cpu.weight / 100 down the chain, so a task of a group of weight 200 inside
- * one of weight 50 weighs as a root task (a flat approximation: siblings' shares are not
- * normalised by how many of them are runnable).
- * Context: any scheduling op; lock-free (no lookup at all while every group weighs 100).
- * Return: the weight, 1..10000 as cpu.weight's range (100 for the root or an unknown group).
+ * @weight times, for each group of its chain below the root, the group's weight over the
+ * weights of that group's active entities (see "Weight"); a root task's is @weight.  A sum
+ * read below the entity's own weight (not counted yet, or read during a change) counts as
+ * that weight: the task alone there.
+ * Context: the shim's ops.stopping; lock-free (the sums read once each, a moment stale at
+ * worst; no lookup at all while every group weighs 100).
+ * Return: the effective weight in 1/COS_GROUP_SHARE_ONE units, 1..10000 * COS_GROUP_SHARE_ONE.
  */
-u32 cos_group_weight(u64 id)
+u64 cos_group_share(u64 id, u32 weight)
 {
+	const u64 max = 10000ULL * COS_GROUP_SHARE_ONE;
+	u64 w = (u64)weight * COS_GROUP_SHARE_ONE;
 	struct cos_group *g;
-	u64 w = 100;
+	u32 mine = weight;
 
 	if (!atomic_read(&cos_groups_weighted))
-		return 100;
+		return w;
 	guard(rcu)();
-	for (g = cos_group_find(id); g && g->parent; g = g->parent)
-		w = clamp_t(u64, w * READ_ONCE(g->weight) / 100, 1, 10000);
+	for (g = cos_group_find(id); g && g->parent; g = g->parent) {
+		s64 sum = READ_ONCE(g->active_weight);
+		u32 gw = READ_ONCE(g->weight);
+
+		w = clamp_t(u64, w * gw / max_t(s64, sum, mine ?: 1), 1, max);
+		mine = gw;
+	}
 	return w;
 }
 

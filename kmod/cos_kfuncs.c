@@ -489,16 +489,46 @@ __bpf_kfunc void cos_kf_group_stopped(struct bpf_prog_aux *aux)
 }
 
 /**
- * cos_kf_group_weight() - the weight of a task of cgroup @id relative to the root's
+ * cos_kf_group_share() - a fair task's effective weight for its vtime, cpu.weight applied
  * @id: the task's cgroup id
+ * @weight: its own weight (p->scx.weight)
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
- * Context: ops.stopping; lock-free; cos_group_weight().
- * Return: 1..10000, 100 meaning a root task's weight (100 for another program).
+ * Context: ops.stopping; lock-free; cos_group_share().
+ * Return: the weight in 1/COS_GROUP_SHARE_ONE units (@weight's for another program).
  */
-__bpf_kfunc u32 cos_kf_group_weight(u64 id, struct bpf_prog_aux *aux)
+__bpf_kfunc u64 cos_kf_group_share(u64 id, u32 weight, struct bpf_prog_aux *aux)
 {
-	return cos_kf_bound(aux) ? cos_group_weight(id) : 100;
+	return cos_kf_bound(aux) ? cos_group_share(id, weight) : weight * COS_GROUP_SHARE_ONE;
+}
+
+/**
+ * cos_kf_group_runnable() - count a runnable fair task in cgroup @id's share
+ * @id: its cgroup id
+ * @weight: its weight, which cos_kf_group_quiescent() must pass back
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.select_cpu or ops.enqueue, IRQs off; cos_group_runnable() (the chain's
+ * share_locks, one at a time).
+ */
+__bpf_kfunc void cos_kf_group_runnable(u64 id, u32 weight, struct bpf_prog_aux *aux)
+{
+	if (cos_kf_bound(aux))
+		cos_group_runnable(id, weight);
+}
+
+/**
+ * cos_kf_group_quiescent() - the task cos_kf_group_runnable() counted is not runnable now
+ * @id: the cgroup id it was counted in
+ * @weight: the weight it was counted with
+ * @aux: the calling program, supplied by the verifier (see "Binding")
+ *
+ * Context: ops.quiescent, the task's rq lock held, IRQs off; cos_group_quiescent().
+ */
+__bpf_kfunc void cos_kf_group_quiescent(u64 id, u32 weight, struct bpf_prog_aux *aux)
+{
+	if (cos_kf_bound(aux))
+		cos_group_quiescent(id, weight);
 }
 
 /**
@@ -558,7 +588,9 @@ BTF_ID_FLAGS(func, cos_kf_group_charge, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_group_throttled, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_group_budget, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_group_stopped, KF_IMPLICIT_ARGS)
-BTF_ID_FLAGS(func, cos_kf_group_weight, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_group_share, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_group_runnable, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_group_quiescent, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_group_released, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_lord_cpu)
 BTF_ID_FLAGS(func, cos_kf_lord_active)
@@ -599,13 +631,16 @@ BTF_KFUNCS_END(cos_kfunc_ids)
 	X(GROUP_THROTTLED, cos_kf_group_throttled)			\
 	X(GROUP_BUDGET, cos_kf_group_budget)				\
 	X(GROUP_STOPPED, cos_kf_group_stopped)				\
-	X(GROUP_WEIGHT, cos_kf_group_weight)				\
+	X(GROUP_SHARE, cos_kf_group_share)				\
+	X(GROUP_RUNNABLE, cos_kf_group_runnable)			\
+	X(GROUP_QUIESCENT, cos_kf_group_quiescent)			\
 	X(GROUP_RELEASED, cos_kf_group_released)			\
 	X(LORD_CPU, cos_kf_lord_cpu)					\
 	X(LORD_ACTIVE, cos_kf_lord_active)
 
 #define COS_KF_ENUM(idx, name)		COS_KF_##idx,
 enum { COS_KF_EACH(COS_KF_ENUM) COS_KF_NR };
+static_assert(COS_KF_NR <= 32, "an op's kfuncs are a u32 mask");
 
 #define COS_KF_BTF_ID(idx, name)	BTF_ID(func, name)
 BTF_ID_LIST(cos_kf_list)
@@ -622,20 +657,21 @@ static const struct {
 } cos_kf_ops[] = {
 	{ "init",		KF(ABI_VERSION) | KF(SHIM_ATTACHED) },
 	{ "exit",		KF(SHIM_ATTACHED) },
-	{ "select_cpu",		COS_KF_SLOT | KF(SELECT_CPU) | KF(GROUP_THROTTLED) },
-	{ "enqueue",		COS_KF_SLOT | KF(ENQUEUE) | KF(TASK_SLICE) | KF(GROUP_THROTTLED) },
+	{ "select_cpu",		COS_KF_SLOT | KF(SELECT_CPU) | KF(GROUP_THROTTLED) | KF(GROUP_RUNNABLE) },
+	{ "enqueue",		COS_KF_SLOT | KF(ENQUEUE) | KF(TASK_SLICE) | KF(GROUP_THROTTLED) |
+				KF(GROUP_RUNNABLE) },
 	{ "enable",		COS_KF_SLOT },
 	{ "dequeue",		KF(DEQUEUE) },
 	{ "dispatch",		KF(DISPATCH) | KF(TASK_SLICE) | KF(DISPATCH_FAILED) | KF(FALLBACK_TAKE) |
 				KF(GROUP_THROTTLED) | KF(GROUP_RELEASED) },
 	{ "running",		KF(RUNNING) | KF(GROUP_BUDGET) },
-	{ "stopping",		KF(STOPPING) | KF(GROUP_CHARGE) | KF(GROUP_STOPPED) | KF(GROUP_WEIGHT) },
+	{ "stopping",		KF(STOPPING) | KF(GROUP_CHARGE) | KF(GROUP_STOPPED) | KF(GROUP_SHARE) },
 	{ "tick",		KF(GROUP_CHARGE) },
 	{ "cgroup_init",	KF(CGROUP_INIT) | KF(CGROUP_SET_BANDWIDTH) },
 	{ "cgroup_exit",	KF(CGROUP_EXIT) },
 	{ "cgroup_set_bandwidth", KF(CGROUP_SET_BANDWIDTH) },
 	{ "cgroup_set_weight",	KF(CGROUP_SET_WEIGHT) },
-	{ "quiescent",		KF(QUIESCENT) },
+	{ "quiescent",		KF(QUIESCENT) | KF(GROUP_QUIESCENT) },
 	{ "yield",		KF(YIELD) },
 	{ "set_cpumask",	KF(SET_CPUMASK) },
 	{ "cpu_online",		KF(CPU_HOTPLUG) },

@@ -77,9 +77,13 @@
  *    DSQ; when the module's refill timer releases the group it kicks the idle CPUs, and
  *    ops.dispatch moves the parked tasks back to the fair DSQ (or to another throttled
  *    ancestor's DSQ).  A COS task under a lord waits in custody, and the lord is told
- *    (cos_kf_enqueue() gets the cgroup: TASK_THROTTLED, GROUP_THROTTLED/UNTHROTTLED).  The
- *    fair policy's vtime charge is divided by the group's weight too (cos_kf_group_weight():
- *    the product of cpu.weight / 100 down the tree).  Needs scx_bpf_create_dsq
+ *    (cos_kf_enqueue() gets the cgroup: TASK_THROTTLED, GROUP_THROTTLED/UNTHROTTLED).
+ *    cpu.weight shares the CPUs as CFS's groups do: while some cgroup weighs other than 100,
+ *    the fair policy's vtime charge is divided by the task's effective weight
+ *    (cos_kf_group_share(): its group's share of its parent's, and so on up, over what its
+ *    runnable siblings weigh), for which the module counts each group's runnable fair tasks:
+ *    the shim counts a task in at ops.select_cpu's direct dispatch or ops.enqueue
+ *    (cos_kf_group_runnable()) and out at ops.quiescent.  Needs scx_bpf_create_dsq
  *    (COS_SHIM_CAP_BANDWIDTH); without it (Debian 7.2.12) groups are tracked, not enforced.
  *    SCX_OPS_ENQ_LAST makes a throttled task leave a CPU that has nothing else to run; libcos
  *    clears it where nothing is enforced (7.2.12 strands a task that ops.enqueue puts on the
@@ -154,6 +158,8 @@ static u64 cos_vtime_now;
 struct cos_task_ctx {
 	u64 exec_at_start;	/* se.sum_exec_runtime when it last started running */
 	u64 exec_charged;	/* se.sum_exec_runtime at its last bandwidth charge (see F) */
+	u64 share_cgid;		/* counted runnable in this cgroup's share, 0 if not (see F) */
+	u32 share_weight;	/* with this weight */
 	s32 slot;		/* slot in cos.ko's task table, COS_NO_SLOT if not a COS task */
 	bool budgeted;		/* ops.running asked cos_kf_group_budget() (see F) */
 };
@@ -202,6 +208,21 @@ static u64 cos_task_cgid(struct task_struct *p)
 static u64 cos_parked_group(struct task_struct *p)
 {
 	return cos_bw_enforced ? cos_kf_group_throttled(cos_task_cgid(p)) : 0;
+}
+
+/*
+ * Count @p, a fair task about to run or wait, among its cgroup's runnable tasks for
+ * cpu.weight's shares (see F), once: ops.quiescent counts it out.  Only while some cgroup
+ * weighs other than 100; a task runnable when that starts (or handed back by the module at
+ * ops.dispatch) is counted at its next enqueue: a busy task's is at its slice's end.
+ */
+static void cos_share_runnable(struct task_struct *p, struct cos_task_ctx *tctx)
+{
+	if (!cos_nr_weighted || !cos_fair_vtime || !tctx || tctx->share_cgid)
+		return;
+	tctx->share_cgid = cos_task_cgid(p);
+	tctx->share_weight = p->scx.weight;
+	cos_kf_group_runnable(tctx->share_cgid, tctx->share_weight);
 }
 
 static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
@@ -290,8 +311,10 @@ s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags
 	if (!cos_have(scx_bpf_select_cpu_dfl))
 		return prev_cpu;	/* hidden by this kernel's BTF (Debian 7.2.11): no idle pick */
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle && !cos_parked_group(p))	/* a throttled one parks at enqueue (see F) */
+	if (is_idle && !cos_parked_group(p)) {	/* a throttled one parks at enqueue (see F) */
+		cos_share_runnable(p, tctx);	/* no ops.enqueue follows */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_slice_ns, 0);
+	}
 	return cpu;
 }
 
@@ -324,6 +347,7 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 				   enq_flags);
 		return;
 	}
+	cos_share_runnable(p, tctx);
 	cos_fair_insert(p, enq_flags);
 }
 
@@ -414,7 +438,8 @@ SEC("struct_ops/cos_stopping")
 void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 {
 	struct cos_task_ctx *tctx = cos_ctx(p);
-	u64 used, weight = p->scx.weight;
+	u64 used;
+	u32 weight = p->scx.weight;
 
 	if (!tctx)
 		return;
@@ -427,8 +452,10 @@ void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 	tctx->exec_charged = p->se.sum_exec_runtime;
 	used = p->se.sum_exec_runtime - tctx->exec_at_start;
 	if (cos_nr_weighted)
-		weight = weight * cos_kf_group_weight(cos_task_cgid(p)) / 100;
-	p->scx.dsq_vtime += used * 100 / (weight ?: 1);
+		p->scx.dsq_vtime += used * 100 * COS_GROUP_SHARE_ONE /
+				    (cos_kf_group_share(cos_task_cgid(p), weight) ?: 1);
+	else
+		p->scx.dsq_vtime += used * 100 / (weight ?: 1);
 	if (tctx->slot >= 0)
 		cos_kf_stopping(p, tctx->slot, runnable);
 }
@@ -461,7 +488,13 @@ void BPF_PROG(cos_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct cos_task_ctx *tctx = cos_ctx(p);
 
-	if (tctx && tctx->slot >= 0)
+	if (!tctx)
+		return;
+	if (tctx->share_cgid) {
+		cos_kf_group_quiescent(tctx->share_cgid, tctx->share_weight);
+		tctx->share_cgid = 0;
+	}
+	if (tctx->slot >= 0)
 		cos_kf_quiescent(p, tctx->slot, deq_flags & SCX_DEQ_SLEEP);
 }
 

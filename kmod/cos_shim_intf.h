@@ -39,6 +39,9 @@
 /* quota_us as sched_ext's cgroup ops report "max" (RUNTIME_INF, not in the public headers) */
 #define COS_BW_QUOTA_INF	(~0ULL)
 
+/* cos_kf_group_share()'s unit: a weight of 1 (a root task at nice 0 weighs 100) */
+#define COS_GROUP_SHARE_ONE	65536ULL
+
 /*
  * The shim's struct_ops flags, fixed at load: SCX_OPS_ENQ_LAST's value, for libcos (user space
  * has no sched_ext header), which clears it where bandwidth cannot be enforced (libcos/shim.c);
@@ -109,7 +112,9 @@ COS_KFUNC_BOUND(bool, cos_kf_group_charge, u64 id, u64 ns);
 COS_KFUNC_BOUND(u64, cos_kf_group_throttled, u64 id);
 COS_KFUNC_BOUND(u64, cos_kf_group_budget, u64 id);
 COS_KFUNC_BOUND0(void, cos_kf_group_stopped);
-COS_KFUNC_BOUND(u32, cos_kf_group_weight, u64 id);
+COS_KFUNC_BOUND(u64, cos_kf_group_share, u64 id, u32 weight);
+COS_KFUNC_BOUND(void, cos_kf_group_runnable, u64 id, u32 weight);
+COS_KFUNC_BOUND(void, cos_kf_group_quiescent, u64 id, u32 weight);
 COS_KFUNC_BOUND0(u64, cos_kf_group_released);
 COS_KFUNC(s32, cos_kf_lord_cpu, void);
 COS_KFUNC(bool, cos_kf_lord_active, void);

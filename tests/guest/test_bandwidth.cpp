@@ -4,9 +4,11 @@
 //
 // Rates come from the cgroups' own cpu.stat usage_usec.  The tolerances are loose on purpose
 // (a test checks behaviour; `make bench BENCH=bandwidth` reports accuracy): a capped group must
-// land within 20 % of its cap, far from what it uses uncapped.
+// land within 20 % of its cap, far from what it uses uncapped.  Weights 1:2:4 are held to the
+// issue's 10 %: the shim's shares hit them within 0.5 % (a flat product of weights missed by 25 %).
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -126,6 +128,41 @@ std::vector<double> rates(const std::vector<const Cgroup *> &cgs, int ms = 4000,
 	for (size_t i = 0; i < cgs.size(); i++)
 		r.push_back((double)(cgs[i]->usage_us() - u0[i]) / dt_us);
 	return r;
+}
+
+/*
+ * While one lives, the next @n cgroup inits in cos.ko fail with -ENOMEM, as when its
+ * allocation fails (debugfs cos/group_init_fail).
+ */
+struct GroupInitFail {
+	static constexpr const char *knob = "/sys/kernel/debug/cos/group_init_fail";
+	explicit GroupInitFail(int n) { REQUIRE(write_str(knob, std::to_string(n)) == 0); }
+	~GroupInitFail() { write_str(knob, "0"); }
+	static std::string left() { return read_file(knob); }
+	GroupInitFail(const GroupInitFail &) = delete;
+	GroupInitFail &operator=(const GroupInitFail &) = delete;
+};
+
+/* The cgroup ids of the groups cos.ko lists (cos_get_groups()); -errno in @err. */
+std::vector<uint64_t> module_groups(int *err)
+{
+	int fd = cos_open();
+	struct cos_group_info *g = nullptr;
+	size_t n = 0;
+	std::vector<uint64_t> ids;
+	*err = fd < 0 ? fd : cos_get_groups(fd, &g, &n);
+	for (size_t i = 0; i < n; i++)
+		ids.push_back(g[i].id);
+	free(g);
+	if (fd >= 0)
+		close(fd);
+	return ids;
+}
+
+uint64_t cgroup_id(const std::string &path)
+{
+	struct stat st;
+	return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
 /* Does the attached shim enforce cpu.max (COS_FEAT_BANDWIDTH)?  Not where the kernel's BTF
@@ -314,10 +351,51 @@ TEST_CASE("cpu.weight 100:200:400 splits busy CPUs about 1:2:4", "[bandwidth][we
 	double total = r[0] + r[1] + r[2];
 	CAPTURE(r[0], r[1], r[2], total);
 	CHECK(total > n * 0.8);
-	CHECK(r[1] / r[0] > 2 * 0.75);
-	CHECK(r[1] / r[0] < 2 * 1.25);
-	CHECK(r[2] / r[0] > 4 * 0.75);
-	CHECK(r[2] / r[0] < 4 * 1.25);
+	/* the issue's +-10 %: measured within 0.5 % on 7.3.4 (shares, kmod/cos_group.c) */
+	CHECK(r[1] / r[0] > 2 * 0.9);
+	CHECK(r[1] / r[0] < 2 * 1.1);
+	CHECK(r[2] / r[0] > 4 * 0.9);
+	CHECK(r[2] / r[0] < 4 * 1.1);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("cpu.weight is a group's share, whatever its number of tasks", "[bandwidth][weight]")
+{
+	Shim shim;
+	SKIP_UNLESS_ENFORCED();
+	int n = nr_cpus();
+	/* Per task, b's 4n tasks would outweigh a's n 2:1; as groups, a has twice b's share. */
+	Cgroup a("cos-bw-wa"), b("cos-bw-wb");
+	REQUIRE(a.set("cpu.weight", "200") == 0);
+	REQUIRE(b.set("cpu.weight", "100") == 0);
+	Spinners sa(a, n), sb(b, 4 * n);
+	auto r = rates({&a, &b}, 6000);
+	CAPTURE(r[0], r[1]);
+	CHECK(r[0] + r[1] > n * 0.8);
+	CHECK(r[0] / r[1] > 2 * 0.85);
+	CHECK(r[0] / r[1] < 2 * 1.15);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("cpu.weight nests: a parent's share is split among its children", "[bandwidth][weight]")
+{
+	Shim shim;
+	SKIP_UNLESS_ENFORCED();
+	int n = nr_cpus();
+	/* p (100) holds c1 (100) and c3 (300); q (100) beside p: p and q half each, c1:c3 1:3 */
+	Cgroup p("cos-bw-wp"), q("cos-bw-wq");
+	Cgroup c1("c1", &p), c3("c3", &p);
+	REQUIRE(p.set("cpu.weight", "100") == 0);
+	REQUIRE(q.set("cpu.weight", "100") == 0);
+	REQUIRE(c1.set("cpu.weight", "100") == 0);
+	REQUIRE(c3.set("cpu.weight", "300") == 0);
+	Spinners s1(c1, n), s3(c3, n), sq(q, n);
+	auto r = rates({&c1, &c3, &q}, 6000);
+	CAPTURE(r[0], r[1], r[2]);
+	CHECK((r[0] + r[1]) / r[2] > 0.85);
+	CHECK((r[0] + r[1]) / r[2] < 1.15);
+	CHECK(r[1] / r[0] > 3 * 0.85);
+	CHECK(r[1] / r[0] < 3 * 1.15);
 	CHECK(sched_ext_state() == "enabled");
 }
 
@@ -346,6 +424,65 @@ TEST_CASE("a throttled group runs again when its limit is lifted, and when the s
 	REQUIRE(cg.set("cpu.max", "max 1000000") == 0);
 	r = rates({&cg}, 1000, 100)[0];
 	CHECK(r > 1.5);
+}
+
+TEST_CASE("a cgroup cos.ko cannot take is refused, and the next one works", "[bandwidth][errors]")
+{
+	Shim shim;
+	REQUIRE(write_str(cgroot + "/cgroup.subtree_control", "+cpu") == 0);
+	std::string path = cgroot + "/cos-bw-nomem";
+	{
+		GroupInitFail fail(1);
+		errno = 0;
+		CHECK(mkdir(path.c_str(), 0755) == -1);
+		CHECK(errno == ENOMEM);		/* ops.cgroup_init's error is mkdir's */
+		CHECK(GroupInitFail::left() == "0");
+	}
+	CHECK(sched_ext_state() == "enabled");
+	/* the same name again: made, listed, and its cap holds */
+	Cgroup cg("cos-bw-nomem");
+	int err;
+	auto ids = module_groups(&err);
+	REQUIRE(err == 0);
+	CHECK(std::find(ids.begin(), ids.end(), cgroup_id(cg.path)) != ids.end());
+	if (shim_enforces()) {
+		REQUIRE(cg.set("cpu.max", "50000 100000") == 0);
+		Spinners spin(cg, 2);
+		double r = rates({&cg}, 2000)[0];
+		CAPTURE(r);
+		CHECK(r > 0.5 * 0.8);
+		CHECK(r < 0.5 * 1.2);
+	}
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("an attach whose cgroup init fails leaves no shim and no group behind", "[bandwidth][errors]")
+{
+	REQUIRE(sched_ext_state() == "disabled");
+	Cgroup cg("cos-bw-attach-fail");	/* a cgroup with a cpu controller besides the root */
+	struct cos_shim *shim = nullptr;
+	int err;
+	{
+		GroupInitFail fail(1);		/* the first: the root cgroup's */
+		/* sched_ext logs the failed ops.cgroup_init as a runtime error: expected here */
+		kmsg("cos-test: expect-begin sched_ext: .*\"cos\".*(disabled \\(runtime error\\)|cgroup_init)");
+		err = cos_shim_attach(&shim, nullptr);
+		kmsg("cos-test: expect-end");
+		CHECK(GroupInitFail::left() == "0");
+	}
+	INFO(cos_strerror(err));
+	CHECK(err < 0);
+	CHECK(shim == nullptr);
+	CHECK(sched_ext_state() == "disabled");
+	auto ids = module_groups(&err);
+	CHECK(err == 0);
+	CHECK(ids.empty());
+	/* and the next attach works, with every group */
+	Shim again;
+	ids = module_groups(&err);
+	CHECK(err == 0);
+	CHECK(std::find(ids.begin(), ids.end(), cgroup_id(cg.path)) != ids.end());
+	CHECK(std::find(ids.begin(), ids.end(), cgroup_id(cgroot)) != ids.end());
 }
 
 TEST_CASE("2000 limited cgroups come and go, before and under the shim, with no trace", "[bandwidth][stress]")
