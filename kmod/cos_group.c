@@ -83,6 +83,7 @@ struct cos_group {
 	s64 active_weight;		/* its runnable fair tasks' and active children's weights */
 	int nr_active;			/* how many (< 0 for a moment if a change overtook another) */
 	u32 counted_weight;		/* the weight it adds to its parent's @active_weight */
+	atomic_t nr_running;		/* CPUs running a task of it or below it (budgeted) */
 	/* under @lock */
 	u64 period_ns;
 	u64 quota_ns;			/* COS_GROUP_NO_QUOTA: no limit */
@@ -124,10 +125,14 @@ static struct {
 
 /*
  * Per CPU, while some group has a quota: the cgroup of the task running there (0 when none was
- * budgeted), and @timer, which ends that task's slice once its chain's budget as it was at the
- * start is spent; the charge at a tick would be up to a tick late (4 ms at HZ=250).  Written by
- * that CPU's ops.running (cos_group_budget()) and ops.stopping (cos_group_stopped()), its rq
- * lock held; @cgid is read lock-free by other CPUs' charges (cos_group_kick_running()).
+ * budgeted; each group of its chain counts this CPU in @nr_running meanwhile), and @timer,
+ * which ends that task's slice once its share of its chain's budget is spent: the budget left
+ * at the start over the CPUs running the chain's tasks then (cos_group_budget()).  The charge
+ * at a tick would be up to a tick late (4 ms at HZ=250), and a timer for the whole budget on
+ * each of N CPUs lets the group run up to N times its budget before a charge sees it spent.
+ * Written by that CPU's ops.running (cos_group_budget()) and ops.stopping
+ * (cos_group_stopped()), its rq lock held; @cgid is read lock-free by other CPUs' charges
+ * (cos_group_kick_running()).
  */
 struct cos_group_cpu {
 	u64 cgid;
@@ -138,9 +143,14 @@ static DEFINE_PER_CPU(struct cos_group_cpu, cos_group_cpus);
 /*
  * debugfs cos/bw_stop_at_tick (for benchmarks, kmod/cos_main.c): set, no budget timer is armed
  * and no CPU kicked when a group throttles; its running tasks stop at their next tick, as
- * before these existed.  Read lock-free.
+ * before these existed.  debugfs cos/bw_whole_budget: set, each CPU's timer is armed for the
+ * whole budget left, not its share (as before the shares).  Read lock-free.
  */
 bool cos_bw_stop_at_tick;
+bool cos_bw_whole_budget;
+
+/* A CPU's share of a budget is at least this (or the budget, if less): no stop storm. */
+#define COS_GROUP_MIN_SHARE_NS	(500 * NSEC_PER_USEC)
 
 /*
  * debugfs cos/group_init_fail (fault injection for the tests, kmod/cos_main.c): the next that
@@ -577,21 +587,27 @@ u64 cos_group_throttled(u64 id)
 }
 
 /**
- * cos_group_budget() - the CPU time cgroup @id's chain may still use in its periods
+ * cos_group_budget() - this CPU's share of the CPU time cgroup @id's chain may still use
  * @id: a task's cgroup
  *
- * Also records @id as this CPU's running cgroup and arms this CPU's budget timer for the
- * budget (struct cos_group_cpu).
+ * The chain's budget is the least left over its groups with a quota; this CPU's share of it
+ * is that over the CPUs now running a task of the group that has it (this one included), at
+ * least COS_GROUP_MIN_SHARE_NS or the whole budget if less: if they all go on running, each
+ * timer fires about when the budget is gone, and the stop's charge throttles the group.  A CPU
+ * that started earlier, when fewer ran, has a longer timer; the latest one's is right, and the
+ * ticks keep the budget it reads current.  Also records @id as this CPU's running cgroup
+ * (counted in its chain's @nr_running until cos_group_stopped()) and arms this CPU's budget
+ * timer for the share (struct cos_group_cpu).
  * Context: the shim's ops.running, the rq lock held, IRQs off; takes the groups' locks one at
  * a time.
- * Return: the least budget left over the chain's groups with a quota (0 if one is spent),
- * U64_MAX if none has a quota.
+ * Return: the share (0 if a group of the chain is spent), U64_MAX if none has a quota.
  */
 u64 cos_group_budget(u64 id)
 {
 	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
 	u64 now, budget = U64_MAX;
-	struct cos_group *g;
+	struct cos_group *g, *least = NULL;
+	int nr = 1;
 
 	lockdep_assert_irqs_disabled();	/* this CPU's record: its rq lock is held */
 	if (!atomic_read(&cos_groups_limited))
@@ -599,15 +615,25 @@ u64 cos_group_budget(u64 id)
 	now = ktime_get_ns();
 	scoped_guard(rcu) {
 		for (g = cos_group_find(id); g; g = g->parent) {
+			atomic_inc(&g->nr_running);
 			guard(raw_spinlock_irqsave)(&g->lock);
 			if (g->quota_ns == COS_GROUP_NO_QUOTA)
 				continue;
 			cos_group_roll(g, now);
-			budget = min_t(u64, budget, max_t(s64, g->runtime, 0));
+			if (max_t(s64, g->runtime, 0) < budget) {
+				budget = max_t(s64, g->runtime, 0);
+				least = g;
+			}
 		}
+		if (least)
+			nr = atomic_read(&least->nr_running);
 	}
 	WRITE_ONCE(c->cgid, id);
-	if (budget != U64_MAX && !READ_ONCE(cos_bw_stop_at_tick))
+	if (budget == U64_MAX)
+		return U64_MAX;
+	if (nr > 1 && !READ_ONCE(cos_bw_whole_budget))
+		budget = max(budget / nr, min_t(u64, budget, COS_GROUP_MIN_SHARE_NS));
+	if (!READ_ONCE(cos_bw_stop_at_tick))
 		hrtimer_start(&c->timer, ns_to_ktime(budget), HRTIMER_MODE_REL_PINNED_HARD);
 	return budget;
 }
@@ -615,15 +641,25 @@ u64 cos_group_budget(u64 id)
 /**
  * cos_group_stopped() - the task cos_group_budget() saw start on this CPU stops
  *
+ * Its chain counts this CPU out of @nr_running.  The groups are there still: a task's cgroup
+ * cannot go while it runs there, and a cgroup move stops it first.
  * Context: the shim's ops.stopping, the rq lock held, IRQs off; lock-free.
  */
 void cos_group_stopped(void)
 {
 	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
+	struct cos_group *g;
+	u64 id;
 
 	lockdep_assert_irqs_disabled();
+	id = READ_ONCE(c->cgid);
 	WRITE_ONCE(c->cgid, 0);
 	hrtimer_try_to_cancel(&c->timer);	/* a callback running now kicks this CPU once */
+	if (!id)
+		return;
+	guard(rcu)();
+	for (g = cos_group_find(id); g; g = g->parent)
+		atomic_dec(&g->nr_running);
 }
 
 /**

@@ -464,12 +464,13 @@ __bpf_kfunc u64 cos_kf_group_throttled(u64 id, struct bpf_prog_aux *aux)
 }
 
 /**
- * cos_kf_group_budget() - the CPU time a task of cgroup @id may run before its chain throttles
+ * cos_kf_group_budget() - how long a task of cgroup @id may run here before its chain is
+ * charged again: this CPU's share of the chain's budget
  * @id: the task's cgroup id
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * Context: ops.running, the task's rq lock held, IRQs off; cos_group_budget().
- * Return: the budget in ns, U64_MAX without a limit (or for another program).
+ * Return: the share in ns, U64_MAX without a limit (or for another program).
  */
 __bpf_kfunc u64 cos_kf_group_budget(u64 id, struct bpf_prog_aux *aux)
 {

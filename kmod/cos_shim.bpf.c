@@ -68,8 +68,9 @@
  *    ops tell the module each cgroup with a cpu controller, its limits and weight; every task's
  *    CPU time is charged to its cgroup at ops.stopping and ops.tick (what ran since the last
  *    charge, from se.sum_exec_runtime as for vtime).  A running task whose cgroup or an
- *    ancestor is throttled gives up its CPU at once: ops.running asks the module for the budget
- *    left (cos_kf_group_budget(), which caps the slice and arms the CPU's budget timer) and
+ *    ancestor is throttled gives up its CPU at once: ops.running asks the module for this
+ *    CPU's share of the budget left (cos_kf_group_budget(): the budget over the CPUs running
+ *    the group's tasks; it caps the slice and arms the CPU's budget timer) and
  *    ops.stopping ends that (cos_kf_group_stopped()); the module kicks the other CPUs running
  *    a group's tasks when it throttles it, and the tick ends the slice of a throttled task.  A throttled task the fair
  *    policy runs (any non-COS task, and a COS task while no lord has control) parks in that
@@ -423,7 +424,7 @@ void BPF_PROG(cos_running, struct task_struct *p)
 	tctx->exec_at_start = p->se.sum_exec_runtime;
 	tctx->exec_charged = p->se.sum_exec_runtime;
 	if (cos_bw_enforced && cos_nr_limited) {
-		/* a lone task of a limited group stops when the budget is spent (see F) */
+		/* it stops when its share of the budget is spent, and is charged (see F) */
 		u64 budget = cos_kf_group_budget(cos_task_cgid(p));
 
 		if (budget < p->scx.slice)
