@@ -83,7 +83,7 @@ struct cos_group {
 	s64 active_weight;		/* its runnable fair tasks' and active children's weights */
 	int nr_active;			/* how many (< 0 for a moment if a change overtook another) */
 	u32 counted_weight;		/* the weight it adds to its parent's @active_weight */
-	atomic_t nr_running;		/* CPUs running a task of it or below it (budgeted) */
+	atomic_t nr_running;		/* CPUs running a task of it or below it (budgeted; not root) */
 	/* under @lock */
 	u64 period_ns;
 	u64 quota_ns;			/* COS_GROUP_NO_QUOTA: no limit */
@@ -614,7 +614,8 @@ u64 cos_group_budget(u64 id)
 		return U64_MAX;
 	now = ktime_get_ns();
 	scoped_guard(rcu) {
-		for (g = cos_group_find(id); g; g = g->parent) {
+		/* not the root: it has no cpu.max, and every CPU would share its line */
+		for (g = cos_group_find(id); g && g->parent; g = g->parent) {
 			atomic_inc(&g->nr_running);
 			guard(raw_spinlock_irqsave)(&g->lock);
 			if (g->quota_ns == COS_GROUP_NO_QUOTA)
@@ -658,7 +659,7 @@ void cos_group_stopped(void)
 	if (!id)
 		return;
 	guard(rcu)();
-	for (g = cos_group_find(id); g; g = g->parent)
+	for (g = cos_group_find(id); g && g->parent; g = g->parent)
 		atomic_dec(&g->nr_running);
 }
 
