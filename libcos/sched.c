@@ -9,6 +9,11 @@
  * the next message about its task that says it left (blocked, preempted, yielded, dead, shot
  * failed or stale), or passes to the first latched task, which the kernel starts there next
  * (a latched task runs after any task placed there without the latch, as in the kernel).  A
+ * CPU's task that a kthread preempted and the kernel latched back (PREEMPTED with
+ * COS_PREEMPT_F_LATCHED) stays that CPU's task, QUEUED, until it runs again (resuming[cpu]); a
+ * task placed there meanwhile runs first and the kernel keeps it latched first, with no message
+ * about it: the books move it to the head of latched[cpu] (otherwise it would wait there, never
+ * placed again, until the starvation rule declared the lord stalled).  A
  * message with a newer generation than the slot's means the framework missed the slot's reuse
  * (only after an overflow): the old task is reported dead, the new one new.  One with an older
  * generation is ignored.
@@ -43,6 +48,7 @@ struct cos_sched {
 	cpu_set_t *allowed;		/* [max_tasks] */
 	char *data;			/* [max_tasks * task_data_size] */
 	struct cos_task **cpu_task;	/* [nr_cpus] */
+	struct cos_task **resuming;	/* [nr_cpus]: cpu_task, latched back, not started */
 	struct cos_task **placing;	/* [nr_cpus]: placements of the current step */
 	struct cos_taskq **placing_from;	/* [nr_cpus]: the latch a re-placed task left */
 	bool *placing_latch;		/* [nr_cpus]: that placement is a latch */
@@ -163,6 +169,7 @@ static void release_cpu(struct cos_sched *s, struct cos_task *t)
 		return;
 	next = cos_taskq_pop(&s->latched[t->cpu]);
 	s->cpu_task[t->cpu] = next;
+	s->resuming[t->cpu] = NULL;
 	if (next)
 		next->placed_at = cos_now_ns();	/* it starts now: a slice counts from here */
 }
@@ -267,6 +274,7 @@ static void resync(struct cos_sched *s)
 		if (s->tasks[i].state != COS_TASK_FREE)
 			task_dead(s, &s->tasks[i]);
 	memset(s->cpu_task, 0, s->nr_cpus * sizeof(*s->cpu_task));	/* latches: emptied by task_dead */
+	memset(s->resuming, 0, s->nr_cpus * sizeof(*s->resuming));
 	learn(s);
 }
 
@@ -317,6 +325,7 @@ static void task_placed(struct cos_sched *s, struct cos_task *t, const struct co
 	if (cur && cur != t && cur->state == COS_TASK_QUEUED && cur->placed_at > m->ts)
 		return;
 	s->cpu_task[cpu] = t;
+	s->resuming[cpu] = NULL;
 }
 
 /* Group @gid has budget again: its tasks are runnable, for the policy to place. */
@@ -374,6 +383,8 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 				release_cpu(s, t);
 				cos_taskq_remove(t);
 				cos_taskq_push_head(&s->latched[m->cpu], t);
+			} else {
+				s->resuming[m->cpu] = t;	/* unless a task is placed first */
 			}
 			task_set_state(s, t, COS_TASK_QUEUED);
 			t->cpu = m->cpu;
@@ -413,10 +424,18 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	case COS_MSG_TASK_RUNNING:
 		if (t->state == COS_TASK_QUEUED)
 			task_set_state(s, t, COS_TASK_RUNNING);
+		if (m->cpu < s->nr_cpus && s->resuming[m->cpu] == t)
+			s->resuming[m->cpu] = NULL;
 		if (task_latched(s, t) && m->cpu < s->nr_cpus) {
 			/* started before the books saw its CPU free (not after a lost message) */
+			struct cos_task *cur = s->cpu_task[m->cpu];
+
 			cos_taskq_remove(t);
+			if (cur && cur != t && cur->state == COS_TASK_QUEUED &&
+			    cur->placed_at > m->ts)
+				break;	/* placed there after it started: that shoot preempts it */
 			s->cpu_task[m->cpu] = t;
+			s->resuming[m->cpu] = NULL;
 			t->placed_at = m->ts;
 		}
 		break;
@@ -488,7 +507,7 @@ static void commit(struct cos_sched *s)
 	s->st.shoot_calls++;
 	now = cos_now_ns();
 	for (cpu = 0; cpu < s->nr_cpus && s->nr_placing; cpu++) {
-		struct cos_task *t = s->placing[cpu];
+		struct cos_task *t = s->placing[cpu], *cur;
 		struct cos_taskq *from = s->placing_from[cpu];
 		unsigned int status;
 
@@ -506,9 +525,15 @@ static void commit(struct cos_sched *s)
 				cos_taskq_push(&s->latched[cpu], t);	/* behind what runs there */
 				continue;
 			}
-			if (s->cpu_task[cpu] && s->cpu_task[cpu] != t)
-				task_set_state(s, s->cpu_task[cpu], COS_TASK_RUNNING);	/* preempted: a message follows */
+			cur = s->cpu_task[cpu];
+			/* latched back there (no message comes), or preempted (one follows) */
+			if (cur && cur != t && s->resuming[cpu] == cur &&
+			    cur->state == COS_TASK_QUEUED)
+				cos_taskq_push_head(&s->latched[cpu], cur);
+			else if (cur && cur != t)
+				task_set_state(s, cur, COS_TASK_RUNNING);
 			s->cpu_task[cpu] = t;
+			s->resuming[cpu] = NULL;
 			continue;
 		}
 		s->st.failed++;
@@ -769,12 +794,14 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->throttled_on = calloc(max_tasks, sizeof(*s->throttled_on));
 	s->data = policy->task_data_size ? calloc(max_tasks, policy->task_data_size) : NULL;
 	s->cpu_task = calloc(nr_cpus, sizeof(*s->cpu_task));
+	s->resuming = calloc(nr_cpus, sizeof(*s->resuming));
 	s->placing = calloc(nr_cpus, sizeof(*s->placing));
 	s->placing_from = calloc(nr_cpus, sizeof(*s->placing_from));
 	s->placing_latch = calloc(nr_cpus, sizeof(*s->placing_latch));
 	s->latched = calloc(nr_cpus, sizeof(*s->latched));
 	if (!s->tasks || !s->allowed || !s->throttled_on || (policy->task_data_size && !s->data) ||
-	    !s->cpu_task || !s->placing || !s->placing_from || !s->placing_latch || !s->latched) {
+	    !s->cpu_task || !s->resuming || !s->placing || !s->placing_from || !s->placing_latch ||
+	    !s->latched) {
 		cos_sched_free(s);
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
 	}
@@ -801,6 +828,7 @@ void cos_sched_free(struct cos_sched *s)
 	free(s->throttled_on);
 	free(s->data);
 	free(s->cpu_task);
+	free(s->resuming);
 	free(s->placing);
 	free(s->placing_from);
 	free(s->placing_latch);

@@ -597,6 +597,69 @@ TEST_CASE("a latched task follows its CPU's task in the books, without a shoot",
 	CHECK(cos_sched_cpu_task(f.s, 2) == t4);
 }
 
+void p_schedule_none(cos_sched *) {}
+
+/*
+ * The kernel latched a CPU's task back first (a kthread preempted it), then the lord placed
+ * another task there before it ran again: the new one runs first and the kernel keeps the old
+ * one latched first, with no message about it.  The books must say so; booked as "preempted, a
+ * message follows", it was never placed again (cos-shinjuku: a task QUEUED in the kernel for
+ * 1 s, the starvation rule declared the lord stalled).
+ */
+TEST_CASE("a task placed where the kernel latched the CPU's task back leaves that one latched first", "[sched][latch]")
+{
+	Fixture f;
+	f.policy.schedule = p_schedule_latch;
+	f.create();
+	f.start_tasks(3);
+	f.step();	/* tasks 0, 1 on CPUs 1, 2 */
+	f.step();	/* task 2 latched on CPU 1 */
+	REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 1);
+	f.policy.schedule = p_schedule_none;
+	f.k.post(COS_MSG_TASK_PREEMPTED, 0, 1, 100, 1, COS_PREEMPT_BY_OTHER | COS_PREEMPT_F_LATCHED);
+	f.k.post(COS_MSG_TASK_NEW, 3, 1, 103, 3);
+	f.k.post(COS_MSG_TASK_RUNNABLE, 3, 1, 103, 3);
+	f.step();
+	cos_task *t0 = cos_sched_cpu_task(f.s, 1), *t3 = f.r.q.head;
+	REQUIRE(t0 != nullptr);
+	REQUIRE(t0->pid == 100);
+	CHECK(t0->state == COS_TASK_QUEUED);
+	REQUIRE(t3 != nullptr);
+	REQUIRE(t3->pid == 103);
+
+	SECTION("it is latched first behind the new one, and runs when that one blocks") {
+		REQUIRE(cos_sched_place(f.s, t3, 1, 0) == 0);
+		f.step();
+		CHECK(cos_sched_cpu_task(f.s, 1) == t3);
+		REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 2);
+		CHECK(cos_sched_cpu_latched(f.s, 1)->head == t0);
+		CHECK(t0->state == COS_TASK_QUEUED);
+		f.k.post(COS_MSG_TASK_RUNNING, 3, 1, 103, 1);
+		f.k.post(COS_MSG_TASK_BLOCKED, 3, 1, 103, 1);
+		f.k.post(COS_MSG_TASK_RUNNING, 0, 1, 100, 1);
+		f.step();
+		CHECK(cos_sched_cpu_task(f.s, 1) == t0);
+		CHECK(t0->state == COS_TASK_RUNNING);
+		REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 1);
+		CHECK(cos_sched_cpu_latched(f.s, 1)->head->pid == 102);
+	}
+	SECTION("had it started again before, the new one preempts it and its message says where it is") {
+		REQUIRE(cos_sched_place(f.s, t3, 1, 0) == 0);
+		f.step();	/* its RUNNING (at ts 0) was posted before this placement */
+		f.k.post(COS_MSG_TASK_RUNNING, 0, 1, 100, 1);
+		f.step();
+		CHECK(cos_sched_cpu_task(f.s, 1) == t3);
+		CHECK(t0->state == COS_TASK_RUNNING);
+		CHECK(cos_sched_cpu_latched(f.s, 1)->head->pid == 102);
+		f.k.post(COS_MSG_TASK_PREEMPTED, 0, 1, 100, 1, COS_PREEMPT_BY_OTHER | COS_PREEMPT_F_LATCHED);
+		f.step();
+		CHECK(cos_sched_cpu_task(f.s, 1) == t3);
+		REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 2);
+		CHECK(cos_sched_cpu_latched(f.s, 1)->head == t0);
+		CHECK(t0->state == COS_TASK_QUEUED);
+	}
+}
+
 TEST_CASE("latch rules: a full latch, the lord's CPU, a task that is not waiting", "[sched][latch]")
 {
 	Fixture f;
