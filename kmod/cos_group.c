@@ -504,6 +504,7 @@ static void cos_group_deactivate(struct cos_group *g)
  */
 void cos_group_runnable(u64 id, u32 weight)
 {
+	lockdep_assert_irqs_disabled();
 	guard(rcu)();
 	cos_group_activity(cos_group_find(id), weight, true);
 }
@@ -518,6 +519,7 @@ void cos_group_runnable(u64 id, u32 weight)
  */
 void cos_group_quiescent(u64 id, u32 weight)
 {
+	lockdep_assert_irqs_disabled();
 	guard(rcu)();
 	cos_group_activity(cos_group_find(id), weight, false);
 }
@@ -694,8 +696,8 @@ static enum hrtimer_restart cos_group_cpu_timer_fn(struct hrtimer *timer)
  * weights of that group's active entities (see "Weight"); a root task's is @weight.  A sum
  * read below the entity's own weight (not counted yet, or read during a change) counts as
  * that weight: the task alone there.
- * Context: the shim's ops.stopping; lock-free (the sums read once each, a moment stale at
- * worst; no lookup at all while every group weighs 100).
+ * Context: the shim's ops.stopping (the rq lock held, IRQs off); lock-free (the sums read
+ * once each, a moment stale at worst; no lookup at all while every group weighs 100).
  * Return: the effective weight in 1/COS_GROUP_SHARE_ONE units, 1..10000 * COS_GROUP_SHARE_ONE.
  */
 u64 cos_group_share(u64 id, u32 weight)
@@ -705,6 +707,7 @@ u64 cos_group_share(u64 id, u32 weight)
 	struct cos_group *g;
 	u32 mine = weight;
 
+	lockdep_assert_irqs_disabled();
 	if (!atomic_read(&cos_groups_weighted))
 		return w;
 	guard(rcu)();

@@ -495,7 +495,7 @@ __bpf_kfunc void cos_kf_group_stopped(struct bpf_prog_aux *aux)
  * @weight: its own weight (p->scx.weight)
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
- * Context: ops.stopping; lock-free; cos_group_share().
+ * Context: ops.stopping, the task's rq lock held, IRQs off; lock-free; cos_group_share().
  * Return: the weight in 1/COS_GROUP_SHARE_ONE units (@weight's for another program).
  */
 __bpf_kfunc u64 cos_kf_group_share(u64 id, u32 weight, struct bpf_prog_aux *aux)
@@ -658,7 +658,8 @@ static const struct {
 } cos_kf_ops[] = {
 	{ "init",		KF(ABI_VERSION) | KF(SHIM_ATTACHED) },
 	{ "exit",		KF(SHIM_ATTACHED) },
-	{ "select_cpu",		COS_KF_SLOT | KF(SELECT_CPU) | KF(GROUP_THROTTLED) | KF(GROUP_RUNNABLE) },
+	{ "select_cpu",		COS_KF_SLOT | KF(SELECT_CPU) | KF(GROUP_THROTTLED) |
+				KF(GROUP_RUNNABLE) },
 	{ "enqueue",		COS_KF_SLOT | KF(ENQUEUE) | KF(TASK_SLICE) | KF(GROUP_THROTTLED) |
 				KF(GROUP_RUNNABLE) },
 	{ "enable",		COS_KF_SLOT },
