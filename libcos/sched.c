@@ -160,6 +160,13 @@ static bool task_latched(const struct cos_sched *s, const struct cos_task *t)
 	return t->q >= s->latched && t->q < s->latched + s->nr_cpus;
 }
 
+/* @t (NULL: none) holds @cpu in the books now: the CPU's latched-back task, if any, does not. */
+static void cpu_book(struct cos_sched *s, unsigned int cpu, struct cos_task *t)
+{
+	s->cpu_task[cpu] = t;
+	s->resuming[cpu] = NULL;
+}
+
 /* @t left its CPU: the first task latched there (if any) runs there now. */
 static void release_cpu(struct cos_sched *s, struct cos_task *t)
 {
@@ -168,8 +175,7 @@ static void release_cpu(struct cos_sched *s, struct cos_task *t)
 	if (t->cpu < 0 || (unsigned int)t->cpu >= s->nr_cpus || s->cpu_task[t->cpu] != t)
 		return;
 	next = cos_taskq_pop(&s->latched[t->cpu]);
-	s->cpu_task[t->cpu] = next;
-	s->resuming[t->cpu] = NULL;
+	cpu_book(s, t->cpu, next);
 	if (next)
 		next->placed_at = cos_now_ns();	/* it starts now: a slice counts from here */
 }
@@ -324,8 +330,7 @@ static void task_placed(struct cos_sched *s, struct cos_task *t, const struct co
 	cur = s->cpu_task[cpu];
 	if (cur && cur != t && cur->state == COS_TASK_QUEUED && cur->placed_at > m->ts)
 		return;
-	s->cpu_task[cpu] = t;
-	s->resuming[cpu] = NULL;
+	cpu_book(s, cpu, t);
 }
 
 /* Group @gid has budget again: its tasks are runnable, for the policy to place. */
@@ -434,8 +439,7 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 			if (cur && cur != t && cur->state == COS_TASK_QUEUED &&
 			    cur->placed_at > m->ts)
 				break;	/* placed there after it started: that shoot preempts it */
-			s->cpu_task[m->cpu] = t;
-			s->resuming[m->cpu] = NULL;
+			cpu_book(s, m->cpu, t);
 			t->placed_at = m->ts;
 		}
 		break;
@@ -532,8 +536,7 @@ static void commit(struct cos_sched *s)
 				cos_taskq_push_head(&s->latched[cpu], cur);
 			else if (cur && cur != t)
 				task_set_state(s, cur, COS_TASK_RUNNING);
-			s->cpu_task[cpu] = t;
-			s->resuming[cpu] = NULL;
+			cpu_book(s, cpu, t);
 			continue;
 		}
 		s->st.failed++;
