@@ -251,7 +251,7 @@ struct cos_group_hooks {
 	void (*kick_throttled)(int cpu);
 };
 extern bool cos_bw_stop_at_tick;
-extern bool cos_bw_whole_budget;
+extern bool cos_bw_no_reserve;
 extern atomic_t cos_group_init_fail;
 void cos_groups_init(const struct cos_group_hooks *hooks);
 void cos_groups_exit(void);

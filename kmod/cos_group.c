@@ -22,15 +22,29 @@
  * cap and a throttled task waits at most about two periods (sched_ext's watchdog ejects a
  * scheduler whose runnable task waits 30 s; a period is at most 1 s).
  *
- * Throttling.  A group whose @runtime reaches 0 is throttled: it goes on cos_bw.throttled and
- * one hrtimer for all groups is armed for the earliest period end among them.  While a group or
- * an ancestor is throttled (cos_group_throttled()), the shim parks the group's runnable fair
- * tasks in a DSQ of the group's own instead of running them, and a running task stops at once,
- * not at its next tick: each CPU has a timer for the budget its task's chain had when the task
- * started (cos_group_budget(); its slice is capped at that too), so a lone task stops on time,
- * and the charge that throttles a group kicks the other CPUs running its tasks
- * (cos_group_kick_running()).  @overrun_ns counts what ran beyond the budget all the same (the
- * kick's latency, and charges that come only at a tick or a stop).  A COS task under a lord waits in
+ * Reservation.  A running task's CPU does not draw on its chain's budget only as it is
+ * charged (the charges come at ticks and stops: N CPUs would run up to a tick each beyond a
+ * budget before one saw it spent).  It takes a slice of the budget up front, as CFS's run
+ * queues take runtime from their group's pool: at ops.running (cos_group_budget()) each group
+ * of the chain with a quota gives this CPU's share of the least budget left over them (that
+ * budget over the CPUs running the chain's tasks, at least COS_GROUP_MIN_SHARE_NS, at most
+ * COS_GROUP_RESERVE_NS), and the CPU's budget timer fires when that is used.  The timer takes
+ * the next slice, while the task runs on; when there is none the task stops.  The charges
+ * draw on the CPU's reservation first and on the groups only beyond it, and ops.stopping gives
+ * the unused rest back (cos_group_stopped()) unless a period ended meanwhile.  So the chain
+ * never hands out more than its budget, and what runs beyond it is the timer's and the stop's
+ * latency.  Two CPUs that take at once from the last of a budget may take it twice (the groups
+ * are locked one at a time): the excess is debt, at most two minimum shares.
+ *
+ * Throttling.  A group whose @runtime reaches 0 while the charged CPU holds no reservation is
+ * throttled: it goes on cos_bw.throttled and one hrtimer for all groups is armed for the
+ * earliest period end among them.  While a group or an ancestor is throttled
+ * (cos_group_throttled()), the shim parks the group's runnable fair tasks in a DSQ of the
+ * group's own instead of running them, and its running tasks stop when their CPU's
+ * reservation is spent (the timer finds nothing to take), not at their next tick.  A task with
+ * no reservation (it started before any group had a quota) is kicked by the charge that
+ * throttles its group (cos_group_kick_running()).  @overrun_ns counts what ran beyond the
+ * budget all the same (the timer's and the kick's latency).  A COS task under a lord waits in
  * custody instead, and cos_task.c tells the lord (TASK_THROTTLED, under
  * cos_group_hold_throttled(); GROUP_THROTTLED the first time).  The timer refills the groups
  * whose period ended; one with budget again moves to cos_bw.released, the lord hears
@@ -125,17 +139,18 @@ static struct {
 
 /*
  * Per CPU, while some group has a quota: the cgroup of the task running there (0 when none was
- * budgeted; each group of its chain counts this CPU in @nr_running meanwhile), and @timer,
- * which ends that task's slice once its share of its chain's budget is spent: the budget left
- * at the start over the CPUs running the chain's tasks then (cos_group_budget()).  The charge
- * at a tick would be up to a tick late (4 ms at HZ=250), and a timer for the whole budget on
- * each of N CPUs lets the group run up to N times its budget before a charge sees it spent.
- * Written by that CPU's ops.running (cos_group_budget()) and ops.stopping
- * (cos_group_stopped()), its rq lock held; @cgid is read lock-free by other CPUs' charges
- * (cos_group_kick_running()).
+ * budgeted; each group of its chain counts this CPU in @nr_running meanwhile), its reservation
+ * (see "Reservation"), and @timer, which fires when the reservation is used: it takes the next
+ * or ends the task's slice.  Written by that CPU alone, IRQs off: its ops.running
+ * (cos_group_budget()), ops.tick and ops.stopping (cos_group_charge(), cos_group_stopped()),
+ * its rq lock held, and @timer's callback (hard IRQ, pinned to the CPU; it cannot run while the
+ * others do); and by cos_groups_clear() once no op runs and the timer is cancelled.  @cgid is
+ * read lock-free by other CPUs' charges (cos_group_kick_running()).
  */
 struct cos_group_cpu {
 	u64 cgid;
+	u64 reserved;			/* taken from each limited group of @cgid's chain, uncharged */
+	u64 reserved_at;		/* when the last of it was taken */
 	struct hrtimer timer;
 };
 static DEFINE_PER_CPU(struct cos_group_cpu, cos_group_cpus);
@@ -143,14 +158,23 @@ static DEFINE_PER_CPU(struct cos_group_cpu, cos_group_cpus);
 /*
  * debugfs cos/bw_stop_at_tick (for benchmarks, kmod/cos_main.c): set, no budget timer is armed
  * and no CPU kicked when a group throttles; its running tasks stop at their next tick, as
- * before these existed.  debugfs cos/bw_whole_budget: set, each CPU's timer is armed for the
- * whole budget left, not its share (as before the shares).  Read lock-free.
+ * before these existed.  debugfs cos/bw_no_reserve: set, a CPU reserves nothing (see
+ * "Reservation"): its timer is armed for its share of the budget left, its task's slice capped
+ * at that, the charges draw on the groups, and the charge that throttles a group kicks every
+ * CPU running its tasks (as before the reservations).  Read lock-free.
  */
 bool cos_bw_stop_at_tick;
-bool cos_bw_whole_budget;
+bool cos_bw_no_reserve;
 
 /* A CPU's share of a budget is at least this (or the budget, if less): no stop storm. */
 #define COS_GROUP_MIN_SHARE_NS	(500 * NSEC_PER_USEC)
+/* and a reservation at most this (CFS's run queues take 5 ms of a group's runtime at a time) */
+#define COS_GROUP_RESERVE_NS	(5 * NSEC_PER_MSEC)
+
+static bool cos_group_reserving(void)
+{
+	return !READ_ONCE(cos_bw_stop_at_tick) && !READ_ONCE(cos_bw_no_reserve);
+}
 
 /*
  * debugfs cos/group_init_fail (fault injection for the tests, kmod/cos_main.c): the next that
@@ -529,20 +553,32 @@ void cos_group_quiescent(u64 id, u32 weight)
  * @id: the cgroup of the task that ran
  * @ns: how long it ran since its last charge
  *
- * Every group of the chain that has a quota loses @ns of its budget; one that runs out is
- * throttled (cos_group_throttle()).
- * Context: the shim's ops.stopping or ops.tick, the task's rq lock held, IRQs off; takes the
- * groups' locks one at a time (cos_bw.lock too when one runs out).
- * Return: whether the chain is throttled now (the task should stop).
+ * What this CPU reserved for the chain pays first (see "Reservation"); every group of the
+ * chain that has a quota loses the rest of @ns from its budget.  One that has none left while
+ * this CPU has no reservation left either is throttled (cos_group_throttle()).
+ * Context: the shim's ops.stopping (before cos_group_stopped()) or ops.tick, on the task's CPU,
+ * its rq lock held, IRQs off; takes the groups' locks one at a time (cos_bw.lock too when one
+ * runs out).
+ * Return: whether the task should stop: its chain is throttled and this CPU holds no
+ * reservation for it.
  */
 bool cos_group_charge(u64 id, u64 ns)
 {
-	struct cos_group *g;
+	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
+	u64 now, beyond = ns, left = 0;
 	bool throttled = false;
-	u64 now;
+	struct cos_group *g;
 
+	lockdep_assert_irqs_disabled();	/* this CPU's record: its rq lock is held */
 	if (!atomic_read(&cos_groups_limited) || !ns)
 		return false;
+	if (c->cgid == id && c->reserved) {
+		u64 paid = min(ns, c->reserved);
+
+		c->reserved -= paid;
+		beyond -= paid;
+		left = c->reserved;
+	}
 	now = ktime_get_ns();
 	guard(rcu)();
 	for (g = cos_group_find(id); g; g = g->parent) {
@@ -553,10 +589,10 @@ bool cos_group_charge(u64 id, u64 ns)
 			if (g->quota_ns != COS_GROUP_NO_QUOTA) {
 				cos_group_roll(g, now);
 				g->period_usage += ns;
-				g->overrun_ns += g->runtime <= 0 ? ns :
-						 ns > g->runtime ? ns - g->runtime : 0;
-				g->runtime = max_t(s64, g->runtime - (s64)ns, -(s64)g->quota_ns);
-				out = g->runtime <= 0;
+				g->overrun_ns += g->runtime <= 0 ? beyond :
+						 beyond > g->runtime ? beyond - g->runtime : 0;
+				g->runtime = max_t(s64, g->runtime - (s64)beyond, -(s64)g->quota_ns);
+				out = g->runtime <= 0 && !left;
 			}
 		}
 		if (out && !READ_ONCE(g->throttled) && cos_group_throttle(g, now) &&
@@ -564,7 +600,7 @@ bool cos_group_charge(u64 id, u64 ns)
 			cos_group_kick_running(g);
 		throttled |= READ_ONCE(g->throttled);
 	}
-	return throttled;
+	return throttled && !left;
 }
 
 /**
@@ -588,79 +624,141 @@ u64 cos_group_throttled(u64 id)
 	return 0;
 }
 
-/**
- * cos_group_budget() - this CPU's share of the CPU time cgroup @id's chain may still use
- * @id: a task's cgroup
- *
- * The chain's budget is the least left over its groups with a quota; this CPU's share of it
- * is that over the CPUs now running a task of the group that has it (this one included), at
- * least COS_GROUP_MIN_SHARE_NS or the whole budget if less: if they all go on running, each
- * timer fires about when the budget is gone, and the stop's charge throttles the group.  A CPU
- * that started earlier, when fewer ran, has a longer timer; the latest one's is right, and the
- * ticks keep the budget it reads current.  Also records @id as this CPU's running cgroup
- * (counted in its chain's @nr_running until cos_group_stopped()) and arms this CPU's budget
- * timer for the share (struct cos_group_cpu).
- * Context: the shim's ops.running, the rq lock held, IRQs off; takes the groups' locks one at
- * a time.
+/*
+ * This CPU's share of the budget @id's chain has left: the least left over its groups with a
+ * quota, over the CPUs now running a task of the group that has it (this one included), at
+ * least COS_GROUP_MIN_SHARE_NS or that budget if less.  If the CPUs all go on running, each
+ * share is used about when the budget is.  @count: count this CPU in the chain's @nr_running
+ * first (ops.running).  @spent: set to the group whose budget it is.  Caller: IRQs off, RCU
+ * read side; takes the groups' locks one at a time.
  * Return: the share (0 if a group of the chain is spent), U64_MAX if none has a quota.
+ */
+static u64 cos_group_share_left(u64 id, u64 now, bool count, struct cos_group **spent)
+{
+	u64 budget = U64_MAX;
+	struct cos_group *g, *least = NULL;
+	int nr;
+
+	/* not the root: it has no cpu.max, and every CPU would share its line */
+	for (g = cos_group_find(id); g && g->parent; g = g->parent) {
+		if (count)
+			atomic_inc(&g->nr_running);
+		guard(raw_spinlock_irqsave)(&g->lock);
+		if (g->quota_ns == COS_GROUP_NO_QUOTA)
+			continue;
+		cos_group_roll(g, now);
+		if (max_t(s64, g->runtime, 0) < budget) {
+			budget = max_t(s64, g->runtime, 0);
+			least = g;
+		}
+	}
+	if (!least)
+		return U64_MAX;
+	*spent = least;
+	nr = atomic_read(&least->nr_running);
+	if (nr > 1)
+		budget = max(budget / nr, min_t(u64, budget, COS_GROUP_MIN_SHARE_NS));
+	return budget;
+}
+
+/*
+ * This CPU takes @ns of the budget of each group of @id's chain with a quota (a reservation,
+ * see "Reservation"), or gives back the unused @ns of one taken at @at (@give), to the groups
+ * whose period has not ended since.  Caller: IRQs off, RCU read side; takes the groups' locks
+ * one at a time.
+ */
+static void cos_group_reserve(u64 id, u64 ns, u64 at, u64 now, bool give)
+{
+	struct cos_group *g;
+
+	for (g = cos_group_find(id); g && g->parent; g = g->parent) {
+		guard(raw_spinlock_irqsave)(&g->lock);
+		if (g->quota_ns == COS_GROUP_NO_QUOTA)
+			continue;
+		cos_group_roll(g, now);
+		if (!give)
+			g->runtime -= ns;
+		else if (at >= g->period_end - g->period_ns)
+			g->runtime = min_t(s64, g->runtime + ns, g->quota_ns + g->burst_ns);
+	}
+}
+
+/**
+ * cos_group_budget() - a task of cgroup @id starts on this CPU: its budget here
+ * @id: the task's cgroup
+ *
+ * Records @id as this CPU's running cgroup (counted in its chain's @nr_running until
+ * cos_group_stopped()), reserves this CPU's share of the chain's budget, at most
+ * COS_GROUP_RESERVE_NS, and arms this CPU's budget timer for it (see "Reservation"); the timer
+ * takes the next slice while the task runs on.  A chain with nothing left to reserve (the
+ * rest is reserved by other CPUs, which run on until theirs is used) is throttled, and the
+ * timer ends the task's slice at once instead of at its next tick.  With debugfs
+ * cos/bw_no_reserve the timer is armed for the share and nothing is taken; with
+ * cos/bw_stop_at_tick no timer is armed.
+ * Context: the shim's ops.running, the rq lock held, IRQs off; takes the groups' locks one at
+ * a time, and cos_bw.lock when it throttles.
+ * Return: the time the task may run here before the budget stops it: 0 if a group of the
+ * chain is spent, U64_MAX if none has a quota or the timer takes the next slices; else the
+ * share (the shim caps the task's slice at it).
  */
 u64 cos_group_budget(u64 id)
 {
 	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
-	u64 now, budget = U64_MAX;
-	struct cos_group *g, *least = NULL;
-	int nr = 1;
+	bool reserve = cos_group_reserving();
+	struct cos_group *spent = NULL;
+	u64 now, share;
 
 	lockdep_assert_irqs_disabled();	/* this CPU's record: its rq lock is held */
 	if (!atomic_read(&cos_groups_limited))
 		return U64_MAX;
 	now = ktime_get_ns();
 	scoped_guard(rcu) {
-		/* not the root: it has no cpu.max, and every CPU would share its line */
-		for (g = cos_group_find(id); g && g->parent; g = g->parent) {
-			atomic_inc(&g->nr_running);
-			guard(raw_spinlock_irqsave)(&g->lock);
-			if (g->quota_ns == COS_GROUP_NO_QUOTA)
-				continue;
-			cos_group_roll(g, now);
-			if (max_t(s64, g->runtime, 0) < budget) {
-				budget = max_t(s64, g->runtime, 0);
-				least = g;
-			}
+		share = cos_group_share_left(id, now, true, &spent);
+		if (reserve && share != U64_MAX) {
+			share = min(share, COS_GROUP_RESERVE_NS);
+			if (share)
+				cos_group_reserve(id, share, now, now, false);
+			else
+				cos_group_throttle(spent, now);
+			c->reserved = share;
+			c->reserved_at = now;
 		}
-		if (least)
-			nr = atomic_read(&least->nr_running);
 	}
 	WRITE_ONCE(c->cgid, id);
-	if (budget == U64_MAX)
-		return U64_MAX;
-	if (nr > 1 && !READ_ONCE(cos_bw_whole_budget))
-		budget = max(budget / nr, min_t(u64, budget, COS_GROUP_MIN_SHARE_NS));
-	if (!READ_ONCE(cos_bw_stop_at_tick))
-		hrtimer_start(&c->timer, ns_to_ktime(budget), HRTIMER_MODE_REL_PINNED_HARD);
-	return budget;
+	if (share == U64_MAX || (!share && !reserve))
+		return share;
+	if (!READ_ONCE(cos_bw_stop_at_tick))	/* at once if none: the callback ends the slice */
+		hrtimer_start(&c->timer, ns_to_ktime(share), HRTIMER_MODE_REL_PINNED_HARD);
+	return reserve && share ? U64_MAX : share;
 }
 
 /**
  * cos_group_stopped() - the task cos_group_budget() saw start on this CPU stops
  *
- * Its chain counts this CPU out of @nr_running.  The groups are there still: a task's cgroup
- * cannot go while it runs there, and a cgroup move stops it first.
- * Context: the shim's ops.stopping, the rq lock held, IRQs off; lock-free.
+ * Its chain counts this CPU out of @nr_running and gets back what this CPU reserved and did not
+ * use (see "Reservation"; the stop's charge came first).  The groups are there still: a task's
+ * cgroup cannot go while it runs there, and a cgroup move stops it first.
+ * Context: the shim's ops.stopping, after cos_group_charge(), the rq lock held, IRQs off;
+ * takes the groups' locks one at a time when a reservation is left.
  */
 void cos_group_stopped(void)
 {
 	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
+	u64 id, unused;
 	struct cos_group *g;
-	u64 id;
 
 	lockdep_assert_irqs_disabled();
 	id = READ_ONCE(c->cgid);
 	WRITE_ONCE(c->cgid, 0);
-	hrtimer_try_to_cancel(&c->timer);	/* a callback running now kicks this CPU once */
+	unused = c->reserved;
+	c->reserved = 0;
+	/* its callback runs on this CPU, in hard IRQ: not now */
+	hrtimer_try_to_cancel(&c->timer);
 	if (!id)
 		return;
 	guard(rcu)();
+	if (unused)
+		cos_group_reserve(id, unused, c->reserved_at, ktime_get_ns(), true);
 	for (g = cos_group_find(id); g && g->parent; g = g->parent)
 		atomic_dec(&g->nr_running);
 }
@@ -668,8 +766,9 @@ void cos_group_stopped(void)
 /**
  * cos_group_running_throttled() - is the task running here in a throttled chain?
  *
- * As far as this CPU's record says (cos_group_budget()).  Context: this CPU, IRQs off.
- * Return: the nearest throttled group's id, 0 if none.
+ * As far as this CPU's record says (cos_group_budget()); one that holds a reservation for the
+ * chain runs its task on until it is used (see "Reservation").  Context: this CPU, IRQs off.
+ * Return: the nearest throttled group's id, 0 if none or while a reservation is left.
  */
 u64 cos_group_running_throttled(void)
 {
@@ -677,12 +776,40 @@ u64 cos_group_running_throttled(void)
 
 	lockdep_assert_irqs_disabled();
 	id = READ_ONCE(this_cpu_ptr(&cos_group_cpus)->cgid);
-	return id ? cos_group_throttled(id) : 0;
+	return id && !this_cpu_ptr(&cos_group_cpus)->reserved ? cos_group_throttled(id) : 0;
 }
 
-/* A CPU's budget timer: its task's budget is spent, its slice ends (cos_group_budget()). */
+/*
+ * A CPU's budget timer (hard IRQ on that CPU): its task used its reservation, or its share of
+ * the budget (cos_group_budget()).  While its chain has budget left, the next slice is
+ * reserved and the task runs on; else the group is throttled (a stop's charge throttles it
+ * without reservations) and the task's slice ends.
+ */
 static enum hrtimer_restart cos_group_cpu_timer_fn(struct hrtimer *timer)
 {
+	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
+	u64 id = READ_ONCE(c->cgid), now, share;
+	struct cos_group *spent;
+
+	if (id && cos_group_reserving()) {
+		now = ktime_get_ns();
+		scoped_guard(rcu) {
+			share = cos_group_share_left(id, now, false, &spent);
+			if (share == U64_MAX)	/* no quota any more */
+				return HRTIMER_NORESTART;
+			share = min(share, COS_GROUP_RESERVE_NS);
+			if (share)
+				cos_group_reserve(id, share, now, now, false);
+			else
+				cos_group_throttle(spent, now);
+		}
+		if (share) {
+			c->reserved += share;
+			c->reserved_at = now;
+			hrtimer_forward_now(timer, ns_to_ktime(share));
+			return HRTIMER_RESTART;
+		}
+	}
 	cos_group_hooks->kick_spent();
 	return HRTIMER_NORESTART;
 }
@@ -904,8 +1031,9 @@ void cos_groups_clear(void)
 	for_each_possible_cpu(cpu) {
 		struct cos_group_cpu *c = per_cpu_ptr(&cos_group_cpus, cpu);
 
-		hrtimer_cancel(&c->timer);
+		hrtimer_cancel(&c->timer);	/* waits out a callback that restarts it */
 		WRITE_ONCE(c->cgid, 0);
+		c->reserved = 0;
 	}
 }
 

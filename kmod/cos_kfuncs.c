@@ -464,13 +464,15 @@ __bpf_kfunc u64 cos_kf_group_throttled(u64 id, struct bpf_prog_aux *aux)
 }
 
 /**
- * cos_kf_group_budget() - how long a task of cgroup @id may run here before its chain is
- * charged again: this CPU's share of the chain's budget
+ * cos_kf_group_budget() - a task of cgroup @id starts here: reserve this CPU's share of its
+ * chain's budget
  * @id: the task's cgroup id
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * Context: ops.running, the task's rq lock held, IRQs off; cos_group_budget().
- * Return: the share in ns, U64_MAX without a limit (or for another program).
+ * Return: how long the task may run before the budget stops it: 0 if spent, U64_MAX without a
+ * limit, while the module's timer renews the reservation (or for another program), else the
+ * share in ns.
  */
 __bpf_kfunc u64 cos_kf_group_budget(u64 id, struct bpf_prog_aux *aux)
 {
@@ -481,7 +483,8 @@ __bpf_kfunc u64 cos_kf_group_budget(u64 id, struct bpf_prog_aux *aux)
  * cos_kf_group_stopped() - the task whose budget ops.running asked for stops
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
- * Context: ops.stopping, the task's rq lock held, IRQs off; cos_group_stopped().
+ * Context: ops.stopping, after cos_kf_group_charge(), the task's rq lock held, IRQs off;
+ * cos_group_stopped().
  */
 __bpf_kfunc void cos_kf_group_stopped(struct bpf_prog_aux *aux)
 {

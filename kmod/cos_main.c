@@ -131,7 +131,7 @@ static struct miscdevice cos_miscdev = {
  * ops.dispatch leaves its pending shoot alone, -1 for none (cos_hold_dispatch());
  * group_init_fail: how many of the next cgroup inits fail with -ENOMEM (cos_group.c);
  * bw_stop_at_tick: throttled groups' tasks stop at their next tick only (cos_group.c);
- * bw_whole_budget: each CPU's budget timer is armed for the whole budget, not its share.
+ * bw_no_reserve: a CPU reserves no budget up front; its timer is armed for its share of it.
  */
 static struct dentry *cos_debugfs;
 
@@ -187,7 +187,7 @@ static int __init cos_init(void)
 	cos_debugfs = debugfs_create_dir("cos", NULL);	/* errors ignored, as debugfs wants */
 	debugfs_create_file_unsafe("hold_dispatch", 0600, cos_debugfs, NULL, &cos_hold_fops);
 	debugfs_create_bool("bw_stop_at_tick", 0600, cos_debugfs, &cos_bw_stop_at_tick);
-	debugfs_create_bool("bw_whole_budget", 0600, cos_debugfs, &cos_bw_whole_budget);
+	debugfs_create_bool("bw_no_reserve", 0600, cos_debugfs, &cos_bw_no_reserve);
 	debugfs_create_atomic_t("group_init_fail", 0600, cos_debugfs, &cos_group_init_fail);
 	return 0;
 

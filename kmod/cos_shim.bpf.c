@@ -67,12 +67,13 @@
  * F. Bandwidth (cgroup v2 cpu.max, cpu.weight; kmod/cos_group.c keeps the budgets).  The cgroup
  *    ops tell the module each cgroup with a cpu controller, its limits and weight; every task's
  *    CPU time is charged to its cgroup at ops.stopping and ops.tick (what ran since the last
- *    charge, from se.sum_exec_runtime as for vtime).  A running task whose cgroup or an
- *    ancestor is throttled gives up its CPU at once: ops.running asks the module for this
- *    CPU's share of the budget left (cos_kf_group_budget(): the budget over the CPUs running
- *    the group's tasks; it caps the slice and arms the CPU's budget timer) and
- *    ops.stopping ends that (cos_kf_group_stopped()); the module kicks the other CPUs running
- *    a group's tasks when it throttles it, and the tick ends the slice of a throttled task.  A throttled task the fair
+ *    charge, from se.sum_exec_runtime as for vtime).  A running task stops when its chain's
+ *    budget is spent, not at a tick: ops.running has the module reserve this CPU's share of
+ *    the budget left (cos_kf_group_budget(): a slice of it, which the CPU's budget timer
+ *    renews while the task runs on, or ends its slice when nothing is left), the charges
+ *    draw on that first, and ops.stopping gives back the rest after its charge
+ *    (cos_kf_group_stopped()); a task that started with no reservation is kicked when its
+ *    group throttles, and the tick ends the slice of a throttled task.  A throttled task the fair
  *    policy runs (any non-COS task, and a COS task while no lord has control) parks in that
  *    group's DSQ (COS_GROUP_DSQ(cgroup id), created by ops.cgroup_init) instead of the fair
  *    DSQ; when the module's refill timer releases the group it kicks the idle CPUs, and
@@ -444,13 +445,14 @@ void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 
 	if (!tctx)
 		return;
+	/* the charge first: it draws on this CPU's reservation, whose rest the stop gives back */
+	if (cos_nr_limited)
+		cos_kf_group_charge(cos_task_cgid(p), p->se.sum_exec_runtime - tctx->exec_charged);
+	tctx->exec_charged = p->se.sum_exec_runtime;
 	if (tctx->budgeted) {
 		cos_kf_group_stopped();
 		tctx->budgeted = false;
 	}
-	if (cos_nr_limited)
-		cos_kf_group_charge(cos_task_cgid(p), p->se.sum_exec_runtime - tctx->exec_charged);
-	tctx->exec_charged = p->se.sum_exec_runtime;
 	used = p->se.sum_exec_runtime - tctx->exec_at_start;
 	if (cos_nr_weighted)
 		p->scx.dsq_vtime += used * 100 * COS_GROUP_SHARE_ONE /

@@ -426,6 +426,64 @@ TEST_CASE("a throttled group runs again when its limit is lifted, and when the s
 	CHECK(r > 1.5);
 }
 
+TEST_CASE("a task that stops gives its group back the budget its CPU reserved and did not use", "[bandwidth][reserve]")
+{
+	Shim shim;
+	SKIP_UNLESS_ENFORCED();
+	Cgroup cg("cos-bw-reserve");
+	/* Each CPU reserves up to 5 ms of the budget when a task of the group starts there; ten
+	 * tasks that run 1 ms each and exit must leave the budget down by what they ran, not by
+	 * ten reservations.  A 1 s period, and a try that crosses its end does not count. */
+	auto group = [&](long long *quota, long long *runtime, long long *usage) {
+		int fd = cos_open(), err;
+		struct cos_group_info *g = nullptr;
+		size_t n = 0;
+		REQUIRE(fd >= 0);
+		err = cos_get_groups(fd, &g, &n);
+		close(fd);
+		REQUIRE(err == 0);
+		struct cos_group_info *it = std::find_if(g, g + n, [&](const cos_group_info &x) {
+			return x.id == cgroup_id(cg.path); });
+		REQUIRE(it != g + n);
+		*quota = (long long)it->quota_ns;
+		*runtime = it->runtime_ns;
+		*usage = (long long)it->usage_ns;
+		free(g);
+	};
+	bool within = false;
+	for (int attempt = 0; attempt < 5 && !within; attempt++) {
+		REQUIRE(cg.set("cpu.max", "500000 1000000") == 0);	/* a new period, full */
+		uint64_t t0 = now_ns();
+		long long quota, runtime, u0, u1;
+		group(&quota, &runtime, &u0);
+		for (int i = 0; i < 10; i++) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				struct timespec ts;
+				if (write_str(cg.path + "/cgroup.procs", "0"))
+					_exit(1);
+				do
+					clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+				while (ts.tv_sec == 0 && ts.tv_nsec < 1000000);
+				_exit(0);
+			}
+			REQUIRE(pid > 0);
+			int st;
+			REQUIRE(waitpid(pid, &st, 0) == pid);
+			REQUIRE((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+		}
+		group(&quota, &runtime, &u1);
+		if (now_ns() - t0 > 900000000ull)
+			continue;		/* the period may have ended: refilled */
+		within = true;
+		CAPTURE(quota, runtime, u1 - u0);
+		CHECK(u1 - u0 >= 10000000);
+		CHECK(quota - runtime <= u1 - u0 + 1000000);
+		CHECK(quota - runtime >= u1 - u0 - 1000000);
+	}
+	CHECK(within);
+}
+
 TEST_CASE("a cgroup cos.ko cannot take is refused, and the next one works", "[bandwidth][errors]")
 {
 	Shim shim;
