@@ -33,8 +33,9 @@
  * draw on the CPU's reservation first and on the groups only beyond it, and ops.stopping gives
  * the unused rest back (cos_group_stopped()) unless a period ended meanwhile.  So the chain
  * never hands out more than its budget, and what runs beyond it is the timer's and the stop's
- * latency.  Two CPUs that take at once from the last of a budget may take it twice (the groups
- * are locked one at a time): the excess is debt, at most two minimum shares.
+ * latency.  CPUs that take at once from the last of a budget may each take it (a group's lock
+ * is dropped between reading the budget and taking from it): the excess is carried as debt, at
+ * most one slice per CPU that raced.
  *
  * Throttling.  A group whose @runtime reaches 0 while the charged CPU holds no reservation is
  * throttled: it goes on cos_bw.throttled and one hrtimer for all groups is armed for the
