@@ -640,6 +640,8 @@ static u64 cos_group_share_left(u64 id, u64 now, bool count, struct cos_group **
 	struct cos_group *g, *least = NULL;
 	int nr;
 
+	lockdep_assert_irqs_disabled();
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "cos_group_share_left() outside RCU");
 	/* not the root: it has no cpu.max, and every CPU would share its line */
 	for (g = cos_group_find(id); g && g->parent; g = g->parent) {
 		if (count)
@@ -663,23 +665,53 @@ static u64 cos_group_share_left(u64 id, u64 now, bool count, struct cos_group **
 }
 
 /*
- * This CPU takes @ns of the budget of each group of @id's chain with a quota (a reservation,
- * see "Reservation"), or gives back the unused @ns of one taken at @at (@give), to the groups
- * whose period has not ended since.  Caller: IRQs off, RCU read side; takes the groups' locks
- * one at a time.
+ * This CPU reserves its next slice of @id's chain's budget (see "Reservation"): its share of
+ * what is left (cos_group_share_left()), at most COS_GROUP_RESERVE_NS, taken from each group
+ * of the chain with a quota and added to its record @c.  A chain with nothing left is
+ * throttled.  @count: as for cos_group_share_left().  Caller: this CPU, IRQs off, RCU read
+ * side; takes the groups' locks one at a time, and cos_bw.lock when it throttles.
+ * Return: the slice (0 if none was left), U64_MAX if no group of the chain has a quota.
  */
-static void cos_group_reserve(u64 id, u64 ns, u64 at, u64 now, bool give)
+static u64 cos_group_take(struct cos_group_cpu *c, u64 id, u64 now, bool count)
+{
+	struct cos_group *g, *spent = NULL;
+	u64 share = cos_group_share_left(id, now, count, &spent);
+
+	if (share == U64_MAX)
+		return share;
+	share = min(share, COS_GROUP_RESERVE_NS);
+	if (!share) {
+		cos_group_throttle(spent, now);
+		return 0;
+	}
+	for (g = cos_group_find(id); g && g->parent; g = g->parent) {
+		guard(raw_spinlock_irqsave)(&g->lock);
+		if (g->quota_ns != COS_GROUP_NO_QUOTA) {
+			cos_group_roll(g, now);
+			g->runtime -= share;
+		}
+	}
+	c->reserved += share;
+	c->reserved_at = now;
+	return share;
+}
+
+/*
+ * The unused @ns of a reservation taken at @at goes back to each group of @id's chain with a
+ * quota whose period has not ended since.  Caller: IRQs off, RCU read side; takes the groups'
+ * locks one at a time.
+ */
+static void cos_group_give_back(u64 id, u64 ns, u64 at, u64 now)
 {
 	struct cos_group *g;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "cos_group_give_back() outside RCU");
 	for (g = cos_group_find(id); g && g->parent; g = g->parent) {
 		guard(raw_spinlock_irqsave)(&g->lock);
 		if (g->quota_ns == COS_GROUP_NO_QUOTA)
 			continue;
 		cos_group_roll(g, now);
-		if (!give)
-			g->runtime -= ns;
-		else if (at >= g->period_end - g->period_ns)
+		if (at >= g->period_end - g->period_ns)
 			g->runtime = min_t(s64, g->runtime + ns, g->quota_ns + g->burst_ns);
 	}
 }
@@ -706,25 +738,16 @@ u64 cos_group_budget(u64 id)
 {
 	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
 	bool reserve = cos_group_reserving();
-	struct cos_group *spent = NULL;
+	struct cos_group *spent;
 	u64 now, share;
 
 	lockdep_assert_irqs_disabled();	/* this CPU's record: its rq lock is held */
 	if (!atomic_read(&cos_groups_limited))
 		return U64_MAX;
 	now = ktime_get_ns();
-	scoped_guard(rcu) {
-		share = cos_group_share_left(id, now, true, &spent);
-		if (reserve && share != U64_MAX) {
-			share = min(share, COS_GROUP_RESERVE_NS);
-			if (share)
-				cos_group_reserve(id, share, now, now, false);
-			else
-				cos_group_throttle(spent, now);
-			c->reserved = share;
-			c->reserved_at = now;
-		}
-	}
+	scoped_guard(rcu)
+		share = reserve ? cos_group_take(c, id, now, true) :
+				  cos_group_share_left(id, now, true, &spent);
 	WRITE_ONCE(c->cgid, id);
 	if (share == U64_MAX || (!share && !reserve))
 		return share;
@@ -759,7 +782,7 @@ void cos_group_stopped(void)
 		return;
 	guard(rcu)();
 	if (unused)
-		cos_group_reserve(id, unused, c->reserved_at, ktime_get_ns(), true);
+		cos_group_give_back(id, unused, c->reserved_at, ktime_get_ns());
 	for (g = cos_group_find(id); g && g->parent; g = g->parent)
 		atomic_dec(&g->nr_running);
 }
@@ -789,24 +812,14 @@ u64 cos_group_running_throttled(void)
 static enum hrtimer_restart cos_group_cpu_timer_fn(struct hrtimer *timer)
 {
 	struct cos_group_cpu *c = this_cpu_ptr(&cos_group_cpus);
-	u64 id = READ_ONCE(c->cgid), now, share;
-	struct cos_group *spent;
+	u64 id = READ_ONCE(c->cgid), share = 0;
 
 	if (id && cos_group_reserving()) {
-		now = ktime_get_ns();
-		scoped_guard(rcu) {
-			share = cos_group_share_left(id, now, false, &spent);
-			if (share == U64_MAX)	/* no quota any more */
-				return HRTIMER_NORESTART;
-			share = min(share, COS_GROUP_RESERVE_NS);
-			if (share)
-				cos_group_reserve(id, share, now, now, false);
-			else
-				cos_group_throttle(spent, now);
-		}
+		scoped_guard(rcu)
+			share = cos_group_take(c, id, ktime_get_ns(), false);
+		if (share == U64_MAX)	/* no quota any more: the task runs on */
+			return HRTIMER_NORESTART;
 		if (share) {
-			c->reserved += share;
-			c->reserved_at = now;
 			hrtimer_forward_now(timer, ns_to_ktime(share));
 			return HRTIMER_RESTART;
 		}
