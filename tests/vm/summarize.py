@@ -6,13 +6,14 @@ usage: summarize.py NAME=DIR[:STATUS] ...
 Each DIR holds junit-*.xml reports of one run (host unit tests, or one guest kernel).  STATUS is
 what the runner reported: "ok", "exit-N" (the suite failed; counts as one failed case
 if no report shows why), "incomplete" (the guest never finished: counts as one failed
-case) or "dirty-log" (bad kernel log lines: counts as one failed case).  Prints one line per
+case, with what its run directory says of why: time, boot, last test, console lines) or "dirty-log" (bad kernel log lines: counts as one failed case).  Prints one line per
 NAME and a final "N passed, N failed" line; exits 1 if anything failed or nothing ran.  Under
 each failed case it prints the first lines of what the report says of the failure (the check,
 its values, the INFO text), so that a log keeping only its tail still says why.
 """
 import glob
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -27,6 +28,43 @@ def why(element):
     if len(lines) > WHY_LINES:
         lines = lines[:WHY_LINES] + [f"... ({len(lines) - WHY_LINES} more lines in the report)"]
     return "".join("\n        " + l for l in lines)
+
+
+CRASH = re.compile(r"Oops|BUG:|Kernel panic|RIP:|timed out|watchdog|blocked for more than|"
+                   r"sched_ext: .*disabled|did not come up")
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def incomplete_why(directory):
+    """What the run directory of a guest that never finished says: how long it ran, whether its
+    init came up, the test it was in, the console's crash lines and last lines."""
+    console = read(os.path.join(directory, "console.log")).splitlines()
+    ran = read(os.path.join(directory, "vm-seconds")).strip() or "?"
+    boot = read(os.path.join(directory, "boot-seconds")).strip()
+    facts = [f"ran {ran} s", f"came up in {boot} s" if boot else "never came up"]
+    tests = [l for l in console if l.startswith("=== ")]
+    if tests:
+        facts.append(f"last started: {tests[-1][4:]}")
+    lines = ["; ".join(facts)]
+    crash = [l for l in console if CRASH.search(l)][:WHY_LINES]
+    if crash:
+        lines += ["console's crash lines:"] + ["  " + l for l in crash]
+    lines += [f"console's last lines ({len(console)} in all):"] + ["  " + l for l in console[-WHY_LINES:]]
+    state = read(os.path.join(directory, "qemu-state")).splitlines()
+    if state:  # tests/vm/run's boot watchdog asked QEMU where the vCPUs were
+        lines += ["QEMU's vCPUs when stopped:"] + [
+            "  " + l for l in state if l.startswith(("status:", "CPU#", "RIP=", "EIP=", "* CPU", "  CPU"))][:12]
+    qemu = read(os.path.join(directory, "qemu.log")).strip()
+    if qemu:
+        lines += ["QEMU: " + l for l in qemu.splitlines()[-4:]]
+    return "".join("\n        " + l.rstrip() for l in lines)
 
 
 def count(directory):
@@ -61,7 +99,7 @@ def main():
         p, f, s, failures = count(directory)
         if status == "incomplete":
             f += 1
-            failures.append("guest did not complete (hang, timeout or panic)")
+            failures.append("guest did not complete (hang, timeout or panic)" + incomplete_why(directory))
         elif status == "dirty-log":
             f += 1
             failures.append("guest kernel log has WARNING/BUG/Oops/runtime-error lines")
