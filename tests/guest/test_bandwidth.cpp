@@ -431,9 +431,11 @@ TEST_CASE("a task that stops gives its group back the budget its CPU reserved an
 	Shim shim;
 	SKIP_UNLESS_ENFORCED();
 	Cgroup cg("cos-bw-reserve");
-	/* Each CPU reserves up to 5 ms of the budget when a task of the group starts there; ten
+	/* Each CPU reserves up to 5 ms of the budget when a task of the group starts there; five
 	 * tasks that run 1 ms each and exit must leave the budget down by what they ran, not by
-	 * ten reservations.  A 1 s period, and a try that crosses its end does not count. */
+	 * five reservations.  A 1 s period (cpu.max's longest), and a try that crosses its end
+	 * does not count: few tasks and many tries, for slow hosts (a debug kernel under load
+	 * needed over 0.9 s for ten). */
 	auto group = [&](long long *quota, long long *runtime, long long *usage) {
 		int fd = cos_open(), err;
 		struct cos_group_info *g = nullptr;
@@ -451,12 +453,12 @@ TEST_CASE("a task that stops gives its group back the budget its CPU reserved an
 		free(g);
 	};
 	bool within = false;
-	for (int attempt = 0; attempt < 5 && !within; attempt++) {
+	for (int attempt = 0; attempt < 10 && !within; attempt++) {
 		REQUIRE(cg.set("cpu.max", "500000 1000000") == 0);	/* a new period, full */
 		uint64_t t0 = now_ns();
 		long long quota, runtime, u0, u1;
 		group(&quota, &runtime, &u0);
-		for (int i = 0; i < 10; i++) {
+		for (int i = 0; i < 5; i++) {
 			pid_t pid = fork();
 			if (pid == 0) {
 				struct timespec ts;
@@ -477,7 +479,7 @@ TEST_CASE("a task that stops gives its group back the budget its CPU reserved an
 			continue;		/* the period may have ended: refilled */
 		within = true;
 		CAPTURE(quota, runtime, u1 - u0);
-		CHECK(u1 - u0 >= 10000000);
+		CHECK(u1 - u0 >= 5000000);
 		CHECK(quota - runtime <= u1 - u0 + 1000000);
 		CHECK(quota - runtime >= u1 - u0 - 1000000);
 	}
