@@ -705,6 +705,7 @@ static void cos_group_give_back(u64 id, u64 ns, u64 at, u64 now)
 {
 	struct cos_group *g;
 
+	lockdep_assert_irqs_disabled();
 	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "cos_group_give_back() outside RCU");
 	for (g = cos_group_find(id); g && g->parent; g = g->parent) {
 		guard(raw_spinlock_irqsave)(&g->lock);
