@@ -4,12 +4,13 @@
 usage: summarize.py NAME=DIR[:STATUS] ...
 
 Each DIR holds junit-*.xml reports of one run (host unit tests, or one guest kernel).  STATUS is
-what the runner reported: "ok", "exit-N" (the suite failed; counts as one failed case
-if no report shows why), "incomplete" (the guest never finished: counts as one failed
-case, with what its run directory says of why: time, boot, last test, console lines) or "dirty-log" (bad kernel log lines: counts as one failed case).  Prints one line per
-NAME and a final "N passed, N failed" line; exits 1 if anything failed or nothing ran.  Under
-each failed case it prints the first lines of what the report says of the failure (the check,
-its values, the INFO text), so that a log keeping only its tail still says why.
+what the runner reported: "ok", "exit-N" (the suite failed; counts as one failed case if no
+report shows why), "incomplete" (the guest never finished: counts as one failed case, with what
+its run directory says of why: time, boot, last test, console lines, QEMU's vCPUs) or
+"dirty-log" (bad kernel log lines: counts as one failed case).  Prints one line per NAME and a
+final "N passed, N failed" line; exits 1 if anything failed or nothing ran.  Under each failed
+case it prints the first lines of what the report says of the failure (the check, its values,
+the INFO text), so that a log keeping only its tail still says why.
 """
 import glob
 import os
