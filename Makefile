@@ -95,11 +95,13 @@ uninstall:
 	$(if $(DESTDIR),,-ldconfig)
 
 # The module through DKMS, for KVER (default: the running kernel).  dkms-source assembles the
-# tree DKMS keeps in /usr/src (dkms.conf, kmod/, uapi/: what cos.ko is built from, nothing else).
+# tree DKMS keeps in /usr/src (dkms.conf, kmod/, uapi/ and the module-shim interface header:
+# what cos.ko is built from, nothing else).
 DKMS_SRC := build/dkms/cos-$(COS_VERSION)
 dkms-source:
 	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
 	cp -r dkms.conf kmod uapi $(DKMS_SRC)/
+	mkdir -p $(DKMS_SRC)/shim && cp shim/cos_shim_intf.h $(DKMS_SRC)/shim/
 dkms-install: dkms-source
 	dkms add $(DKMS_SRC)
 	dkms build cos/$(COS_VERSION) $(if $(KVER),-k $(KVER))
@@ -141,7 +143,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter
 COS_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos
 TEST_CXXFLAGS := -std=c++17 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -Itests/guest
 LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/module.c libcos/status.c libcos/shim.c libcos/lord.c libcos/sched.c libcos/sched_lord.c libcos/hint.c libcos/proc.c libcos/cpus.c libcos/group.c
-LIBCOS_HDRS := libcos/cos.h libcos/internal.h uapi/linux/cos.h kmod/cos_shim_intf.h
+LIBCOS_HDRS := libcos/cos.h libcos/internal.h uapi/linux/cos.h shim/cos_shim_intf.h
 BPF_LIBS := -lbpf -lelf -lz -lcap -lkmod -luring
 CATCH2 := -lCatch2Main -lCatch2
 POLICIES := $(patsubst policies/%.c,$(O)/bin/%,$(wildcard policies/cos-*.c))
@@ -164,7 +166,7 @@ $(O)/kmod/btf-rededup: kmod/btf-rededup.c
 
 # RESOLVE_BTFIDS_FLAGS= : no distilled base BTF (kbuild's --distill_base for external modules):
 # the module's BTF ids are then vmlinux's, as the kfunc filter needs (kmod/cos_kfuncs.c).
-$(O)/kmod/cos.ko: $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild kmod/pahole-rededup $(O)/kmod/btf-rededup \
+$(O)/kmod/cos.ko: $(wildcard kmod/*.c kmod/*.h) shim/cos_shim_intf.h kmod/Kbuild kmod/pahole-rededup $(O)/kmod/btf-rededup \
 		uapi/linux/cos.h
 	@mkdir -p $(@D)
 	COS_BTF_REDEDUP=$(CURDIR)/$(O)/kmod/btf-rededup $(MAKE) -C $(KDIR) M=$(CURDIR)/kmod \
@@ -187,9 +189,9 @@ $(GEN)/vmlinux.h: $(VMLINUX)
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file $< format c > $@.tmp && mv $@.tmp $@
 
-$(GEN)/cos_shim.bpf.o: kmod/cos_shim.bpf.c kmod/cos_shim_intf.h kmod/shim_compat.h uapi/linux/cos.h \
+$(GEN)/cos_shim.bpf.o: shim/cos_shim.bpf.c shim/cos_shim_intf.h shim/shim_compat.h uapi/linux/cos.h \
 		$(GEN)/vmlinux.h
-	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -Iuapi -Ikmod -c $< -o $@.tmp
+	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -Iuapi -Ishim -c $< -o $@.tmp
 	llvm-strip -g $@.tmp -o $@ && rm -f $@.tmp	# keep BTF, drop DWARF: the skeleton embeds it
 
 $(GEN)/cos_shim.skel.h: $(GEN)/cos_shim.bpf.o
@@ -248,26 +250,27 @@ $(O)/bin/cos-%: policies/cos-%.c policies/lord_main.c policies/lord_main.h $(O)/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $< policies/lord_main.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
 
-# The README's "write your own policy" example, compiled as printed there.
-$(O)/bin/readme-example: README.md $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+# The example policy of docs/writing-a-policy.md, compiled as printed there.
+POLICY_DOC := docs/writing-a-policy.md
+$(O)/bin/readme-example: $(POLICY_DOC) $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(GEN) $(@D)
-	awk '/^```c/ { inb = 1; buf = ""; next } /^```/ { if (inb && buf ~ /my-policy.c/) printf "%s", buf; inb = 0; next } inb { buf = buf $$0 "\n" }' README.md > $(GEN)/readme-example.c
-	@test -s $(GEN)/readme-example.c || { echo "README.md: the my-policy.c example is missing" >&2; exit 1; }
+	awk '/^```c/ { inb = 1; buf = ""; next } /^```/ { if (inb && buf ~ /my-policy.c/) printf "%s", buf; inb = 0; next } inb { buf = buf $$0 "\n" }' $(POLICY_DOC) > $(GEN)/readme-example.c
+	@test -s $(GEN)/readme-example.c || { echo "$(POLICY_DOC): the my-policy.c example is missing" >&2; exit 1; }
 	$(CC) $(CFLAGS) -std=c11 $(WARN) -Iuapi -Ilibcos $(GEN)/readme-example.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
 
 # In-guest tests: one Catch2 binary per tests/guest/test_*.cpp.
 # test_kfuncs's rogue schedulers (tests/guest/rogue_shim.bpf.c): loaded, never attached.
 # test_kfuncs's look-alike scheduler (tests/guest/rogue_bind.bpf.c): attached.
-$(O)/tests/rogue-bind.bpf.o: tests/guest/rogue_bind.bpf.c kmod/cos_shim_intf.h kmod/shim_compat.h \
+$(O)/tests/rogue-bind.bpf.o: tests/guest/rogue_bind.bpf.c shim/cos_shim_intf.h shim/shim_compat.h \
 		uapi/linux/cos.h $(GEN)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 \
-		-I$(GEN) -Iuapi -Ikmod -c $< -o $@
+		-I$(GEN) -Iuapi -Ishim -c $< -o $@
 
-$(O)/tests/rogue-%.bpf.o: tests/guest/rogue_shim.bpf.c kmod/cos_shim_intf.h uapi/linux/cos.h $(GEN)/vmlinux.h
+$(O)/tests/rogue-%.bpf.o: tests/guest/rogue_shim.bpf.c shim/cos_shim_intf.h uapi/linux/cos.h $(GEN)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 -DROGUE_$(shell echo $* | tr a-z A-Z) \
-		-I$(GEN) -Iuapi -Ikmod -c $< -o $@
+		-I$(GEN) -Iuapi -Ishim -c $< -o $@
 
 $(O)/tests/%: tests/guest/%.cpp $(wildcard tests/guest/*.h) $(O)/lib/libcos.a libcos/cos.h
 	@mkdir -p $(@D)

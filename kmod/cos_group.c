@@ -86,7 +86,7 @@
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
-#include "cos.h"
+#include "cos_internal.h"
 
 struct cos_group {
 	u64 id;				/* the cgroup's id (kernfs node id) */

@@ -42,7 +42,7 @@
 #include <linux/sched/task.h>
 #include <linux/string.h>
 
-#include "cos.h"
+#include "cos_internal.h"
 
 /* SCX_ENQ_WAKEUP (== ENQUEUE_WAKEUP): sched_ext's flag enums are not in the public headers. */
 #define COS_SCX_ENQ_WAKEUP	1ULL
@@ -209,8 +209,8 @@ __bpf_kfunc s32 cos_kf_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
  * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY, COS_ENQ_PLACED (the lord's wake rules started it on
  * its CPU), COS_ENQ_LORD or COS_ENQ_LORD_YIELD.
  */
-__bpf_kfunc u32 cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags, u64 cgid,
-			       struct bpf_prog_aux *aux)
+__bpf_kfunc enum cos_enq cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq_flags,
+					 u64 cgid, struct bpf_prog_aux *aux)
 {
 	struct cos_enclave *e;
 
@@ -240,29 +240,31 @@ __bpf_kfunc void cos_kf_dequeue(struct task_struct *p, s32 slot, struct bpf_prog
 }
 
 /**
- * cos_kf_dispatch() - the pid of the task shot to @cpu, or 0
+ * cos_kf_dispatch() - take the task shot to @cpu, and its slice
  * @cpu: the dispatching CPU
+ * @slice: set to the slice the lord gave the shoot (0: no limit)
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
- * The shim looks the task up (bpf_task_from_pid), checks it may still run on @cpu and inserts
- * it into the local DSQ; if it cannot, it reports cos_kf_dispatch_failed().  A task that exits
- * in between is not found, or sched_ext drops the insert; exit_task cleans up either way.
+ * The shim checks that the task may still run on @cpu and inserts it into the local DSQ, or
+ * reports cos_kf_dispatch_failed(); then it releases it (bpf_task_release()).  A task that
+ * exits in between has its insert dropped by sched_ext; exit_task cleans up.
  * Context: ops.dispatch (rq lock of @cpu held, IRQs off); lock-free when nothing is shot to
  * @cpu (cos_pending_none()), else cos_dispatch_take().
+ * Return: the task, referenced; NULL when nothing is shot to @cpu.
  */
-__bpf_kfunc s32 cos_kf_dispatch(s32 cpu, struct bpf_prog_aux *aux)
+__bpf_kfunc struct task_struct *cos_kf_dispatch(s32 cpu, u64 *slice, struct bpf_prog_aux *aux)
 {
 	if (cos_pending_none(cpu))	/* every dispatch of every CPU: no lock at all */
-		return 0;
-	return cos_kf_bound(aux) ? cos_dispatch_take(cpu) : 0;
+		return NULL;
+	return cos_kf_bound(aux) ? cos_dispatch_take(cpu, slice) : NULL;
 }
 
 /**
  * cos_kf_task_slice() - the slice the lord gave @p's shoot (0 = no limit)
  * @p: the task; @slot: its slot
  * @aux: the calling program, supplied by the verifier (see "Binding")
- * Context: ops.dispatch, right after cos_kf_dispatch(), or ops.enqueue after cos_kf_enqueue()
- * said COS_ENQ_PLACED (the wake slice); lock-free.
+ * Context: ops.enqueue, after cos_kf_enqueue() said COS_ENQ_PLACED (the wake slice);
+ * lock-free.
  */
 __bpf_kfunc u64 cos_kf_task_slice(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
@@ -574,7 +576,7 @@ BTF_ID_FLAGS(func, cos_kf_exit_task, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_select_cpu, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_enqueue, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_dequeue, KF_IMPLICIT_ARGS)
-BTF_ID_FLAGS(func, cos_kf_dispatch, KF_IMPLICIT_ARGS)
+BTF_ID_FLAGS(func, cos_kf_dispatch, KF_IMPLICIT_ARGS | KF_ACQUIRE | KF_RET_NULL)
 BTF_ID_FLAGS(func, cos_kf_task_slice, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_dispatch_failed, KF_IMPLICIT_ARGS)
 BTF_ID_FLAGS(func, cos_kf_fallback_take, KF_IMPLICIT_ARGS)
@@ -667,7 +669,7 @@ static const struct {
 				KF(GROUP_RUNNABLE) },
 	{ "enable",		COS_KF_SLOT },
 	{ "dequeue",		KF(DEQUEUE) },
-	{ "dispatch",		KF(DISPATCH) | KF(TASK_SLICE) | KF(DISPATCH_FAILED) | KF(FALLBACK_TAKE) |
+	{ "dispatch",		KF(DISPATCH) | KF(DISPATCH_FAILED) | KF(FALLBACK_TAKE) |
 				KF(GROUP_THROTTLED) | KF(GROUP_RELEASED) },
 	{ "running",		KF(RUNNING) | KF(GROUP_BUDGET) },
 	{ "stopping",		KF(STOPPING) | KF(GROUP_CHARGE) | KF(GROUP_STOPPED) | KF(GROUP_SHARE) },

@@ -30,7 +30,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
-#include "cos.h"
+#include "cos_internal.h"
 
 #define COS_STALL_MS_DEFAULT	20
 #define COS_STALL_MS_MAX	10000

@@ -17,7 +17,7 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
-#include "cos.h"
+#include "cos_internal.h"
 
 /**
  * cos_ioc_get_info() - COS_IOC_GET_INFO: report ABI version, features, CPU id range, the lord

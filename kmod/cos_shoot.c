@@ -23,7 +23,7 @@
 #include <linux/smp.h>
 #include <linux/uaccess.h>
 
-#include "cos.h"
+#include "cos_internal.h"
 
 /*
  * Local shoot: the lord (current, on its CPU) gives the CPU up when the ioctl returns.  With its

@@ -60,7 +60,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
-#include "cos.h"
+#include "cos_internal.h"
 
 unsigned int cos_max_tasks = 4096;
 module_param_named(max_tasks, cos_max_tasks, uint, 0444);
@@ -74,7 +74,7 @@ MODULE_PARM_DESC(max_tasks_per_user,
 DEFINE_RAW_SPINLOCK(cos_lock);
 struct cos_enclave __rcu *cos_enclave;
 struct cos_counters cos_counters;
-struct cos_task *cos_tasks;
+struct cos_slot *cos_slots;
 struct cos_task_status *cos_status;
 /* Tasks with ->fallback set; written under cos_fallback_lock, read lock-free first. */
 u32 cos_fallback_pending;
@@ -122,7 +122,7 @@ static atomic64_t cos_dropped;
  * shoot (cmpxchg from NULL), cleared by ops.dispatch's take or a cancel (cmpxchg from the
  * task), each under that task's t->lock; read lock-free by cos_pending_none().
  */
-static struct cos_task **cos_pending;
+static struct cos_slot **cos_pending;
 /*
  * [nr_cpu_ids]: the shot task ops.dispatch took on that CPU, until it starts running there.
  * sched_ext calls ops.dispatch before it puts the preempted task back (ops.stopping), so this
@@ -130,13 +130,13 @@ static struct cos_task **cos_pending;
  * ops.running and cos_dispatch_failed() (its rq lock held), and cleared by the detach of the
  * task it names (cmpxchg); read lock-free.
  */
-static struct cos_task **cos_taken;
+static struct cos_slot **cos_taken;
 /*
  * [nr_cpu_ids]: the COS task running on that CPU (from ops.running to ops.stopping).  Written by
  * that CPU's ops (its rq lock held) and cleared by the detach of the task it names (cmpxchg);
  * read lock-free by the wake rules (cos_wake_cpu_free()).
  */
-static struct cos_task **cos_curr;
+static struct cos_slot **cos_curr;
 /*
  * Tasks in COS_TASK_WAITING, every enclave's: the wake rules apply only while it is 0, so that a
  * waking task never passes one the lord has not placed yet.  Changed under the task's t->lock
@@ -167,7 +167,7 @@ struct cos_latch {
 	raw_spinlock_t lock;
 	u32 nr;
 	bool armed;
-	struct cos_task *q[COS_SHOOT_LATCH_MAX + 1];	/* + a task a kthread preempted */
+	struct cos_slot *q[COS_SHOOT_LATCH_MAX + 1];	/* + a task a kthread preempted */
 };
 static DEFINE_PER_CPU_ALIGNED(struct cos_latch, cos_latch);
 
@@ -231,7 +231,7 @@ int cos_tasks_init(void)
 {
 	u32 i;
 
-	cos_tasks = vzalloc(array_size(cos_max_tasks, sizeof(*cos_tasks)));
+	cos_slots = vzalloc(array_size(cos_max_tasks, sizeof(*cos_slots)));
 	cos_status = vmalloc_user(PAGE_ALIGN(array_size(cos_max_tasks, sizeof(*cos_status))));
 	cos_free_slots = vmalloc(array_size(cos_max_tasks, sizeof(*cos_free_slots)));
 	cos_pending = kcalloc(nr_cpu_ids, sizeof(*cos_pending), GFP_KERNEL);
@@ -239,7 +239,7 @@ int cos_tasks_init(void)
 	cos_curr = kcalloc(nr_cpu_ids, sizeof(*cos_curr), GFP_KERNEL);
 	cos_uids_size = roundup_pow_of_two(cos_max_tasks);
 	cos_uids = vmalloc(array_size(cos_uids_size, sizeof(*cos_uids)));
-	if (!cos_tasks || !cos_status || !cos_free_slots || !cos_pending || !cos_taken || !cos_curr ||
+	if (!cos_slots || !cos_status || !cos_free_slots || !cos_pending || !cos_taken || !cos_curr ||
 	    !cos_uids) {
 		cos_tasks_exit();
 		return -ENOMEM;
@@ -256,11 +256,11 @@ int cos_tasks_init(void)
 		raw_spin_lock_init(&per_cpu_ptr(&cos_latch, i)->lock);
 	}
 	for (i = 0; i < cos_max_tasks; i++) {
-		raw_spin_lock_init(&cos_tasks[i].lock);
-		INIT_LIST_HEAD(&cos_tasks[i].custody_node);
-		INIT_LIST_HEAD(&cos_tasks[i].fallback_node);
-		cos_tasks[i].custody_cpu = -1;
-		cos_tasks[i].latch_cpu = -1;
+		raw_spin_lock_init(&cos_slots[i].lock);
+		INIT_LIST_HEAD(&cos_slots[i].custody_node);
+		INIT_LIST_HEAD(&cos_slots[i].fallback_node);
+		cos_slots[i].custody_cpu = -1;
+		cos_slots[i].latch_cpu = -1;
 		cos_free_slots[i] = i;
 	}
 	cos_free_head = 0;
@@ -274,7 +274,7 @@ int cos_tasks_init(void)
 
 void cos_tasks_exit(void)
 {
-	vfree(cos_tasks);
+	vfree(cos_slots);
 	vfree(cos_status);
 	vfree(cos_free_slots);
 	vfree(cos_uids);
@@ -282,7 +282,7 @@ void cos_tasks_exit(void)
 	kfree(cos_taken);
 	kfree(cos_curr);
 	cos_uids = NULL;
-	cos_tasks = NULL;
+	cos_slots = NULL;
 	cos_status = NULL;
 	cos_free_slots = NULL;
 	cos_pending = NULL;
@@ -349,13 +349,13 @@ void cos_kick_latch_cpus(const struct cpumask *cpus)
 }
 
 /* Slot @slot's entry, or NULL for a slot number out of range.  Context: any. */
-static struct cos_task *cos_task_at(s32 slot)
+static struct cos_slot *cos_slot_at(s32 slot)
 {
-	return slot >= 0 && slot < cos_max_tasks ? &cos_tasks[slot] : NULL;
+	return slot >= 0 && slot < cos_max_tasks ? &cos_slots[slot] : NULL;
 }
 
 /* Is @t @p's?  Caller holds t->lock (a FREE slot has no task). */
-static bool cos_task_is(const struct cos_task *t, const struct task_struct *p)
+static bool cos_task_is(const struct cos_slot *t, const struct task_struct *p)
 {
 	lockdep_assert_held(&t->lock);
 	return t->state != COS_TASK_FREE && t->p == p;
@@ -366,7 +366,7 @@ static bool cos_task_is(const struct cos_task *t, const struct task_struct *p)
  * locked (IRQs saved) until the end of the scope; the verb returns @ret if it is not @p's.
  */
 #define COS_TASK_LOCK(t, p, slot, ret...)					\
-	struct cos_task *t = cos_task_at(slot);					\
+	struct cos_slot *t = cos_slot_at(slot);					\
 	if (!t)									\
 		return ret;							\
 	guard(raw_spinlock_irqsave)(&t->lock);					\
@@ -374,7 +374,7 @@ static bool cos_task_is(const struct cos_task *t, const struct task_struct *p)
 		return ret
 
 /* Take @t off the latch it is on, if any; returns whether it was on one.  Under t->lock. */
-static bool cos_latch_remove(struct cos_task *t)
+static bool cos_latch_remove(struct cos_slot *t)
 {
 	struct cos_latch *l;
 	u32 i;
@@ -397,7 +397,7 @@ static bool cos_latch_remove(struct cos_task *t)
 }
 
 /* Put @t at index @at of @cpu's latch @l (room checked).  Caller holds l->lock and t->lock. */
-static void cos_latch_insert(struct cos_latch *l, s32 cpu, struct cos_task *t, u32 at)
+static void cos_latch_insert(struct cos_latch *l, s32 cpu, struct cos_slot *t, u32 at)
 {
 	lockdep_assert_held(&l->lock);
 	lockdep_assert_held(&t->lock);
@@ -412,7 +412,7 @@ static void cos_latch_insert(struct cos_latch *l, s32 cpu, struct cos_task *t, u
  * @cpu must be kicked (not armed: nothing would dispatch there otherwise).  Room was checked by
  * the caller (cos_latch_room()).  Caller holds cos_lock (latches grow only under it) and t->lock.
  */
-static void cos_latch_add(struct cos_task *t, s32 cpu, bool *kick)
+static void cos_latch_add(struct cos_slot *t, s32 cpu, bool *kick)
 {
 	struct cos_latch *l = per_cpu_ptr(&cos_latch, cpu);
 
@@ -439,7 +439,7 @@ static u32 cos_latch_nr(s32 cpu)
  * beyond COS_SHOOT_LATCH_MAX is for it: it leaves the latch before it can be preempted again.
  * Returns whether it did (@t is QUEUED on @cpu then).  Caller holds t->lock and @cpu's rq lock.
  */
-static bool cos_latch_resume(struct cos_task *t, s32 cpu)
+static bool cos_latch_resume(struct cos_slot *t, s32 cpu)
 {
 	struct cos_latch *l;
 
@@ -458,7 +458,7 @@ static bool cos_latch_resume(struct cos_task *t, s32 cpu)
  * Has @cpu's latch room for @t?  Under cos_lock, the answer holds until it is dropped: only a
  * shoot adds to a latch.  @t's own place counts as free if it is latched there already.
  */
-static bool cos_latch_room(const struct cos_task *t, s32 cpu)
+static bool cos_latch_room(const struct cos_slot *t, s32 cpu)
 {
 	lockdep_assert_held(&cos_lock);
 	return t->latch_cpu == cpu ||
@@ -470,10 +470,10 @@ static bool cos_latch_room(const struct cos_task *t, s32 cpu)
  * under the latch lock, drops it, takes t->lock and checks again that @t is still first (a
  * task slot is never freed, only reused: locking a stale one is harmless).
  */
-static struct cos_task *cos_latch_first_locked(s32 cpu)
+static struct cos_slot *cos_latch_first_locked(s32 cpu)
 {
 	struct cos_latch *l = per_cpu_ptr(&cos_latch, cpu);
-	struct cos_task *t;
+	struct cos_slot *t;
 
 	for (;;) {
 		scoped_guard(raw_spinlock, &l->lock) {
@@ -493,7 +493,7 @@ static struct cos_task *cos_latch_first_locked(s32 cpu)
  * Take @t out of its CPU's pending slot or latch if it still waits there (not yet taken by
  * ops.dispatch).  Returns whether it did.  Caller holds t->lock.
  */
-static bool cos_pending_forget(struct cos_task *t)
+static bool cos_pending_forget(struct cos_slot *t)
 {
 	lockdep_assert_held(&t->lock);
 	if (t->state != COS_TASK_QUEUED)
@@ -507,7 +507,7 @@ static bool cos_pending_forget(struct cos_task *t)
  * @t leaves custody while queued: cancel its pending or latched shoot (SHOOT_STALE).  Caller
  * holds t->lock.
  */
-static void cos_pending_clear(struct cos_task *t)
+static void cos_pending_clear(struct cos_slot *t)
 {
 	if (cos_pending_forget(t))
 		cos_post(cos_enclave_now(), COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
@@ -546,9 +546,9 @@ bool cos_pending_none(s32 cpu)
  * Context: any; lock-free (a snapshot: the callers run on @cpu with its rq lock held, where
  * only a new shoot can change the answer, and that shoot kicks @cpu afterwards).
  */
-bool cos_cpu_shot(s32 cpu, const struct cos_task *t)
+bool cos_cpu_shot(s32 cpu, const struct cos_slot *t)
 {
-	struct cos_task *taken;
+	struct cos_slot *taken;
 
 	if (!cos_cpu_valid(cpu))
 		return false;
@@ -564,7 +564,7 @@ static void cos_taken_clear(s32 cpu)
 }
 
 /* @t's slot is freed: it may not stay behind as its CPU's taken or running task.  Under t->lock. */
-static void cos_taken_forget(struct cos_task *t)
+static void cos_taken_forget(struct cos_slot *t)
 {
 	lockdep_assert_held(&t->lock);
 	if (cos_cpu_valid(t->cpu)) {
@@ -574,7 +574,7 @@ static void cos_taken_forget(struct cos_task *t)
 }
 
 /* Leave the custody list @t is on, if any.  Caller holds t->lock. */
-static void cos_custody_leave(struct cos_task *t)
+static void cos_custody_leave(struct cos_slot *t)
 {
 	s32 cpu = READ_ONCE(t->custody_cpu);
 	struct cos_custody *c;
@@ -591,7 +591,7 @@ static void cos_custody_leave(struct cos_task *t)
 }
 
 /* @t no longer needs the shim to move it to the fair policy.  Caller holds t->lock. */
-static void cos_fallback_clear(struct cos_task *t)
+static void cos_fallback_clear(struct cos_slot *t)
 {
 	lockdep_assert_held(&t->lock);
 	if (!READ_ONCE(t->fallback))
@@ -610,7 +610,7 @@ static void cos_fallback_clear(struct cos_task *t)
  * a fallback: the task is no longer where the shim would have to take it from.  The caller
  * publishes the change (cos_status_sync() or a message).  Caller holds t->lock.
  */
-static void cos_task_set_state(struct cos_task *t, u32 state)
+static void cos_task_set_state(struct cos_slot *t, u32 state)
 {
 	lockdep_assert_held(&t->lock);
 	cos_fallback_clear(t);
@@ -628,7 +628,7 @@ static void cos_task_set_state(struct cos_task *t, u32 state)
  * it cleared, one added before is found.  Returns whether @t is in custody now (else it is
  * on no list and the caller gives it another state).  Caller holds t->lock.
  */
-static bool cos_task_wait(struct cos_task *t, struct cos_enclave *e)
+static bool cos_task_wait(struct cos_slot *t, struct cos_enclave *e)
 {
 	s32 cpu = smp_processor_id();
 	struct cos_custody *c = per_cpu_ptr(&cos_custody, cpu);
@@ -652,7 +652,7 @@ static bool cos_task_wait(struct cos_task *t, struct cos_enclave *e)
 }
 
 /* Hand @t to the fair policy: FAIR, at the tail of the fallback list.  Under t->lock. */
-static void cos_fallback_add(struct cos_task *t)
+static void cos_fallback_add(struct cos_slot *t)
 {
 	cos_task_set_state(t, COS_TASK_FAIR);
 	scoped_guard(raw_spinlock, &cos_fallback_lock) {
@@ -693,10 +693,10 @@ static struct cos_uid_slots *cos_uid_entry(u32 uid)
  * when the table is full (for a user other than root: all but root's reserve), -EDQUOT when
  * @uid holds cos_user_limit slots already.
  */
-static struct cos_task *cos_task_alloc(u32 uid)
+static struct cos_slot *cos_task_alloc(u32 uid)
 {
 	struct cos_uid_slots *u = NULL;
-	struct cos_task *t;
+	struct cos_slot *t;
 	u32 slot;
 
 	guard(raw_spinlock_irqsave)(&cos_slots_lock);
@@ -712,17 +712,17 @@ static struct cos_task *cos_task_alloc(u32 uid)
 	cos_free_head = (cos_free_head + 1) % cos_max_tasks;
 	cos_free_count--;
 	cos_counters.tasks++;
-	t = &cos_tasks[slot];
+	t = &cos_slots[slot];
 	t->uid = uid;
 	return t;
 }
 
 /* Give @t's slot back (its state is FREE already). */
-static void cos_task_release(struct cos_task *t)
+static void cos_task_release(struct cos_slot *t)
 {
 	guard(raw_spinlock_irqsave)(&cos_slots_lock);
 	WARN_ON_ONCE(cos_free_count >= cos_max_tasks);
-	cos_free_slots[(cos_free_head + cos_free_count) % cos_max_tasks] = cos_task_slot(t);
+	cos_free_slots[(cos_free_head + cos_free_count) % cos_max_tasks] = cos_slot_nr(t);
 	cos_free_count++;
 	cos_counters.tasks--;
 	if (t->uid)
@@ -742,7 +742,7 @@ static void cos_task_release(struct cos_task *t)
  */
 s32 cos_task_attach(struct task_struct *p, bool runnable)
 {
-	struct cos_task *t;
+	struct cos_slot *t;
 
 	if (!READ_ONCE(cos_free_count))
 		return -ENOSPC;
@@ -761,7 +761,7 @@ s32 cos_task_attach(struct task_struct *p, bool runnable)
 	t->last_msg = COS_MSG_NONE;
 	t->last_ts = 0;
 	cos_post(cos_enclave_now(), COS_MSG_TASK_NEW, t->cpu, t, runnable);
-	return cos_task_slot(t);
+	return cos_slot_nr(t);
 }
 
 /**
@@ -773,7 +773,7 @@ s32 cos_task_attach(struct task_struct *p, bool runnable)
  */
 void cos_task_detach(struct task_struct *p, s32 slot)
 {
-	struct cos_task *t = cos_task_at(slot);
+	struct cos_slot *t = cos_slot_at(slot);
 
 	if (!t)
 		return;
@@ -865,7 +865,7 @@ s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumas
  * (this rq lock) and a detach clears: two tasks woken onto one free CPU at once cannot both
  * get it.  Caller holds t->lock and the rq lock of task_cpu(@p).
  */
-static bool cos_wake_place(struct cos_enclave *e, struct cos_task *t, struct task_struct *p)
+static bool cos_wake_place(struct cos_enclave *e, struct cos_slot *t, struct task_struct *p)
 {
 	s32 cpu = task_cpu(p);
 
@@ -884,7 +884,7 @@ static bool cos_wake_place(struct cos_enclave *e, struct cos_task *t, struct tas
  * group's hold so that its release (GROUP_UNTHROTTLED) cannot come before in the ring.
  * Returns false if the group is no longer throttled.  Caller holds t->lock.
  */
-static bool cos_task_throttled(struct cos_enclave *e, struct cos_task *t, u64 gid)
+static bool cos_task_throttled(struct cos_enclave *e, struct cos_slot *t, u64 gid)
 {
 	bool first;
 
@@ -956,10 +956,11 @@ const struct cos_group_hooks cos_task_group_hooks = {
  * lock (and cos_group.c's cos_bw.lock for a throttled one).
  * Return: COS_ENQ_CUSTODY, COS_ENQ_PLACED or COS_ENQ_FAIR.
  */
-u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cgid)
+enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cgid)
 {
 	struct cos_enclave *e;
-	u32 msg, ret = COS_ENQ_FAIR;
+	enum cos_enq ret = COS_ENQ_FAIR;
+	u32 msg;
 	u64 gid;
 	COS_TASK_LOCK(t, p, slot, COS_ENQ_FAIR);
 
@@ -1020,32 +1021,43 @@ void cos_task_dequeue(struct task_struct *p, s32 slot)
 }
 
 /*
- * The first task latched on @cpu becomes its taken shoot; or, with none, @cpu is no longer
- * armed (see struct cos_latch).  Returns its pid or 0.  Context: as cos_dispatch_take().
+ * A reference to @p for the shim, the one bpf_task_acquire() takes and bpf_task_release()
+ * drops; NULL if @p is already being reaped (exit_task cleans its slot up).
  */
-static s32 cos_latch_take(s32 cpu)
+static struct task_struct *cos_task_acquire(struct task_struct *p)
+{
+	return refcount_inc_not_zero(&p->rcu_users) ? p : NULL;
+}
+
+/*
+ * The first task latched on @cpu becomes its taken shoot; or, with none, @cpu is no longer
+ * armed (see struct cos_latch).  Returns it referenced, or NULL; @slice as for
+ * cos_dispatch_take(), and the same context.
+ */
+static struct task_struct *cos_latch_take(s32 cpu, u64 *slice)
 {
 	struct cos_latch *l = per_cpu_ptr(&cos_latch, cpu);
-	struct cos_task *t = cos_latch_first_locked(cpu);
-	s32 pid;
+	struct cos_slot *t = cos_latch_first_locked(cpu);
+	struct task_struct *p;
 
 	if (!t) {
 		guard(raw_spinlock)(&l->lock);
 		if (!l->nr)
 			l->armed = false;
-		return 0;	/* a shoot that came meanwhile kicks or finds it armed */
+		return NULL;	/* a shoot that came meanwhile kicks or finds it armed */
 	}
 	cos_latch_remove(t);
 	WRITE_ONCE(cos_taken[cpu], t);
-	pid = t->p->pid;
+	*slice = t->slice;
+	p = cos_task_acquire(t->p);
 	raw_spin_unlock(&t->lock);
-	return pid;
+	return p;
 }
 
 /**
- * cos_dispatch_take() - the pid of the task shot to @cpu, taken off its pending slot or else
- * off its latch, or 0
+ * cos_dispatch_take() - take the task shot to @cpu off its pending slot, or else off its latch
  * @cpu: the dispatching CPU
+ * @slice: set to the slice the lord gave its shoot (0: no limit)
  *
  * The task stays QUEUED and becomes @cpu's taken shoot until it runs.  The pending word is
  * read, the task it names locked, and the word cleared only if it still names that task
@@ -1055,25 +1067,27 @@ static s32 cos_latch_take(s32 cpu)
  * latched was taken off the latch by its dequeue (SHOOT_STALE).
  * Context: ops.dispatch (@cpu's rq lock held, IRQs off); lock-free when nothing is shot to
  * @cpu and its latch is not armed, else takes the shot task's t->lock and the latch lock.
+ * Return: the task, with a reference the shim drops (bpf_task_release()), or NULL.
  */
-s32 cos_dispatch_take(s32 cpu)
+struct task_struct *cos_dispatch_take(s32 cpu, u64 *slice)
 {
-	struct cos_task *t;
+	struct cos_slot *t;
 
 	if (cos_pending_none(cpu))
-		return 0;
+		return NULL;
 	if (unlikely(READ_ONCE(cos_hold_cpu) == cpu))
-		return 0;	/* held by a test (cos_hold_dispatch()) */
+		return NULL;	/* held by a test (cos_hold_dispatch()) */
 	for (;;) {
 		t = READ_ONCE(cos_pending[cpu]);
 		if (!t) {
 			cos_taken_clear(cpu);	/* a taken shoot that never started */
-			return cos_latch_take(cpu);
+			return cos_latch_take(cpu, slice);
 		}
 		guard(raw_spinlock)(&t->lock);
 		if (cmpxchg(&cos_pending[cpu], t, NULL) == t) {
 			WRITE_ONCE(cos_taken[cpu], t);
-			return t->p->pid;
+			*slice = t->slice;
+			return cos_task_acquire(t->p);
 		}
 	}
 }
@@ -1081,13 +1095,12 @@ s32 cos_dispatch_take(s32 cpu)
 /**
  * cos_task_slice() - the slice the lord gave @p's shoot (0 = no limit)
  * @p: the task; @slot: its slot
- * Context: ops.dispatch, right after cos_dispatch_take(); lock-free (written before the shoot
- * was published, under the same t->lock the take held).  Or ops.enqueue, right after
- * cos_task_enqueue() placed @p by the wake rules (same rq lock, t->lock just dropped).
+ * Context: ops.enqueue, right after cos_task_enqueue() placed @p by the wake rules (same rq
+ * lock, t->lock just dropped); lock-free.
  */
 u64 cos_task_slice(struct task_struct *p, s32 slot)
 {
-	struct cos_task *t = cos_task_at(slot);
+	struct cos_slot *t = cos_slot_at(slot);
 
 	return t && READ_ONCE(t->p) == p ? READ_ONCE(t->slice) : 0;
 }
@@ -1124,12 +1137,12 @@ void cos_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu)
  */
 s32 cos_fallback_take(void)
 {
-	struct cos_task *t;
+	struct cos_slot *t;
 
 	if (!READ_ONCE(cos_fallback_pending))
 		return 0;
 	guard(raw_spinlock)(&cos_fallback_lock);
-	t = list_first_entry_or_null(&cos_fallback_list, struct cos_task, fallback_node);
+	t = list_first_entry_or_null(&cos_fallback_list, struct cos_slot, fallback_node);
 	if (!t)
 		return 0;
 	WRITE_ONCE(t->fallback, false);
@@ -1261,7 +1274,7 @@ void cos_task_affinity(struct task_struct *p, s32 slot)
  * waits for the lord again (or goes to the fair policy if the lord has lost control), and the
  * lord learns it from SHOOT_STALE (arg = @cpu).  Caller holds t->lock.
  */
-static void cos_pending_return(struct cos_enclave *e, struct cos_task *t, s32 cpu)
+static void cos_pending_return(struct cos_enclave *e, struct cos_slot *t, s32 cpu)
 {
 	lockdep_assert_held(&t->lock);
 	if (!cos_task_wait(t, e))
@@ -1280,7 +1293,7 @@ static void cos_pending_return(struct cos_enclave *e, struct cos_task *t, s32 cp
  * no other CPU can wait for @t's lock while holding another task's.
  * Context: COS_IOC_SHOOT, cos_lock and @t->lock held, IRQs off; takes @old->lock.
  */
-static bool cos_pending_replace(s32 cpu, struct cos_task *old, struct cos_task *t)
+static bool cos_pending_replace(s32 cpu, struct cos_slot *old, struct cos_slot *t)
 {
 	struct cos_enclave *e = cos_enclave_now();
 
@@ -1318,14 +1331,14 @@ static bool cos_pending_replace(s32 cpu, struct cos_task *old, struct cos_task *
  */
 u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flags, bool *kick)
 {
-	struct cos_task *t, *old;
+	struct cos_slot *t, *old;
 	u64 old_slice;
 
 	lockdep_assert_held(&cos_lock);
 	*kick = false;
 	if (slot >= cos_max_tasks)
 		return COS_SHOOT_BAD_SLOT;
-	t = &cos_tasks[slot];
+	t = &cos_slots[slot];
 	guard(raw_spinlock)(&t->lock);
 	if (t->state == COS_TASK_FREE)
 		return COS_SHOOT_BAD_SLOT;
@@ -1344,7 +1357,7 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flag
 		return COS_SHOOT_THROTTLED;	/* TASK_THROTTLED tells the lord which group */
 	t->throttled_gid = 0;
 	old_slice = t->slice;
-	t->slice = slice;	/* before the task is published: cos_task_slice() */
+	t->slice = slice;	/* read under t->lock by cos_dispatch_take() */
 	if (flags & COS_SHOOT_F_LATCH) {
 		cos_latch_add(t, cpu, kick);
 	} else {
@@ -1376,7 +1389,7 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flag
 void cos_pending_cancel(s32 cpu)
 {
 	struct cos_enclave *e = cos_enclave_now();
-	struct cos_task *t;
+	struct cos_slot *t;
 
 	lockdep_assert_held(&cos_lock);
 	if (!cos_cpu_valid(cpu))
@@ -1401,7 +1414,7 @@ void cos_pending_cancel(s32 cpu)
  */
 pid_t cos_pending_pid(s32 cpu)
 {
-	struct cos_task *t;
+	struct cos_slot *t;
 
 	if (!cos_cpu_valid(cpu))
 		return 0;
@@ -1428,10 +1441,10 @@ bool cos_custody_oldest(struct cos_waiting *oldest)
 
 	for_each_possible_cpu(cpu) {
 		struct cos_custody *c = per_cpu_ptr(&cos_custody, cpu);
-		struct cos_task *t;
+		struct cos_slot *t;
 
 		guard(raw_spinlock)(&c->lock);
-		t = list_first_entry_or_null(&c->tasks, struct cos_task, custody_node);
+		t = list_first_entry_or_null(&c->tasks, struct cos_slot, custody_node);
 		if (!t)
 			continue;
 		/* on a custody list, a task is in use: its detach takes it off first */
@@ -1472,11 +1485,11 @@ u32 cos_fallback_all(struct cos_enclave *e)
 	WARN_ON_ONCE(READ_ONCE(e->active));
 	for_each_possible_cpu(cpu) {
 		struct cos_custody *c = per_cpu_ptr(&cos_custody, cpu);
-		struct cos_task *t;
+		struct cos_slot *t;
 
 		for (;;) {
 			scoped_guard(raw_spinlock, &c->lock) {
-				t = list_first_entry_or_null(&c->tasks, struct cos_task,
+				t = list_first_entry_or_null(&c->tasks, struct cos_slot,
 							     custody_node);
 				if (t) {
 					list_del_init(&t->custody_node);
@@ -1496,9 +1509,9 @@ u32 cos_fallback_all(struct cos_enclave *e)
 }
 
 /* Publish @t into its status entry.  Caller holds t->lock. */
-void cos_status_sync(struct cos_task *t)
+void cos_status_sync(struct cos_slot *t)
 {
-	struct cos_task_status *s = &cos_status[cos_task_slot(t)];
+	struct cos_task_status *s = &cos_status[cos_slot_nr(t)];
 	u32 sc = READ_ONCE(s->seqcount);
 
 	lockdep_assert_held(&t->lock);
@@ -1516,7 +1529,7 @@ void cos_status_sync(struct cos_task *t)
 
 /* Write message @seq (reserved by the caller) and publish it; returns its timestamp. */
 static u64 cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
-			  struct cos_task *t, u64 arg)
+			  struct cos_slot *t, u64 arg)
 {
 	struct cos_msg *m = &e->ring[(seq - 1) & (e->ring_entries - 1)];
 	u64 ts = ktime_get_ns(), old;
@@ -1524,7 +1537,7 @@ static u64 cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
 	m->ts = ts;
 	m->type = type;
 	m->cpu = cpu;
-	m->slot = t ? cos_task_slot(t) : 0;
+	m->slot = t ? cos_slot_nr(t) : 0;
 	m->gen = t ? t->gen : 0;
 	m->pid = t && t->p ? t->p->pid : 0;
 	m->__pad = 0;
@@ -1570,7 +1583,7 @@ static void cos_ring_dropped(struct cos_enclave *e)
  * that the overflow has not ended meanwhile; if it has, it tries again, now to post.
  * Return: the seq reserved for the message, or 0 when it is dropped.
  */
-static u64 cos_ring_reserve(struct cos_enclave *e, s32 cpu, struct cos_task *t)
+static u64 cos_ring_reserve(struct cos_enclave *e, s32 cpu, struct cos_slot *t)
 {
 	u64 head = atomic64_read(&e->head);
 
@@ -1634,7 +1647,7 @@ void cos_ring_poke(struct cos_enclave *e)
  * Context: any, IRQs off; @t's t->lock held; lock-free otherwise (queues an irq_work to wake
  * a lord sleeping in COS_IOC_WAIT).
  */
-void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg)
+void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg)
 {
 	u64 seq, ts;
 
@@ -1681,12 +1694,12 @@ u64 cos_dropped_total(void)
 	return atomic64_read(&cos_dropped);
 }
 
-/* Fill @info from @t.  Caller holds t->lock; @t is in use (t->p valid, see struct cos_task). */
-static void cos_task_info_fill(struct cos_task_info *info, struct cos_task *t)
+/* Fill @info from @t.  Caller holds t->lock; @t is in use (t->p valid, see struct cos_slot). */
+static void cos_task_info_fill(struct cos_task_info *info, struct cos_slot *t)
 {
 	lockdep_assert_held(&t->lock);
 	*info = (struct cos_task_info){
-		.slot = cos_task_slot(t),
+		.slot = cos_slot_nr(t),
 		.gen = t->gen,
 		.state = t->state,
 		.cpu = t->cpu,
@@ -1733,7 +1746,7 @@ long cos_ioc_get_tasks(void __user *uarg)
 		return -ENOMEM;
 
 	for (i = args.start; i < cos_max_tasks && n < cap; i++) {
-		struct cos_task *t = &cos_tasks[i];
+		struct cos_slot *t = &cos_slots[i];
 
 		scoped_guard(raw_spinlock_irqsave, &t->lock)
 			if (t->state != COS_TASK_FREE)

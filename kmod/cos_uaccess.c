@@ -8,7 +8,7 @@
 #include <linux/cpumask.h>
 #include <linux/uaccess.h>
 
-#include "cos.h"
+#include "cos_internal.h"
 
 /*
  * cos_user_size - read and check the leading @size of an extensible ioctl struct.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * shim.c — load the embedded BPF shim (kmod/cos_shim.bpf.c, as a libbpf skeleton) and attach it
+ * shim.c — load the embedded BPF shim (shim/cos_shim.bpf.c, as a libbpf skeleton) and attach it
  * as the system's sched_ext scheduler; detach it; pin it so that it outlives the process.
+ * See docs/design.md, "The shim".
  *
  * sched_ext reports a failing ops.init through the exit info, not through the attach call: the
  * link is created and the scheduler is already gone.  So after attaching we read the exit kind
@@ -19,7 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "internal.h"
-#include "../kmod/cos_shim_intf.h"	/* struct cos_exit_info, COS_SHIM_OPS_ENQ_LAST */
+#include "../shim/cos_shim_intf.h"	/* struct cos_exit_info, COS_SHIM_OPS_ENQ_LAST */
 #include "cos_shim.skel.h"
 
 struct cos_shim {
@@ -49,7 +50,7 @@ static int shim_libbpf_print(enum libbpf_print_level level, const char *fmt, va_
  * Does @btf have kfunc @name with @nr_args parameters, as the shim declares it?  libbpf
  * resolves a weak __ksym only to a compatible prototype, so this is the shim's cos_have():
  * Debian's 7.2.x describes scx_bpf_create_dsq with a third, implicit argument, and the shim
- * cannot call it there (kmod/shim_compat.h).
+ * cannot call it there (shim/shim_compat.h).
  */
 static bool btf_has_kfunc(const struct btf *btf, const char *name, unsigned int nr_args)
 {
@@ -64,7 +65,7 @@ static bool btf_has_kfunc(const struct btf *btf, const char *name, unsigned int 
 
 /*
  * Can this kernel's shim enforce cgroup bandwidth?  The shim's ops.init decides the same from
- * the same two kfuncs (kmod/cos_shim.bpf.c, F: cos_bw_enforced); here it decides the one
+ * the same two kfuncs (shim/cos_shim.bpf.c, cos_bw_enforced); here it decides the one
  * struct_ops field fixed at load, the flags.
  */
 static bool shim_kernel_enforces_bandwidth(void)
@@ -138,17 +139,16 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 	}
 	if (opts && opts->slice_ns)
 		shim->skel->rodata->cos_slice_ns = opts->slice_ns;
-	/* the fair policy's lag bound scales with it (kmod/cos_shim.bpf.c, B) */
+	/* the fair policy's lag bound scales with it (shim/cos_shim.bpf.c) */
 	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	shim->skel->rodata->cos_nr_cpus = ncpus > 0 ? ncpus : 1;
 	if (opts && opts->abi_expected)
 		shim->skel->rodata->cos_abi_expected = opts->abi_expected;
 	/*
 	 * SCX_OPS_ENQ_LAST exists for throttling only (a throttled task must leave a CPU that has
-	 * nothing else to run).  Where nothing is throttled it only costs: Debian's 7.2.12 does not
-	 * run a task that ops.enqueue(SCX_ENQ_LAST) puts on the local DSQ once the CPU has picked
-	 * idle (7.3 flags the pick), and the task waits for the CPU's next wake-up: test_fuzz's
-	 * 20,000 calls ran 4 s and waited 50 s.
+	 * nothing else to run).  Elsewhere it only costs: Debian's 7.2.12 does not run a task that
+	 * ops.enqueue(SCX_ENQ_LAST) puts on the local DSQ once the CPU has picked idle (7.3 flags
+	 * the pick), so the task waits for the CPU's next wake-up.
 	 */
 	if (!shim_kernel_enforces_bandwidth())
 		shim->skel->struct_ops.cos_ops->flags &= ~COS_SHIM_OPS_ENQ_LAST;

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""kmod-layering.py — check the file order kmod/cos.h states: each kmod/cos_*.c refers only to
-functions and variables of the files listed before it (no call loop between files).
+"""kmod-layering.py — check the file order kmod/cos_internal.h states: each kmod/cos_*.c refers
+only to functions and variables of the files listed before it (no call loop between files).
 
-The order is read from cos.h's comment ("The files, bottom up"), the definitions from the files
-themselves (non-static functions and variables at file scope), the references from their code
-with comments removed.  Prints each reference against the order and exits 1 if there is one.
+The order is read from cos_internal.h's comment ("The files, bottom up"), the definitions from
+the files themselves (non-static functions and variables at file scope), the references from
+their code with comments removed.  Prints each reference against the order and exits 1 if there
+is one.  Run by `make test` (docs/testing.md).
 
     tests/kmod-layering.py [KMOD_DIR]      (default: kmod/ beside this script's parent)
 """
@@ -13,14 +14,14 @@ import re
 import sys
 
 kmod = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'kmod')
-header = open(os.path.join(kmod, 'cos.h')).read()
+header = open(os.path.join(kmod, 'cos_internal.h')).read()
 block = re.search(r'The files, bottom up.*?\*/', header, re.S)
 if not block:
-    sys.exit('kmod-layering: cos.h has no "The files, bottom up" list')
+    sys.exit('kmod-layering: cos_internal.h has no "The files, bottom up" list')
 order = re.findall(r'^\s*\*\s+(cos_\w+\.c)\s', block.group(0), re.M)
 on_disk = sorted(f for f in os.listdir(kmod) if re.fullmatch(r'cos_\w+\.c', f) and 'bpf' not in f)
 if sorted(order) != on_disk:
-    sys.exit('kmod-layering: cos.h lists %s but kmod/ has %s' % (order, on_disk))
+    sys.exit('kmod-layering: cos_internal.h lists %s but kmod/ has %s' % (order, on_disk))
 
 
 def code(name):

@@ -15,26 +15,29 @@
 #define _COS_SHIM_INTF_H
 
 /* What cos_kf_enqueue() tells the shim to do with a runnable task. */
-#define COS_ENQ_FAIR		0	/* the shim's fair policy runs it */
-#define COS_ENQ_CUSTODY		1	/* it waits for the lord: the shim queues it nowhere */
-#define COS_ENQ_LORD		2	/* it is the lord: run it first on its CPU */
-#define COS_ENQ_LORD_YIELD	3	/* the lord, yielding to its local shoot: run it after that */
-#define COS_ENQ_PLACED		4	/* the lord's wake rules started it on its CPU: at the head
-					 * of the local DSQ, preempting, with cos_kf_task_slice() */
+enum cos_enq {
+	COS_ENQ_FAIR		= 0,	/* the shim's fair policy runs it */
+	COS_ENQ_CUSTODY		= 1,	/* it waits for the lord: the shim queues it nowhere */
+	COS_ENQ_LORD		= 2,	/* it is the lord: run it first on its CPU */
+	COS_ENQ_LORD_YIELD	= 3,	/* the lord, yielding to its local shoot: run it after */
+	COS_ENQ_PLACED		= 4,	/* the wake rules started it on its CPU: at the head of
+					 * the local DSQ, preempting, with cos_kf_task_slice() */
+};
 
-/*
- * Shim capabilities (cos_kf_shim_attached).  FAIR_DSQ: the fair policy has its own DSQ, drained
- * by ops.dispatch after the lord's shot tasks.  Without it (kernels where scx_bpf_create_dsq is
- * unusable) fair tasks sit in the built-in global DSQ, which sched_ext drains *before* asking
- * ops.dispatch, so a shot task could not preempt them: lords are refused (EOPNOTSUPP).
- */
-#define COS_SHIM_CAP_FAIR_DSQ	(1U << 0)
-/*
- * BANDWIDTH: the shim enforces cgroups' cpu.max (kmod/cos_group.c) for the tasks it runs
- * under its fair policy: it parks a throttled group's tasks in a DSQ of the group's own, which
- * needs scx_bpf_create_dsq (like FAIR_DSQ).
- */
-#define COS_SHIM_CAP_BANDWIDTH	(1U << 1)
+/* Shim capabilities, a mask passed to cos_kf_shim_attached(). */
+enum cos_shim_cap {
+	/*
+	 * The fair policy has its own DSQ, drained by ops.dispatch after the lord's shot tasks.
+	 * Without it fair tasks sit in the built-in global DSQ, which sched_ext drains before
+	 * it asks ops.dispatch, so a shot task could not preempt them: lords are refused.
+	 */
+	COS_SHIM_CAP_FAIR_DSQ	= 1U << 0,
+	/*
+	 * The shim enforces cgroups' cpu.max for the tasks of its fair policy: it parks a
+	 * throttled group's tasks in a DSQ of the group's own (needs scx_bpf_create_dsq too).
+	 */
+	COS_SHIM_CAP_BANDWIDTH	= 1U << 1,
+};
 
 /* quota_us as sched_ext's cgroup ops report "max" (RUNTIME_INF, not in the public headers) */
 #define COS_BW_QUOTA_INF	(~0ULL)
@@ -91,9 +94,9 @@ COS_KFUNC_BOUND(void, cos_kf_task_detach, struct task_struct *p, s32 slot);
 COS_KFUNC_BOUND(void, cos_kf_exit_task, struct task_struct *p);
 COS_KFUNC_BOUND(s32, cos_kf_select_cpu, struct task_struct *p, s32 slot, s32 prev_cpu,
 		const struct cpumask *idle);
-COS_KFUNC_BOUND(u32, cos_kf_enqueue, struct task_struct *p, s32 slot, u64 enq_flags, u64 cgid);
+COS_KFUNC_BOUND(enum cos_enq, cos_kf_enqueue, struct task_struct *p, s32 slot, u64 enq_flags, u64 cgid);
 COS_KFUNC_BOUND(void, cos_kf_dequeue, struct task_struct *p, s32 slot);
-COS_KFUNC_BOUND(s32, cos_kf_dispatch, s32 cpu);
+COS_KFUNC_BOUND(struct task_struct *, cos_kf_dispatch, s32 cpu, u64 *slice);
 COS_KFUNC_BOUND(u64, cos_kf_task_slice, struct task_struct *p, s32 slot);
 COS_KFUNC_BOUND(void, cos_kf_dispatch_failed, struct task_struct *p, s32 slot, s32 cpu);
 COS_KFUNC_BOUND0(s32, cos_kf_fallback_take);

@@ -348,6 +348,8 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | scx_bpf_task_cpu(p), cos_slice_ns,
 				   enq_flags);
 		return;
+	case COS_ENQ_FAIR:
+		break;
 	}
 	cos_share_runnable(p, tctx);
 	cos_fair_insert(p, enq_flags);
@@ -367,15 +369,14 @@ void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct task_struct *p;
 	bool shot = false;
+	u64 slice = 0;
 	s32 pid;
 	int i;
 
-	pid = cos_kf_dispatch(cpu);
-	p = pid ? bpf_task_from_pid(pid) : NULL;
+	p = cos_kf_dispatch(cpu, &slice);
 	if (p) {
 		struct cos_task_ctx *tctx = cos_ctx(p);
 		s32 slot = tctx ? tctx->slot : COS_NO_SLOT;
-		u64 slice = cos_kf_task_slice(p, slot);
 
 		/* Dispatching where the task may not run would eject the scheduler: re-check. */
 		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&

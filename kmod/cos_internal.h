@@ -75,7 +75,7 @@ extern unsigned int cos_max_tasks;
  * Module-private state of one task slot; cos_status[i] is its user-visible mirror.  Every
  * field is written under @lock (see cos.h); @p is also read lock-free (cos_task_slice()).
  */
-struct cos_task {
+struct cos_slot {
 	raw_spinlock_t lock;
 	struct task_struct *p;	/* valid while state != FREE: the shim detaches in exit_task */
 	u32 uid;		/* its user when it got the slot (cos_slots_lock) */
@@ -204,7 +204,7 @@ static inline struct cos_enclave *cos_enclave_now(void)
 	return rcu_dereference_sched(cos_enclave);
 }
 extern struct cos_counters cos_counters;
-extern struct cos_task *cos_tasks;
+extern struct cos_slot *cos_slots;
 extern struct cos_task_status *cos_status;
 /*
  * Defined in cos_lord.c: copies for lock-free reads in the shim's hot paths and GET_INFO
@@ -280,10 +280,10 @@ void cos_tasks_exit(void);
 s32 cos_task_attach(struct task_struct *p, bool runnable);
 void cos_task_detach(struct task_struct *p, s32 slot);
 s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *idle);
-u32 cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cgid);
+enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cgid);
 extern const struct cos_group_hooks cos_task_group_hooks;
 void cos_task_dequeue(struct task_struct *p, s32 slot);
-s32 cos_dispatch_take(s32 cpu);
+struct task_struct *cos_dispatch_take(s32 cpu, u64 *slice);
 u64 cos_task_slice(struct task_struct *p, s32 slot);
 void cos_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu);
 s32 cos_fallback_take(void);
@@ -298,19 +298,19 @@ bool cos_custody_oldest(struct cos_waiting *oldest);
 pid_t cos_pending_pid(s32 cpu);
 void cos_pending_cancel(s32 cpu);
 bool cos_pending_none(s32 cpu);
-bool cos_cpu_shot(s32 cpu, const struct cos_task *t);
+bool cos_cpu_shot(s32 cpu, const struct cos_slot *t);
 void cos_kick_cpus(const struct cpumask *cpus);
 void cos_kick_latch_cpus(const struct cpumask *cpus);
 int cos_hold_dispatch(int cpu);
 int cos_held_cpu(void);
-void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_task *t, u64 arg);
+void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg);
 void cos_ring_poke(struct cos_enclave *e);
 u64 cos_ring_produced(struct cos_enclave *e);
 u64 cos_messages_total(void);
 u64 cos_dropped_total(void);
-void cos_status_sync(struct cos_task *t);
+void cos_status_sync(struct cos_slot *t);
 long cos_ioc_get_tasks(void __user *uarg);
-static inline u32 cos_task_slot(const struct cos_task *t) { return t - cos_tasks; }
+static inline u32 cos_slot_nr(const struct cos_slot *t) { return t - cos_slots; }
 
 /* cos_lord.c: registration, regions, stall, fallback */
 long cos_ioc_register_lord(struct file *file, void __user *uarg);
