@@ -220,8 +220,11 @@ extern u32 cos_shim_caps;
  * The files, bottom up; each calls only the ones before it (no call loop):
  *   cos_uaccess.c  ioctl argument copies
  *   cos_group.c    CPU bandwidth groups: cgroups' cpu.max and cpu.weight, the budget engine
- *   cos_task.c     the task table and its state machine, the per-CPU shoot slots and kicks,
- *                  the ring producer and the status table
+ *   cos_slot.c     the task table (slots, per-user limits) and the state the files share
+ *   cos_ring.c     the message ring's producer side and the status table
+ *   cos_custody.c  the custody and fallback lists; a task's state changes
+ *   cos_cpu.c      each CPU's pending, taken and running task, its latch, the kicks
+ *   cos_task.c     the verbs about a task (the shim's events), the shoot, GET_TASKS
  *   cos_lord.c     the lord: registration, regions, WAIT, stall, fallback, the shim's coming
  *                  and going
  *   cos_shoot.c    COS_IOC_SHOOT (ioctl and io_uring)
@@ -274,7 +277,71 @@ bool cos_group_hold_throttled(u64 id, bool *first);
 void cos_group_unhold(void);
 u64 cos_group_ready_since(u64 id, u64 since);
 
-/* cos_task.c: the task table and its verbs, the custody and fallback lists, the ring */
+/* cos_slot.c: the task table and the state the module shares */
+int cos_slots_init(void);
+void cos_slots_exit(void);
+bool cos_slots_full(void);
+struct cos_slot *cos_slot_alloc(u32 uid);
+void cos_slot_release(struct cos_slot *t);
+static inline u32 cos_slot_nr(const struct cos_slot *t) { return t - cos_slots; }
+/* Slot @slot's entry, or NULL for a slot number out of range.  Context: any. */
+static inline struct cos_slot *cos_slot_at(s32 slot)
+{
+	return slot >= 0 && slot < cos_max_tasks ? &cos_slots[slot] : NULL;
+}
+static inline bool cos_cpu_valid(s32 cpu)
+{
+	return cpu >= 0 && cpu < nr_cpu_ids;
+}
+
+/* cos_ring.c: the message ring's producer side and the status table */
+void cos_status_sync(struct cos_slot *t);
+void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg);
+void cos_ring_poke(struct cos_enclave *e);
+u64 cos_ring_produced(struct cos_enclave *e);
+u64 cos_messages_total(void);
+u64 cos_dropped_total(void);
+
+/* cos_custody.c: the custody and fallback lists, a task's state changes */
+void cos_custody_init(void);
+int cos_tasks_waiting(void);
+void cos_task_set_state(struct cos_slot *t, u32 state);
+bool cos_task_wait(struct cos_slot *t, struct cos_enclave *e);
+void cos_fallback_add(struct cos_slot *t);
+s32 cos_fallback_take(void);
+struct cos_slot *cos_custody_pop(int cpu);
+bool cos_custody_oldest(struct cos_waiting *oldest);
+
+/* cos_cpu.c: each CPU's pending, taken and running task, its latch, the kicks */
+int cos_cpus_init(void);
+void cos_cpus_exit(void);
+int cos_hold_dispatch(int cpu);
+int cos_held_cpu(void);
+void cos_kick_cpus(const struct cpumask *cpus);
+void cos_kick_latch_cpus(const struct cpumask *cpus);
+void cos_kick_idle(void);
+void cos_kick_spent(void);
+void cos_kick_throttled(int cpu);
+bool cos_latch_remove(struct cos_slot *t);
+bool cos_latch_resume(struct cos_slot *t, s32 cpu);
+bool cos_latch_room(const struct cos_slot *t, s32 cpu);
+bool cos_pending_forget(struct cos_slot *t);
+void cos_pending_clear(struct cos_slot *t);
+bool cos_pending_none(s32 cpu);
+bool cos_cpu_shot(s32 cpu, const struct cos_slot *t);
+void cos_taken_clear(s32 cpu);
+void cos_taken_forget(struct cos_slot *t);
+bool cos_cpu_pending(s32 cpu, const struct cos_slot *t);
+bool cos_cpu_free(s32 cpu);
+bool cos_taken_claim(s32 cpu, struct cos_slot *t);
+void cos_cpu_running(s32 cpu, struct cos_slot *t);
+void cos_cpu_stopped(s32 cpu, struct cos_slot *t);
+struct task_struct *cos_dispatch_take(s32 cpu, u64 *slice);
+bool cos_pending_put(struct cos_slot *t, s32 cpu, u32 flags, bool *kick);
+void cos_pending_cancel(s32 cpu);
+pid_t cos_pending_pid(s32 cpu);
+
+/* cos_task.c: the verbs about a task, the shoot, the fallback, GET_TASKS */
 int cos_tasks_init(void);
 void cos_tasks_exit(void);
 s32 cos_task_attach(struct task_struct *p, bool runnable);
@@ -283,10 +350,8 @@ s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumas
 enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cgid);
 extern const struct cos_group_hooks cos_task_group_hooks;
 void cos_task_dequeue(struct task_struct *p, s32 slot);
-struct task_struct *cos_dispatch_take(s32 cpu, u64 *slice);
 u64 cos_task_slice(struct task_struct *p, s32 slot);
 void cos_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu);
-s32 cos_fallback_take(void);
 void cos_task_running(struct task_struct *p, s32 slot, s32 cpu);
 void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable);
 void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep);
@@ -294,23 +359,7 @@ void cos_task_yield(struct task_struct *p, s32 slot);
 void cos_task_affinity(struct task_struct *p, s32 slot);
 u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flags, bool *kick);
 u32 cos_fallback_all(struct cos_enclave *e);
-bool cos_custody_oldest(struct cos_waiting *oldest);
-pid_t cos_pending_pid(s32 cpu);
-void cos_pending_cancel(s32 cpu);
-bool cos_pending_none(s32 cpu);
-bool cos_cpu_shot(s32 cpu, const struct cos_slot *t);
-void cos_kick_cpus(const struct cpumask *cpus);
-void cos_kick_latch_cpus(const struct cpumask *cpus);
-int cos_hold_dispatch(int cpu);
-int cos_held_cpu(void);
-void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg);
-void cos_ring_poke(struct cos_enclave *e);
-u64 cos_ring_produced(struct cos_enclave *e);
-u64 cos_messages_total(void);
-u64 cos_dropped_total(void);
-void cos_status_sync(struct cos_slot *t);
 long cos_ioc_get_tasks(void __user *uarg);
-static inline u32 cos_slot_nr(const struct cos_slot *t) { return t - cos_slots; }
 
 /* cos_lord.c: registration, regions, stall, fallback */
 long cos_ioc_register_lord(struct file *file, void __user *uarg);

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cos_ring.c — the producer side of the message ring (kernel -> lord) and the status table
+ * entries the lord resyncs from.
+ *
+ * The ring is multi-producer and lock-free: cos_post() reserves a sequence number with a
+ * cmpxchg on e->head.  A message's fields are written, then smp_store_release(&msg->seq); the
+ * lord reads seq with an acquire load, then the fields.  A slot is rewritten only after the
+ * lord published (release) a ctl->consumed at or past its old message; producers read it with
+ * an acquire load.  A full ring drops messages until the lord has consumed everything, then
+ * posts one OVERFLOW; the status table stays exact meanwhile.
+ *
+ * A status entry has a seqcount, written under t->lock: odd, smp_wmb(), the fields,
+ * smp_wmb(), even.  The lord retries a read that saw an odd or changed count.
+ *
+ * See docs/design.md, "The message ring and the status table".
+ */
+#include <linux/atomic.h>
+#include <linux/irq_work.h>
+#include <linux/ktime.h>
+#include <linux/percpu.h>
+
+#include "cos_internal.h"
+
+/* Messages posted, per CPU (summed by GET_INFO): no shared counter on the post path. */
+static DEFINE_PER_CPU(u64, cos_messages);
+/* Messages dropped by full rings, every enclave's (only while one overflows). */
+static atomic64_t cos_dropped;
+
+/* Publish @t into its status entry.  Caller holds t->lock. */
+void cos_status_sync(struct cos_slot *t)
+{
+	struct cos_task_status *s = &cos_status[cos_slot_nr(t)];
+	u32 sc = READ_ONCE(s->seqcount);
+
+	lockdep_assert_held(&t->lock);
+	WRITE_ONCE(s->seqcount, sc + 1);
+	smp_wmb();	/* count odd before fields change; pairs with the lord's acquire loads */
+	WRITE_ONCE(s->gen, t->gen);
+	WRITE_ONCE(s->state, t->state);
+	WRITE_ONCE(s->cpu, t->cpu);
+	WRITE_ONCE(s->pid, t->p ? t->p->pid : 0);
+	WRITE_ONCE(s->last_seq, t->last_seq);
+	WRITE_ONCE(s->runtime_ns, t->runtime);
+	smp_wmb();	/* fields before the count turns even */
+	WRITE_ONCE(s->seqcount, sc + 2);
+}
+
+/* Write message @seq (reserved by the caller) and publish it; returns its timestamp. */
+static u64 cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
+			  struct cos_slot *t, u64 arg)
+{
+	struct cos_msg *m = &e->ring[(seq - 1) & (e->ring_entries - 1)];
+	u64 ts = ktime_get_ns(), old;
+
+	m->ts = ts;
+	m->type = type;
+	m->cpu = cpu;
+	m->slot = t ? cos_slot_nr(t) : 0;
+	m->gen = t ? t->gen : 0;
+	m->pid = t && t->p ? t->p->pid : 0;
+	m->__pad = 0;
+	m->arg = arg;
+	smp_store_release(&m->seq, seq);	/* pairs with the lord's acquire load of seq */
+	this_cpu_inc(cos_messages);
+	/* ctl->produced only grows (producers finish out of order); the lord may write it too */
+	old = READ_ONCE(e->ctl->produced);
+	while (old < seq && !try_cmpxchg64(&e->ctl->produced, &old, seq))
+		;
+	return ts;
+}
+
+/* The sequence number of the last message reserved in @e's ring.  Context: any. */
+u64 cos_ring_produced(struct cos_enclave *e)
+{
+	return atomic64_read(&e->head) & ~COS_RING_OVF;
+}
+
+/* Count one dropped message in @e (ctl->dropped only grows). */
+static void cos_ring_dropped(struct cos_enclave *e)
+{
+	u64 n = atomic64_inc_return(&e->dropped), old = READ_ONCE(e->ctl->dropped);
+
+	atomic64_inc(&e->ovf_dropped);
+	atomic64_inc(&cos_dropped);
+	while (old < n && !try_cmpxchg64(&e->ctl->dropped, &old, n))
+		;
+}
+
+/*
+ * Reserve the next sequence number of @e's ring for a message about @t (NULL: none), or
+ * decide to drop it.  e->head is the last reserved seq, with COS_RING_OVF set while the ring
+ * is in overflow: full once, it drops every message until the lord has consumed everything,
+ * then one OVERFLOW message (arg: messages lost) tells it to resync from the status table,
+ * which by then reflects everything dropped.  Ending it that late matters: drops go on until
+ * the lord has caught up, and a resync done earlier would miss them.  The producer whose
+ * cmpxchg ends the overflow writes the OVERFLOW message at the seq after the last one.
+ *
+ * A drop must be in the status table before the lord can read that OVERFLOW: the dropper
+ * syncs @t's status (last_seq = the OVERFLOW's seq, so shoots of @t are refused as BEHIND
+ * until the lord has consumed it) and only then checks, with a cmpxchg of e->head to itself,
+ * that the overflow has not ended meanwhile; if it has, it tries again, now to post.
+ * Return: the seq reserved for the message, or 0 when it is dropped.
+ */
+static u64 cos_ring_reserve(struct cos_enclave *e, s32 cpu, struct cos_slot *t)
+{
+	u64 head = atomic64_read(&e->head);
+
+	for (;;) {
+		u64 seq = head & ~COS_RING_OVF;
+		/* pairs with the lord's release; a lord that claims too much only hurts itself */
+		u64 consumed = min(smp_load_acquire(&e->ctl->consumed), seq);
+
+		if (!(head & COS_RING_OVF)) {
+			if (seq - consumed < e->ring_entries - 1) {	/* room, one slot kept free */
+				if (atomic64_try_cmpxchg(&e->head, &head, seq + 1))
+					return seq + 1;
+				continue;
+			}
+			if (!atomic64_try_cmpxchg(&e->head, &head, head | COS_RING_OVF))
+				continue;
+			head |= COS_RING_OVF;
+		} else if (consumed >= seq) {
+			/* the lord has consumed everything: end the overflow, then post */
+			if (!atomic64_try_cmpxchg(&e->head, &head, seq + 2))
+				continue;
+			cos_ring_write(e, seq + 1, COS_MSG_OVERFLOW, cpu, NULL,
+				       atomic64_xchg(&e->ovf_dropped, 0));
+			return seq + 2;
+		}
+		if (t) {
+			t->last_seq = seq + 1;	/* the OVERFLOW that ends this */
+			cos_status_sync(t);
+		}
+		if (atomic64_try_cmpxchg(&e->head, &head, head)) {
+			cos_ring_dropped(e);
+			return 0;
+		}
+	}
+}
+
+/**
+ * cos_ring_poke() - end @e's overflow if the lord has consumed everything
+ * @e: the enclave
+ *
+ * The stall timer calls it, in case no message is posted for a while after the lord caught up.
+ * Context: any, IRQs off; lock-free.
+ */
+void cos_ring_poke(struct cos_enclave *e)
+{
+	u64 head = atomic64_read(&e->head), seq = head & ~COS_RING_OVF;
+
+	if ((head & COS_RING_OVF) && smp_load_acquire(&e->ctl->consumed) >= seq &&
+	    atomic64_try_cmpxchg(&e->head, &head, seq + 1))
+		cos_ring_write(e, seq + 1, COS_MSG_OVERFLOW, smp_processor_id(), NULL,
+			       atomic64_xchg(&e->ovf_dropped, 0));
+}
+
+/**
+ * cos_post() - post a message about @t (NULL for enclave-wide ones) and update its status
+ * @e: the enclave (NULL, or unregistered: only the status is updated)
+ * @type: COS_MSG_*; @cpu: where it happened; @t: the task; @arg: the message's arg
+ *
+ * Never overwrites an unconsumed message: when the ring is full the message is dropped
+ * (counted in ctl->dropped; the status table stays exact), see cos_ring_reserve().
+ * Context: any, IRQs off; @t's t->lock held; lock-free otherwise (queues an irq_work to wake
+ * a lord sleeping in COS_IOC_WAIT).
+ */
+void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg)
+{
+	u64 seq, ts;
+
+	if (t)
+		lockdep_assert_held(&t->lock);
+	if (!e || !READ_ONCE(e->registered)) {
+		if (t)
+			cos_status_sync(t);
+		return;
+	}
+	seq = cos_ring_reserve(e, cpu, t);
+	if (seq) {
+		ts = cos_ring_write(e, seq, type, cpu, t, arg);
+		if (t) {
+			t->last_seq = seq;
+			t->last_msg = type;
+			t->last_ts = ts;
+			cos_status_sync(t);
+		}
+	}
+	/*
+	 * The successful cmpxchg of e->head in cos_ring_reserve() is fully ordered: the new head
+	 * is visible before we read the waiters' count; pairs with cos_ioc_wait()'s
+	 * smp_mb__after_atomic() between its count and its read of the head.
+	 */
+	if (atomic_read(&e->waiters))
+		irq_work_queue(&e->wake_work);
+}
+
+/* Messages posted since the module loaded (COS_IOC_GET_INFO). */
+u64 cos_messages_total(void)
+{
+	u64 n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += per_cpu(cos_messages, cpu);
+	return n;
+}
+
+/* Messages dropped by full rings since the module loaded (COS_IOC_GET_INFO). */
+u64 cos_dropped_total(void)
+{
+	return atomic64_read(&cos_dropped);
+}
