@@ -1,20 +1,9 @@
-# Makefile — cos: build, test, run.
+# Makefile — cos: build, test, run.  `make` alone lists the targets (make help).
 #
-# The development machines run a kernel without modules or sched_ext, so by default everything
-# is built inside a cached Debian trixie tree (tests/vm/chroot) against stock Debian sched_ext
-# kernels, and kernel-side tests run in a QEMU guest booting them (tests/vm/run).
-#
-#   make                 build for the kernel matrix (newest 7.3.x and 7.2.x), or KVER=/KVERS=
-#   make test            host unit tests + in-guest tests on every kernel of the matrix
-#   make run             the demo, in a guest
-#   make bench           the benchmarks, in a guest: bench-results/<date>-<kernel>/ (BENCH=a,b
-#                        picks some, BENCH_QUICK=1 is the short run)
-#   make bench-pack      build/cos-bench-pack.tar.xz: the benchmark guest for any x86-64 host
-#   make vm-run CMD=...  run CMD in a fresh guest with cos.ko loaded (exit code passes through)
-#   make native          build for the running kernel on a host that has sched_ext + headers
-#   make install         on the target machine: user space, the OCI hook, cos.ko through DKMS
-#   make uninstall       all that install made (PREFIX=, DESTDIR=, MODULES_LOAD=1: see there)
-#   make clean
+# Development machines need no sched_ext: the build runs inside a cached Debian trixie tree
+# against stock Debian sched_ext kernels, and kernel-side tests boot them in a QEMU guest
+# (docs/testing.md).  On a target machine, `make install` builds against the running kernel
+# (docs/operating.md).
 #
 # Variables: KVER=<version|prefix|auto> pins one kernel; KVERS="a b" sets the matrix;
 # COS_CACHE=<dir> moves the cache of build trees and kernels (default ~/.cache/cos).
@@ -27,8 +16,28 @@ ifneq ($(COS_INNER),1)
 
 KVERS ?= $(if $(KVER),$(KVER),matrix)
 
-.PHONY: all build test run bench bench-pack vm-run native install uninstall dkms-source dkms-install dkms-uninstall clean distclean
-all build:
+.PHONY: help all build test run bench bench-pack vm-run native install uninstall dkms-source dkms-install dkms-uninstall clean distclean
+help all:
+	@echo 'cos: user-space delegated CPU scheduling on sched_ext.  Targets:'
+	@echo ''
+	@echo 'On a target machine (a sched_ext kernel with its headers; as root):'
+	@echo '  make install      user space, the OCI hook, cos.ko through DKMS (docs/operating.md)'
+	@echo '                    PREFIX=/usr/local, DESTDIR= (packaging), MODULES_LOAD=1 (load at boot)'
+	@echo '  make uninstall    remove all that install made'
+	@echo '  make native       build for the running kernel into build/<kernel>/, install nothing'
+	@echo ''
+	@echo 'On a development machine (no sched_ext needed; root, ~3 GiB in ~/.cache/cos):'
+	@echo '  make build        build for the kernel matrix in a Debian trixie tree (KVER=, KVERS=)'
+	@echo '  make test         host unit tests + in-guest tests on every kernel of the matrix'
+	@echo '  make run          the demo, in a guest'
+	@echo '  make vm-run CMD=  run CMD in a fresh guest with cos.ko loaded'
+	@echo '  make bench        the benchmarks, in a guest (BENCH=a,b; BENCH_QUICK=1)'
+	@echo '  make bench-pack   build/cos-bench-pack.tar.xz: the benchmark guest for any x86-64 host'
+	@echo '  make clean        remove build/ (the cached trees stay)'
+	@echo ''
+	@echo 'See README.md, docs/testing.md and docs/operating.md.'
+
+build:
 	tests/vm/build $(KVERS) >/dev/null
 
 test:
@@ -154,7 +163,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-user inner-unit
 inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
-inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-bandwidth $(O)/bin/readme-example $(GUEST_TESTS) $(ROGUE_OBJS)
+inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-bandwidth $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
 inner-unit: $(U)/cos-unit
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).  kbuild's
@@ -252,11 +261,11 @@ $(O)/bin/cos-%: policies/cos-%.c policies/lord_main.c policies/lord_main.h $(O)/
 
 # The example policy of docs/writing-a-policy.md, compiled as printed there.
 POLICY_DOC := docs/writing-a-policy.md
-$(O)/bin/readme-example: $(POLICY_DOC) $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+$(O)/bin/example-policy: $(POLICY_DOC) $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(GEN) $(@D)
-	awk '/^```c/ { inb = 1; buf = ""; next } /^```/ { if (inb && buf ~ /my-policy.c/) printf "%s", buf; inb = 0; next } inb { buf = buf $$0 "\n" }' $(POLICY_DOC) > $(GEN)/readme-example.c
-	@test -s $(GEN)/readme-example.c || { echo "$(POLICY_DOC): the my-policy.c example is missing" >&2; exit 1; }
-	$(CC) $(CFLAGS) -std=c11 $(WARN) -Iuapi -Ilibcos $(GEN)/readme-example.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
+	awk '/^```c/ { inb = 1; buf = ""; next } /^```/ { if (inb && buf ~ /my-policy.c/) printf "%s", buf; inb = 0; next } inb { buf = buf $$0 "\n" }' $(POLICY_DOC) > $(GEN)/example-policy.c
+	@test -s $(GEN)/example-policy.c || { echo "$(POLICY_DOC): the my-policy.c example is missing" >&2; exit 1; }
+	$(CC) $(CFLAGS) -std=c11 $(WARN) -Iuapi -Ilibcos $(GEN)/example-policy.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
 
 # In-guest tests: one Catch2 binary per tests/guest/test_*.cpp.
 # test_kfuncs's rogue schedulers (tests/guest/rogue_shim.bpf.c): loaded, never attached.
