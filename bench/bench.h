@@ -4,6 +4,7 @@
  * pinning, the benchmarks' enclave, option values checked the same way, percentiles computed the
  * same way, and CSV files opened the same way.  Not installed: the benchmarks are built per
  * kernel beside the tests (Makefile) and shipped in the benchmark pack.
+ * See docs/performance.md.
  */
 #ifndef COS_BENCH_H
 #define COS_BENCH_H

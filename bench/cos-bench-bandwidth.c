@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cos-bench-bandwidth.c — COS's sandbox benchmark, scaled: one latency-sensitive "server"
- * thread does a fixed amount of work, over and over, beside N CPU-bound "submissions" that sit
- * in a cgroup the caller may cap with cpu.max (COS: a code-judging service, 40 untrusted
- * programs capped at 600 % on a 12-thread machine).
+ * thread does a fixed amount of work, over and over, beside N CPU-bound "submissions" in a
+ * cgroup the caller may cap with cpu.max (COS's case: a code-judging service that caps
+ * untrusted programs).  See docs/performance.md.
  *
  * The submissions are child processes that move themselves into --cgroup and spin; the server
- * is this process's thread, which stays in its own cgroup.  Both are pinned to the benchmarks'
- * enclave (every CPU but CPU 0).  Each repetition the server does --work-ms of computation
- * (calibrated on an idle enclave CPU before the submissions start) in 10 chunks with a 1 ms
- * sleep between them, and its wall time is one sample.  The submissions' CPU rate comes from
- * the cgroup's cpu.stat over all repetitions.  With --measure-s there is no server: the
- * submissions run for that long and their rate is the result (the accuracy of a cap).  Run it
- * under `cosctl run --` to have both be COS tasks of a lord.  A benchmark: it asserts nothing
- * about time.
+ * is this process's thread, in its own cgroup.  Both are pinned to the benchmarks' enclave.
+ * Each repetition the server does --work-ms of computation (calibrated before the submissions
+ * start) in 10 chunks with a 1 ms sleep between them; its wall time is one sample.  The
+ * submissions' CPU rate comes from the cgroup's cpu.stat.  With --measure-s there is no server:
+ * the submissions' rate is the result (the accuracy of a cap).  Run it under `cosctl run --` to
+ * make both COS tasks of a lord.  A benchmark: it asserts nothing about time.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -2,8 +2,7 @@
 /*
  * cos-bench-delegation.c — delegation latency: how long from a lord's decision until the task
  * runs on the chosen CPU, beside the default scheduler's cross-CPU wake-up latency, in one boot.
- *
- * The enclave is every online CPU but CPU 0: CPUs 1..N-1 of N online CPUs.
+ * The enclave is every online CPU but CPU 0.  See docs/performance.md.
  *
  *   default phase (no sched_ext scheduler): a waker pinned to CPU 0 stamps t0 and FUTEX_WAKEs a
  *     target thread allowed on the enclave CPUs; the target stamps t1 when it runs.
@@ -20,7 +19,7 @@
  *     target with FUTEX_WAKE as the default phase does, stamping t0 just before the wake: the
  *     kernel starts the target on a free enclave CPU (TASK_PLACED) with no shoot; should it
  *     not (no free CPU), the lord shoots it when it says RUNNABLE.  Latency is wake -> running,
- *     the default phase's measure, so the ratio compares like with like.
+ *     as in the default phase, so the ratio compares like with like.
  * --csv DIR writes every sample.  A benchmark: it asserts nothing about time.
  */
 #include <errno.h>

@@ -2,14 +2,14 @@
 /*
  * cos-bench-lord.c — lord throughput: how many shoots per second one lord thread gets placed and
  * started, committing them one CPU per call or every enclave CPU in one call (the multi-CPU
- * mask), through COS_IOC_SHOOT or io_uring.
+ * mask), through COS_IOC_SHOOT or io_uring.  See docs/performance.md.
  *
- * The enclave is every online CPU but CPU 0: CPUs 1..N-1 of N online CPUs.  Child processes run
- * T CPU-bound COS tasks (T = 2 per enclave CPU, so a waiting task is always there).  The lord on
- * CPU 0 keeps every enclave CPU busy with a new task: as soon as a CPU's last shot task has
- * started (COS_MSG_TASK_RUNNING, asked for with COS_LORD_F_RUNNING_MSGS), it shoots the
- * longest-waiting task there, which preempts the one running.  Each mode runs for --seconds,
- * counted from when every task has come under the lord:
+ * The enclave is every online CPU but CPU 0.  Child processes run T CPU-bound COS tasks (T = 2
+ * per enclave CPU, so a waiting task is always there).  The lord on CPU 0 keeps every enclave
+ * CPU busy with a new task: as soon as a CPU's last shot task has started (COS_MSG_TASK_RUNNING,
+ * asked for with COS_LORD_F_RUNNING_MSGS), it shoots the longest-waiting task there, which
+ * preempts the one running.  Each mode runs for --seconds, counted from when every task has come
+ * under the lord:
  *
  *   ioctl-1     one COS_IOC_SHOOT per CPU
  *   ioctl-mask  once every CPU's last task has started, one COS_IOC_SHOOT for all of them
@@ -19,9 +19,8 @@
  * Per mode: shoots placed per second (status OK), tasks started per second (RUNNING messages),
  * commit calls per second, shoots per call, and the lord's time in the commit call per shoot
  * placed (what batching saves).  The rate is bounded by how fast the target CPUs start the tasks
- * (each CPU waits for its RUNNING message; a mask waits for the slowest of them), the call time
- * by the lord alone.  The first output line names the enclave.  --csv FILE writes one row per
- * mode.  A benchmark: it asserts nothing about time.
+ * (a mask waits for the slowest), the call time by the lord alone.  The first output line names
+ * the enclave.  --csv FILE writes one row per mode.  A benchmark: it asserts nothing about time.
  */
 #include <errno.h>
 #include <getopt.h>

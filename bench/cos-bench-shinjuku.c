@@ -2,17 +2,17 @@
 /*
  * cos-bench-shinjuku.c — Shinjuku tail latency: an open-loop RocksDB request server with a
  * dispersive mix (by default 99.5 % short GETs, 0.5 % long SCANs), as in the Shinjuku paper
- * (NSDI '19) and ghOSt's Shinjuku experiments.
+ * (NSDI '19) and ghOSt's Shinjuku experiments.  See docs/performance.md.
  *
  * The generator thread (on CPU 0) makes requests at Poisson arrival times for --seconds and hands
  * each to an idle worker, or queues it in a FIFO when every worker is busy.  --workers W threads
- * (default: one per enclave CPU) on the enclave, CPUs 1..N-1 of N online CPUs (every CPU but
- * CPU 0), serve them from one RocksDB database (a GET of --get-keys random keys, or a SCAN
- * of --scan-keys consecutive keys from a random one) and take the next queued request when
- * done.  With one worker per CPU a SCAN holds its CPU until done; with many workers the
- * scheduler decides who runs (time-sharing under the default scheduler; under cos-shinjuku with
- * --sched-ext the workers are COS tasks, preempted after the lord's slice, and with --hints each
- * worker publishes its request's class: 1 for a GET, 3 for a SCAN, and 1 while it sleeps).
+ * (default: one per enclave CPU) on the enclave (every CPU but CPU 0) serve them from one
+ * RocksDB database (a GET of --get-keys random keys, or a SCAN of --scan-keys consecutive keys
+ * from a random one) and take the next queued request when done.  With one worker per CPU a
+ * SCAN holds its CPU until done; with many workers the scheduler decides who runs (time-sharing
+ * under the default scheduler; under cos-shinjuku with --sched-ext the workers are COS tasks,
+ * preempted after the lord's slice, and with --hints each worker publishes its request's class:
+ * 1 for a GET, 3 for a SCAN, and 1 while it sleeps).
  *
  * Latency = completion - the request's scheduled arrival (so a late generator counts against the
  * server, not for it).  Output: one line with the enclave, the achieved throughput, how busy the
@@ -479,7 +479,7 @@ int main(int argc, char **argv)
 		g.nworkers = g.enclave;	/* one per enclave CPU */
 	/*
 	 * Keep freed memory in the process: glibc would otherwise give arena tops back and fault
-	 * them in again, so the workers queue on mmap_lock (seen in a perf profile of this server).
+	 * them in again, and the workers would queue on mmap_lock.
 	 */
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);

@@ -7,7 +7,7 @@
  * measured as a COS task (`cosctl run -- cos-bench-wakeup …`) as well as under the default
  * scheduler.  Per round: p50/p99/max; at the end the per-round P99 statistic (mean, median,
  * standard deviation of the rounds' P99s).  --csv FILE keeps every sample.  A benchmark: it
- * asserts nothing about time.
+ * asserts nothing about time.  See docs/performance.md.
  */
 #include <errno.h>
 #include <getopt.h>

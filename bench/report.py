@@ -3,10 +3,10 @@
 
 Reads what bench/run wrote (delegation/rep*/delegation-<phase>-<hogs>hogs.csv, lord.csv,
 overhead.csv, shinjuku/runs.csv and one CSV per run, wakeup/<scheduler>.csv, apps/apps.csv,
-bandwidth/bandwidth.csv,
-meta.json). Every number is a comparison within one boot: cos against the default scheduler, as a
-ratio; a statistic repeated over repetitions is reported as the median across them. Plots need
-matplotlib (in the build tree); without it the summary and report still come.
+bandwidth/bandwidth.csv, meta.json). Every number is a comparison within one boot: cos against
+the default scheduler, as a ratio; a statistic repeated over repetitions is reported as the
+median across them. Plots need matplotlib (in the build tree); without it the summary and report
+still come. See docs/performance.md.
 """
 import csv
 import glob

@@ -7,6 +7,8 @@
  * on failure.  cos_strerror() turns that errno into a sentence that says what to do about it;
  * for the most recent failure of the calling thread it carries the details (which file, what the
  * kernel said).  No call prints anything.  The ABI types come from <linux/cos.h>.
+ *
+ * An installed public header: see docs/writing-a-policy.md.
  */
 #ifndef COS_H
 #define COS_H
@@ -260,7 +262,7 @@ struct cos_lord_opts {
  * status table, shoot area and control page.  The shim must be attached.
  * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if another lord holds CPUs; -ENXIO if the shim
  * is not attached; -EOPNOTSUPP if this kernel cannot run lords (see COS_SHIM_CAP_FAIR_DSQ in
- * kmod/cos_shim_intf.h); -EINVAL for bad options; -ENODEV without cos.ko; see cos_strerror().
+ * shim/cos_shim_intf.h); -EINVAL for bad options; -ENODEV without cos.ko; see cos_strerror().
  */
 int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_opts *opts);
 

@@ -1,32 +1,25 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * hint.c — app hints: a task publishes a small record (class, priority, "in a critical section",
- * deadline) in a page of its own, and the lord reads it with plain loads (no system call on
- * either side once set up).  The successor of COS's epistles and ghOSt's PrioTable.
+ * hint.c — app hints: a task publishes a small record (class, priority, critical section,
+ * deadline) in a page of its own; the lord reads it with plain loads, no system call on either
+ * side once set up.  See docs/abi.md, "App hint pages", and docs/writing-a-policy.md, "App hints".
  *
- * The app's side.  A process keeps one hint table: a memfd named COS_HINT_MEMFD_NAME, sealed at
- * its full size (COS_HINT_PAGES pages, sparse) so that nobody can shrink it under a reader.  Page 0
- * is a header; each thread that calls cos_hint_self() claims one of the other pages (its tid in
- * the record says whose it is) and gives it back when it exits.  A child after fork() drops the
- * parent's table (pthread_atfork) and makes one of its own at its first cos_hint_self().
+ * The app's side: one hint table per process, a memfd named COS_HINT_MEMFD_NAME, sealed at its
+ * full size so that it cannot shrink under a reader.  Page 0 is a header; each thread claims
+ * another page (its tid marks it) and gives it back at exit.  A child after fork() drops the
+ * parent's table (pthread_atfork) and makes its own.
  *
- * The lord's side.  For a task, the lord reads its process once (the Tgid in /proc/<tid>/status
- * and the process's start time, so that a reused pid is not taken for the same process), finds
- * the table among /proc/<tgid>/fd (the memfd's name), checks the header and the seals, maps it
- * read-only and looks for the page whose tid is the task's.  A process without a table is looked
- * at again at most every COS_HINT_RETRY_NS; a task without a record costs a scan of its process's
- * mapped table; a found record is read with a seqcount-checked copy of 64 bytes.  Opening another
- * process's fd needs ptrace access to it (root, or CAP_SYS_PTRACE).
+ * The lord's side: it names a task's process by tgid and start time (pids are reused), finds
+ * the table among /proc/<tgid>/fd, checks header and seals and maps it read-only.  Opening
+ * another process's fd needs ptrace access (root, or CAP_SYS_PTRACE).
  *
- * A container's class.  A task that publishes no record of its own gets the class its cgroup
- * (v2) carries in the xattr COS_HINT_CGROUP_XATTR, if any: cos-oci-hook writes it for a container
- * annotated io.cos.class.  Read once per task, at its first lookup without a record (a task that
- * moves to another cgroup keeps the first one's class).  Only root can write trusted.* xattrs, so
- * a container cannot give itself a class.
+ * A task without a record gets its cgroup's class (xattr COS_HINT_CGROUP_XATTR, written by
+ * cos-oci-hook), read once per task: one that moves keeps its first cgroup's class.  Only root
+ * can write trusted.* xattrs, so a container cannot give itself a class.
  *
- * Ordering: the writer makes seq odd, fences (release), writes the fields, and makes seq even
+ * Ordering: the writer makes seq odd, fences (release), writes the fields and makes seq even
  * with a release store; the reader loads seq (acquire), copies, fences (acquire), reloads seq and
- * retries if it changed or was odd — the same contract as the kernel's status table.
+ * retries if it changed or was odd — the contract of the kernel's status table.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -569,7 +562,7 @@ int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
 		return -EINVAL;
 	ht = &c->tasks[slot];
 	if (!ht->rec) {
-		/* cheap unless the process's table must be opened (at most every 50 ms) */
+		/* cheap unless the process's table must be opened (at most every COS_HINT_RETRY_NS) */
 		err = hint_lookup(c, ht, tid, now);
 		if (err == -ENOSPC || err == -ESRCH)
 			return err;

@@ -6,6 +6,7 @@
  * Memory ordering (the contract is in uapi/linux/cos.h): a ring message is valid once its seq,
  * read with an acquire load, equals the next expected number; consumed is published with a
  * release store; status entries are read under their seqcount.
+ * See docs/design.md, "The lord's life", and docs/abi.md.
  */
 #include <errno.h>
 #include <sched.h>

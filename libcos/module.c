@@ -15,8 +15,8 @@
 #include "internal.h"
 
 /*
- * libkmod logs every failed call to stderr; unloading retries EAGAIN for seconds, which made
- * one line per try.  Our own message says what failed and what to do: keep libkmod quiet.
+ * libkmod logs every failed call to stderr, and an unload retries EAGAIN, one line per try.
+ * Our own message says what failed and what to do: keep libkmod quiet.
  */
 static void module_log_quiet(void *data, int priority, const char *file, int line,
 			     const char *fn, const char *format, va_list args)
@@ -64,7 +64,7 @@ COS_EXPORT int cos_module_load(const char *path, const char *params)
 		if (err || !list) {
 			err = cos_fail(-ENOENT, "cos.ko is not installed for the running kernel %s "
 				       "(nothing named cos in /lib/modules/%s): install it with "
-				       "'dkms install cos/<version>' (README, Install), or name the "
+				       "'dkms install cos/<version>' (docs/operating.md), or name the "
 				       "file, e.g. 'cosctl load --path build/<kernel>/kmod/cos.ko'", u.release, u.release);
 			goto out;
 		}

@@ -2,29 +2,23 @@
 /*
  * sched.c — the policy framework: cos_sched_run() turns the lord's messages into policy
  * callbacks, commits the policy's placements and keeps the per-task and per-CPU books.
+ * See docs/writing-a-policy.md, "The framework".
  *
  * Books.  tasks[slot] mirrors the kernel's task table as far as the messages told (identity =
  * slot + generation); cpu_task[cpu] is the task running or placed on a CPU, latched[cpu] the
- * tasks latched behind it (cos_sched_latch(), in the kernel's order).  A CPU becomes free on
- * the next message about its task that says it left (blocked, preempted, yielded, dead, shot
- * failed or stale), or passes to the first latched task, which the kernel starts there next
- * (a latched task runs after any task placed there without the latch, as in the kernel).  A
- * CPU's task that a kthread preempted and the kernel latched back (PREEMPTED with
- * COS_PREEMPT_F_LATCHED) stays that CPU's task, QUEUED, until it runs again (resuming[cpu]); a
- * task placed there meanwhile runs first and the kernel keeps it latched first, with no message
- * about it: the books move it to the head of latched[cpu] (otherwise it would wait there, never
- * placed again, until the starvation rule declared the lord stalled).  A
- * message with a newer generation than the slot's means the framework missed the slot's reuse
- * (only after an overflow): the old task is reported dead, the new one new.  One with an older
- * generation is ignored.
+ * tasks latched behind it, in the kernel's order.  A CPU becomes free on the next message that
+ * says its task left, or passes to the first latched task.  A task a kthread preempted and the
+ * kernel latched back (COS_PREEMPT_F_LATCHED) stays its CPU's task, QUEUED (resuming[cpu]); a
+ * task placed there meanwhile runs first and the kernel keeps the other latched first, with no
+ * message: the books move it to the head of latched[cpu], or it would never be placed again.
+ * A message with a newer generation than the slot's means a reuse was missed (only after an
+ * overflow): the old task is reported dead, the new one new.  An older generation is ignored.
  *
- * Resync (OVERFLOW or LORD_STALL): every known task is reported dead to the policy, the books
- * are cleared, and the status table is read back: each live task is reported new, and runnable
- * if it waits for the lord.  Policies need no resync code of their own.
+ * Resync (OVERFLOW or LORD_STALL): every known task is reported dead, the books are cleared,
+ * and the status table is read back.  Policies need no resync code of their own.
  *
- * The kernel side is reached through struct cos_backend (internal.h): the real one
- * (sched_lord.c) wraps cos_lord_*; the unit tests drive the framework from a recorded trace
- * through a fake one.
+ * The kernel is reached through struct cos_backend (internal.h): the real one (sched_lord.c)
+ * wraps cos_lord_*; the unit tests replay a recorded trace through a fake one.
  */
 #include <errno.h>
 #include <sched.h>
@@ -642,11 +636,10 @@ static void signals_restore(struct cos_sched *s)
 }
 
 /*
- * How long an idle lord blocks.  The tick only while a task waits for a CPU (or is latched behind
- * one): a policy preempts or
- * places only for a waiting task, and a task that becomes runnable posts a message, which ends
- * the wait at once.  Otherwise at most COS_SCHED_IDLE_NS (the statistics tick), so that an idle
- * lord with a 10 us tick costs ~0 % of its CPU instead of waking 100,000 times a second.
+ * How long an idle lord blocks.  The tick only while a task waits for a CPU (or is latched
+ * behind one): a policy places or preempts only for a waiting task, and a task that becomes
+ * runnable posts a message, which ends the wait at once.  Otherwise at most COS_SCHED_IDLE_NS
+ * (the statistics tick), so that an idle lord with a short tick does not wake at its rate.
  */
 #define COS_SCHED_IDLE_NS	100000000ull
 

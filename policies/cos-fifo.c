@@ -1,23 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cos-fifo.c — the FIFO lord (COS's fifo lord): runnable COS tasks run in arrival order on the
- * enclave's CPUs, each until it blocks, yields or is preempted (run to block), or for --slice-us.
- * One global queue by default; --per-cpu keeps a queue per CPU (a task returns to the CPU it
- * last ran on, idle CPUs steal from the longest queue).
+ * cos-fifo.c — the FIFO lord: runnable COS tasks run in arrival order on the enclave's CPUs,
+ * each until it blocks, yields or is preempted, or for --slice-us.  One global queue by default;
+ * --per-cpu keeps a queue per CPU (a task returns to its last CPU, idle CPUs steal from the
+ * longest queue).  See docs/writing-a-policy.md.
  *
  * Wake rule COS_WAKE_IDLE (unless --no-wake-rules): while no task waits, a waking task starts at
- * once on a free enclave CPU (an idle one first, the one it last ran on first), without a round
- * trip to the lord.
- * That is what this lord would do with it anyway (the first free CPU for the queue's head), and
- * the kernel applies it only while nobody waits, so arrival order is kept; the kernel gives it
- * the --slice-us slice, as a shoot would.
+ * once on a free enclave CPU, without a round trip to the lord.  This lord would do the same, and
+ * the kernel applies the rule only while nobody waits, so arrival order is kept.
  *
- * Latch (--latch N): while tasks wait and every CPU is busy, up to N of them are latched behind
- * each CPU's task (COS_SHOOT_F_LATCH, one more per CPU per step): when that task blocks or ends
- * its slice the CPU starts the next one itself, with no round trip to the lord.  The price is
- * that a latched task is bound to its CPU: behind a task that runs to block it may wait while
- * another CPU frees up, so an idle CPU with an empty queue takes the oldest latched task of the
- * CPU with the longest latch.  Arrival order holds per CPU, not across CPUs.  Off by default.
+ * Latch (--latch N, off by default): while tasks wait and every CPU is busy, up to N of them are
+ * latched behind each CPU's task, which the CPU starts itself when its task blocks or ends its
+ * slice.  A latched task is bound to its CPU, so an idle CPU with an empty queue takes the
+ * oldest latched task of the CPU with the longest latch.  Arrival order holds per CPU only.
  *
  * Put workloads under it with `cosctl run -- CMD` (their threads become SCHED_EXT tasks).
  */

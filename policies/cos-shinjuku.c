@@ -1,38 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cos-shinjuku.c — the Shinjuku lord (ghOSt's Shinjuku policy, COS's shinjuku lord): a
- * centralized preemptive multi-level FIFO over the enclave.  Tasks wait in one FIFO per request
- * class; class 1 runs before class 2 before class 3 ...  A task runs until it blocks; the lord
- * preempts it (by shooting a waiting task to its CPU, it goes to the back of its class's queue)
- * when a task of a more urgent class waits, or when it has held the CPU longer than the slice
- * while a task of its own class waits.  Short requests thus never wait behind long ones for more
- * than a slice (Shinjuku, NSDI '19).
+ * cos-shinjuku.c — the Shinjuku lord: a centralized preemptive multi-level FIFO over the
+ * enclave, one FIFO per request class, class 1 first.  A task runs until it blocks; the lord
+ * preempts it (to the back of its class's queue) when a more urgent class waits, or when it is
+ * over the slice while its own class waits, so short requests never wait behind long ones for
+ * more than a slice.  See docs/writing-a-policy.md.
  *
- * Classes come from the app hints (cos_hint_set(): hint_class, 1 = most urgent); a task that gives
- * none is of the default class.  A task whose hint says it is in a critical section is not
- * preempted (it would hold its lock while it waits), and if the kernel took its CPU (or it
- * woke up) while in the section it is placed first, ahead of every class.  It makes room at the
- * next schedule step after it leaves the section.
+ * Classes come from the app hints (hint_class, 1 = most urgent; none: the default class).  A
+ * task in a critical section is not preempted (it would hold its lock while it waits), and one
+ * the kernel took off its CPU, or that woke up, in a section is placed first of all.
  *
- * Preemption is the lord's decision, not a kernel slice: a task that exceeded the slice keeps
- * its CPU while nobody of its class or a more urgent one waits.  The tick (a quarter slice)
- * finds the tasks over their slice; it runs only while a task waits (nothing to preempt for
- * otherwise), so an idle lord sleeps.
+ * Preemption is the lord's decision, not a kernel slice.  The tick (a quarter slice) finds the
+ * tasks over their slice; it runs only while a task waits or is latched, so an idle lord sleeps.
  *
- * Wake rule COS_WAKE_IDLE (unless --no-wake-rules): while no task waits, a waking task starts at
- * once on a free enclave CPU (an idle one first, the one it last ran on first), with no kernel
- * slice.  This lord gives free CPUs to waiting tasks first and would give one to that task at
- * once too, whatever its class; the class matters only when tasks wait, and then the kernel
- * leaves every waking task to the lord.  Its slice is counted from when the kernel started it
- * (the message's time).
+ * Wake rule COS_WAKE_IDLE (unless --no-wake-rules), with no kernel slice: the lord would give a
+ * free CPU to that task at once too, and class matters only when tasks wait, when the kernel
+ * leaves every waking task to the lord.  Its slice counts from the message's time.
  *
- * Latch (--latch N, default 1): while tasks still wait after both passes, the most urgent of
- * them is latched behind each busy CPU's task (COS_SHOOT_F_LATCH, up to N per CPU): when that
- * task blocks, the CPU starts the latched one itself, with no round trip to the lord.  A latched
- * task keeps its class order: the preemption pass, when a CPU's task must make room (over its
- * slice, or less urgent), starts that CPU's first latched task if it is at least as urgent as
- * any waiting one (a plain shoot of the latched task), and a more urgent task that arrives
- * later still preempts at once.  The tick runs while tasks are latched, as while they wait.
+ * Latch (--latch N, default 1): while tasks still wait after both passes, the most urgent is
+ * latched behind each busy CPU's task.  Class order holds: when a CPU's task must make room, the
+ * preemption pass starts that CPU's first latched task if it is as urgent as any waiting one,
+ * and a more urgent task that arrives later still preempts at once.
  */
 #include <stdlib.h>
 

@@ -3,8 +3,8 @@
  * lord_main.h — what every policy program shares: the common options (--cpus, --lord-cpu,
  * --stall-ms, --starve-ms, --stats, --no-shim, --no-wake-rules, --help), the shim, the wake
  * rules the policy asks for, and the lord's life (create, run until Ctrl-C, statistics, give the
- * CPUs back).  A policy program fills struct lord_main
- * and calls lord_main() from main().
+ * CPUs back).  A policy program fills struct lord_main and calls lord_main() from main().
+ * See docs/writing-a-policy.md.
  */
 #ifndef POLICIES_LORD_MAIN_H
 #define POLICIES_LORD_MAIN_H

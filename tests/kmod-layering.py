@@ -3,9 +3,11 @@
 only to functions and variables of the files listed before it (no call loop between files).
 
 The order is read from cos_internal.h's comment ("The files, bottom up"), the definitions from
-the files themselves (non-static functions and variables at file scope), the references from
-their code with comments removed.  Prints each reference against the order and exits 1 if there
-is one.  Run by `make test` (docs/testing.md).
+the files themselves (non-static functions and variables at file scope, DEFINE_*() ones such as
+a lock included), the references from their code with comments removed.  Also checks that each
+function cos_internal.h declares under a "/* cos_<file>.c..." heading is defined in that file,
+so the header's sections say where things are.  Prints each finding and exits 1 if there is
+one.  Run by `make test` (docs/testing.md).
 
     tests/kmod-layering.py [KMOD_DIR]      (default: kmod/ beside this script's parent)
 """
@@ -35,6 +37,9 @@ for f in order:
     # functions: a definition starts at column 0, is not static, and its body follows
     for m in re.finditer(r'^(?!static)[A-Za-z_][^;{}()]*?\b(cos_\w+)\([^;{]*\)\s*\{', src, re.M):
         owner.setdefault(m.group(1), f)
+    # DEFINE_RAW_SPINLOCK(cos_lock) and the like, not static
+    for m in re.finditer(r'^DEFINE_\w+\((cos_\w+)', src, re.M):
+        owner.setdefault(m.group(1), f)
     # variables: file-scope, not static, not extern
     for m in re.finditer(r'^(?!static|extern)[A-Za-z_][\w \t*]*?\b(cos_\w+)\s*(?:\[[^\]]*\])?\s*(?:=[^;]*)?;',
                          src, re.M):
@@ -47,6 +52,23 @@ for i, f in enumerate(order):
         if g != f and re.search(r'\b%s\b' % re.escape(name), src) and order.index(g) > i:
             print('kmod-layering: %s uses %s of %s, which comes after it' % (f, name, g))
             bad = 1
+# The header's per-file sections: each prototype is defined in the file its heading names.
+# A heading is a comment whose text starts with a file name ("/* cos_task.c: ...").
+section = None
+for m in re.finditer(r'/\*(.*?)\*/|^(?!static|extern|#)[A-Za-z_][\w \t*]*?\b(cos_\w+)\(',
+                     header, re.S | re.M):
+    if m.group(1) is not None:
+        h = re.match(r'[\s*]*(cos_\w+\.c)\b', m.group(1))
+        if h:
+            section = h.group(1)
+        continue
+    name = m.group(2)
+    if section and owner.get(name) != section:
+        print('kmod-layering: cos_internal.h declares %s under %s, but %s'
+              % (name, section, '%s defines it' % owner[name] if name in owner else
+                 'no file defines it'))
+        bad = 1
+
 if not bad:
     print('kmod-layering: %s: ok (%d definitions)' % (' <- '.join(order), len(owner)))
 sys.exit(bad)

@@ -1,33 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cos-oci-hook.c — the OCI runtime hook: puts an annotated container under the running cos lord.
+ * See docs/operating.md, "Containers: the OCI runtime hook".
  *
- * A container runtime (crun, runc, podman, CRI-O) runs the hook at the createRuntime stage with
- * the container's state JSON on stdin.  createRuntime, not prestart: it is the stage the runtime
- * spec keeps (prestart is deprecated), it runs in the runtime's namespaces (so the pid in the
- * state is a pid we can use and /sys/fs/cgroup is the host's), and it runs after the container's
- * first process exists but before it executes the container's program: every task the container
- * ever runs is a COS task from its first instruction, and nothing has forked yet to be missed.
+ * The runtime runs it at createRuntime with the container's state JSON on stdin: in the
+ * runtime's namespaces (the pid is usable, /sys/fs/cgroup is the host's), after the container's
+ * first process exists and before it runs the container's program, so every task of the
+ * container is a COS task from its first instruction.  (prestart is deprecated.)
  *
  * The annotations (all values are strings):
  *   io.cos.policy=<name>    required to do anything: the lord policy the container wants.  A lord
  *                           must be running and its program be <name> or cos-<name>.
- *   io.cos.class=<N>        optional: the container's class for the lord (1..1000000; for
- *                           cos-shinjuku 1 is the most urgent).  Written as the cgroup xattr
- *                           trusted.cos.class, which libcos's hint reader gives the lord for
- *                           every task of the cgroup that publishes no hint of its own.
+ *   io.cos.class=<N>        optional: the container's class for the lord (1..1000000), written as
+ *                           the cgroup xattr trusted.cos.class (see libcos/hint.c).
  *   io.cos.enclave=<cpus>   optional: a CPU list ("1-3,5") the container's tasks are limited to.
  * Without io.cos.policy the hook does nothing (another io.cos.* annotation alone is an error).
  *
- * Safety: the state comes from the runtime, the annotations from whoever wrote the container's
- * config, so every field is checked before any task is touched: unknown io.cos.* keys, malformed
- * values, a pid that is 1, ours, our parent's or not alive, a process in the root cgroup or in
- * ours (the runtime's), a lord that is not the one asked for — each is an error, with nothing
- * changed.  Then the class xattr on the container's cgroup, and, task by task, the affinity and
- * SCHED_EXT, on the container's process tree only (the threads of the pid and of its
- * descendants, found through /proc/<pid>/task/<tid>/children until a pass finds no new one).
- * No shell and no other program is run.  Exit status: 0 done (or nothing to do), 1 error (the
- * runtime then fails the container's creation), 2 bad usage.
+ * Safety: every field is checked before any task is touched (unknown io.cos.* keys, bad values,
+ * a pid that is 1, ours, our parent's or dead, a process in the root cgroup or ours, the wrong
+ * lord: an error, nothing changed).  Then the class xattr, and, task by task over the
+ * container's process tree only, the affinity and SCHED_EXT.  No other program is run.
+ * Exit status: 0 done (or nothing to do), 1 error (the runtime fails the container), 2 usage.
  */
 #include <ctype.h>
 #include <dirent.h>

@@ -2,7 +2,7 @@
 /*
  * cosctl.c — the cos command line: status of the module and the shim, the COS tasks, the
  * bandwidth groups (list, set a rate), load/unload the module, attach/detach the shim, run a
- * command as COS tasks.
+ * command as COS tasks.  See docs/operating.md, "cosctl".
  */
 #include <errno.h>
 #include <getopt.h>

@@ -1,4 +1,5 @@
 // guest.h — helpers for the in-guest tests (run as root inside the QEMU guest, cos.ko loaded).
+// See docs/testing.md.
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
@@ -53,11 +54,11 @@ inline std::string env(const char *name)
 
 /*
  * How many times slower than a stock kernel this guest's kernel runs the suite: COS_TEST_TIME_SCALE
- * when set (1-100), else 10 on the debug kernel (release "*-cos-debug": lockdep and KASAN make
- * the scheduling paths about 10x slower), else 1.  It scales the lord limits a test sets for a
- * lord that must NOT be declared stalled or starved (limit_ms below): a rule meant to catch a
- * stuck lord must not fire on a healthy one that the kernel's own checks slow down.  Tests that
- * stop a lord on purpose keep their short limits: there the rule must fire.
+ * when set (1-100), else 10 on the debug kernel (release "*-cos-debug": lockdep and KASAN slow
+ * the scheduling paths), else 1.  It scales the limits of a lord that must NOT be declared
+ * stalled or starved (limit_ms below): a rule meant to catch a stuck lord must not fire on a
+ * healthy one that the kernel's own checks slow down.  Tests that stop a lord on purpose keep
+ * their short limits: there the rule must fire.  See docs/testing.md, "The debug kernel".
  */
 inline unsigned time_scale()
 {
@@ -241,8 +242,8 @@ template <typename T> void shared_delete(T *p)
 }
 
 /*
- * Can a lord register now (shim attached with its own fair DSQ)?  If not — Debian 7.2.12, see
- * COS_SHIM_CAP_FAIR_DSQ (kmod/cos_shim_intf.h) — check that registration is refused as
+ * Can a lord register now (shim attached with its own fair DSQ)?  If not (Debian's 7.2.12, see
+ * COS_SHIM_CAP_FAIR_DSQ in shim/cos_shim_intf.h), check that registration is refused as
  * documented and skip the rest.
  */
 #define REQUIRE_LORD_SUPPORT()								\

@@ -4,6 +4,7 @@
 // asks the kernel to start waking tasks itself (cos_lord_set_wake_rules) and books the tasks
 // the kernel placed (COS_MSG_TASK_PLACED) on their CPUs.  A task of a throttled bandwidth group
 // (COS_MSG_TASK_THROTTLED) waits until its group's COS_MSG_GROUP_UNTHROTTLED.
+// See docs/testing.md.
 #pragma once
 
 #include <algorithm>

@@ -10,6 +10,7 @@
  * scheduler they implement is still the one attached.
  *
  * What the kfuncs answered is left in the global `rogue` for the test to read.
+ * See docs/testing.md.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

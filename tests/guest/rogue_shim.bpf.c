@@ -10,7 +10,7 @@
  *   ROGUE_UNNAMED  the genuine call from a program not named "cos_*"
  *   none of these  the task sched_ext gave ops.enqueue: the genuine use, which must load
  *
- * The test only loads it (the verifier's verdict); it never attaches.
+ * The test only loads it (the verifier's verdict); it never attaches.  See docs/testing.md.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

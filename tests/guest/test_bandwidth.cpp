@@ -1,11 +1,11 @@
-// test_bandwidth.cpp — cgroup v2 cpu.max and cpu.weight under the shim (kmod/cos_group.c, the
-// shim's section F): fair tasks are capped, nested limits hold, weights split the CPUs, groups
-// come and go by the thousand, and everything runs again when the limit or the shim goes.
+// test_bandwidth.cpp — cgroup v2 cpu.max and cpu.weight under the shim (kmod/cos_group.c and
+// the shim's bandwidth part): fair tasks are capped, nested limits hold, weights split the CPUs,
+// groups come and go by the thousand, and everything runs again when the limit or the shim goes.
+// See docs/testing.md.
 //
-// Rates come from the cgroups' own cpu.stat usage_usec.  The tolerances are loose on purpose
-// (a test checks behaviour; `make bench BENCH=bandwidth` reports accuracy): a capped group must
-// land within 20 % of its cap, far from what it uses uncapped.  Weights 1:2:4 are held to the
-// issue's 10 %: the shim's shares hit them within 0.5 % (a flat product of weights missed by 25 %).
+// Rates come from the cgroups' own cpu.stat usage_usec.  The tolerances are loose on purpose:
+// a test checks behaviour, `make bench BENCH=bandwidth` reports accuracy.  A capped group must
+// land within 20 % of its cap, far from what it uses uncapped; weights 1:2:4 within 10 %.
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
@@ -166,7 +166,7 @@ uint64_t cgroup_id(const std::string &path)
 }
 
 /* Does the attached shim enforce cpu.max (COS_FEAT_BANDWIDTH)?  Not where the kernel's BTF
- * hides scx_bpf_create_dsq (Debian 7.2.12): the groups are tracked there, not enforced. */
+ * hides scx_bpf_create_dsq (Debian's 7.2.12): the groups are tracked there, not enforced. */
 bool shim_enforces()
 {
 	int fd = open(COS_DEVICE_PATH, O_RDONLY);
@@ -180,7 +180,7 @@ bool shim_enforces()
 
 int nr_cpus() { return (int)std::thread::hardware_concurrency(); }
 
-/* Skip the test where the attached shim enforces nothing (Debian 7.2.12: no scx_bpf_create_dsq,
+/* Skip the test where the attached shim enforces nothing (Debian's 7.2.12: no scx_bpf_create_dsq,
  * so no queue of its own per group and no vtime fair queue either). */
 #define SKIP_UNLESS_ENFORCED()								\
 	do {										\
@@ -351,7 +351,7 @@ TEST_CASE("cpu.weight 100:200:400 splits busy CPUs about 1:2:4", "[bandwidth][we
 	double total = r[0] + r[1] + r[2];
 	CAPTURE(r[0], r[1], r[2], total);
 	CHECK(total > n * 0.8);
-	/* the issue's +-10 %: measured within 0.5 % on 7.3.4 (shares, kmod/cos_group.c) */
+	/* within +-10 % (the shares of kmod/cos_group.c) */
 	CHECK(r[1] / r[0] > 2 * 0.9);
 	CHECK(r[1] / r[0] < 2 * 1.1);
 	CHECK(r[2] / r[0] > 4 * 0.9);
@@ -434,8 +434,7 @@ TEST_CASE("a task that stops gives its group back the budget its CPU reserved an
 	/* Each CPU reserves up to 5 ms of the budget when a task of the group starts there; five
 	 * tasks that run 1 ms each and exit must leave the budget down by what they ran, not by
 	 * five reservations.  A 1 s period (cpu.max's longest), and a try that crosses its end
-	 * does not count: few tasks and many tries, for slow hosts (a debug kernel under load
-	 * needed over 0.9 s for ten). */
+	 * does not count: few tasks and many tries, for slow hosts. */
 	auto group = [&](long long *quota, long long *runtime, long long *usage) {
 		int fd = cos_open(), err;
 		struct cos_group_info *g = nullptr;

@@ -3,7 +3,7 @@
 // scheduler as it found it; the Shinjuku server serves every request as COS tasks under
 // cos-shinjuku with hints; every tool explains itself and refuses bad usage.  The benchmarks'
 // enclave is every online CPU but CPU 0, so nothing here assumes a CPU count.  No timing is
-// asserted: that is the benchmarks' job.
+// asserted: that is the benchmarks' job.  See docs/testing.md and docs/performance.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <fstream>

@@ -1,5 +1,6 @@
 // test_device.cpp — /dev/cos: node, permissions, COS_IOC_GET_INFO and COS_IOC_GET_TASKS and their
 // error paths.
+// See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>

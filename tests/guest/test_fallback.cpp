@@ -1,6 +1,6 @@
 // test_fallback.cpp — safety: a killed lord hands its tasks to the fair policy at once, a stopped
 // lord is declared stalled and gets control back when it catches up, and a full ring is reported
-// (OVERFLOW) and recovered from the status table without losing a task.
+// (OVERFLOW) and recovered from the status table without losing a task.  See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
@@ -189,7 +189,7 @@ TEST_CASE("a lord killed with SIGKILL while 250 tasks wait for it: every one run
 	uint64_t killed = now_ns();
 	delete lord;					/* SIGKILL */
 	REQUIRE(w.wait_exit() == 0);			/* all of them finish */
-	/* a measurement, not a check: README (Fallback) reports it */
+	/* a measurement, not a check: docs/performance.md reports it */
 	std::cerr << "after SIGKILL of the lord, " << N << " waiting tasks first ran after (us): "
 		  << w.first_runs_since(killed) << "\n";
 	CHECK(sched_ext_state() == "enabled");
@@ -301,7 +301,7 @@ TEST_CASE("ring overflow: OVERFLOW is posted, the lord resyncs, no task is lost"
 		 * The first 100 threads are all created (as normal tasks) before any becomes a COS
 		 * task.  Creating a thread takes the process's mmap_lock; a COS task preempted while
 		 * it holds that lock (a page fault) waits for the paused lord, and so would the
-		 * creator: only the stall rule would end that (seen: a 10 s LORD_STALL).
+		 * creator: only the stall rule would end that.
 		 */
 		unpin_self();
 		std::vector<std::thread> ts;

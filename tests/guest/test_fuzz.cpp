@@ -2,6 +2,7 @@
 // pointers, flags, CPU masks, offsets, protections), in a child process, with the shim
 // attached.  Every call must return success or an errno; the kernel must stay clean (the
 // harness fails the run on any WARNING/BUG/Oops) and sched_ext must stay enabled.
+// See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <random>

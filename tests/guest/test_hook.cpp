@@ -2,6 +2,7 @@
 // with a clear error and no task touched; with crun (from Debian) and a busybox bundle, an
 // annotated container's processes are COS tasks of the running lord, with the class and CPUs it
 // asked for, while an unannotated one is left alone.
+// See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <fstream>

@@ -5,6 +5,7 @@
 // call (ops.enqueue passing the task it was given to cos_kf_enqueue) loads.  And the kfuncs act
 // only for the struct_ops map that attached as the shim: a look-alike scheduler whose programs
 // belong to two maps is ignored while attached, one with its own map is served.
+// See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <bpf/libbpf.h>

@@ -1,4 +1,5 @@
 // test_lord.cpp — the lord: registration, the FIFO lord end to end, preemption of a non-COS task.
+// See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
@@ -39,8 +40,8 @@ void spin_for(std::chrono::microseconds d)
 /*
  * Runs fn(i) in N threads of a forked child process and waits for it.  A lord must not schedule
  * threads of its own process: a thread waiting in custody may hold the process's mmap_lock, and
- * the lord blocks on it at its next page fault or malloc (seen in this very test, resolved only
- * by the stall fallback).  Results go through T, which lives in shared memory.
+ * the lord blocks on it at its next page fault or malloc.  Results go through T, which lives in
+ * shared memory.
  */
 template <typename T> struct Shared {
 	T *p = shared_new<T>();
@@ -67,9 +68,8 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
 	/*
-	 * stall_ms 1000: the emulated vCPUs of a loaded 2-core host pause for tens of ms.  The
-	 * starvation rule keeps its 1 s default (this test found the stall timer's clock race); both
-	 * are scaled on a slow kernel (guest::time_scale: the debug kernel's starved this lord).
+	 * stall_ms 1000: the emulated vCPUs of a loaded host pause for tens of ms.  The starvation
+	 * rule keeps its default; both are scaled on a slow kernel (guest::time_scale).
 	 */
 	auto info_now = [] {
 		cos_info i = {};

@@ -1,5 +1,5 @@
 // test_module.cpp — loading and unloading cos.ko, and how libcos and cosctl behave without it.
-// Leaves the module loaded, as the suite found it.
+// Leaves the module loaded, as the suite found it.  See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>

@@ -1,4 +1,5 @@
 // test_shim.cpp — the BPF shim: attach/detach, under load, refusals, and what it does to cos.ko.
+// See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
@@ -74,10 +75,9 @@ static void spin_then_sleep(std::atomic<bool> &stop, std::atomic<unsigned long> 
 }
 
 /*
- * Regression (found by CI): the shim charged a task "its slice - what is left", but the core may
- * refill a slice to its own, longer default; the charge underflowed and the task's vtime jumped
- * years ahead, starving it until the watchdog ejected the shim.  With that shim the [fairness]
- * tests failed 4 runs in 10 (3 watchdog ejections); the charge now comes from se.sum_exec_runtime.
+ * Regression: a charge of "its slice - what is left" underflows when the core refills a slice to
+ * its own, longer default, and the task's vtime jumps far ahead, starving it until the watchdog
+ * ejects the shim.  The charge comes from se.sum_exec_runtime.
  */
 TEST_CASE("a task that ran alone keeps getting CPU when load arrives", "[shim][fairness]")
 {
@@ -108,11 +108,10 @@ static std::pair<uint64_t, uint64_t> run_and_wait(pid_t tid)
 }
 
 /*
- * Regression: the shim asks for SCX_OPS_ENQ_LAST (a throttled task must leave a CPU that has
- * nothing else to run), and at each slice's end a lone task went back on its CPU's local DSQ
- * under ENQ_LAST.  Debian's 7.2.12 had already picked idle for that CPU and left it there until
- * the CPU's next wake-up: test_fuzz ran 4 s and waited 50 s.  libcos now asks for ENQ_LAST only
- * where bandwidth is enforced (7.3 runs such a task).
+ * Regression: under SCX_OPS_ENQ_LAST (for throttling) a lone task goes back on its CPU's local
+ * DSQ at each slice's end, and Debian's 7.2.12, which has already picked idle for that CPU,
+ * leaves it there until the CPU's next wake-up.  libcos asks for ENQ_LAST only where bandwidth
+ * is enforced (7.3 runs such a task).
  */
 TEST_CASE("a lone busy task is not left waiting on an idle CPU at its slices' ends", "[shim][fairness]")
 {
@@ -134,15 +133,15 @@ TEST_CASE("a lone busy task is not left waiting on an idle CPU at its slices' en
 	t.join();
 	CAPTURE(run1 - run0, wait1 - wait0);
 	CHECK(run1 - run0 > 0);
-	CHECK(wait1 - wait0 < (run1 - run0) / 4);	/* stranded, it waited 12x what it ran */
+	CHECK(wait1 - wait0 < (run1 - run0) / 4);	/* stranded, it waits far longer than it runs */
 	CHECK(sched_ext_state() == "enabled");
 }
 
 /*
- * A nice-19 task is charged ~100x its run time in virtual time; beside many busy tasks the
- * global clock advances slowly, so without a bound on how far ahead it may be it waited 15 s
- * for each turn beside 60 busy tasks (37 s beside 250: sched_ext's watchdog ejected the shim).
- * The lag bound (kmod/cos_shim.bpf.c, B) gives it a turn about every second.
+ * A nice-19 task is charged many times its run time in virtual time; beside many busy tasks the
+ * global clock advances slowly, so without a bound on how far ahead it may be it waits for
+ * seconds per turn, up to sched_ext's watchdog ejecting the shim.  The lag bound (the fair
+ * policy of shim/cos_shim.bpf.c) gives it a turn about every second.
  */
 TEST_CASE("a nice-19 task beside 60 busy tasks keeps getting turns", "[shim][fairness][nice]")
 {
@@ -166,7 +165,7 @@ TEST_CASE("a nice-19 task beside 60 busy tasks keeps getting turns", "[shim][fai
 		return std::min(n, 250);
 	});
 	CAPTURE(turns);
-	CHECK(turns >= 3);				/* before the bound: 0 or 1 in 10 s */
+	CHECK(turns >= 3);				/* without the bound: 0 or 1 */
 	CHECK(sched_ext_state() == "enabled");
 }
 

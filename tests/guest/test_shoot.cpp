@@ -1,6 +1,6 @@
 // test_shoot.cpp — COS_IOC_SHOOT validation (ioctl and io_uring): every bad request gets its
 // documented per-slot status or errno, the other slots of the same call still work, and sched_ext
-// is never ejected.
+// is never ejected.  See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <csignal>
@@ -63,11 +63,11 @@ struct Fixture {
 		std::this_thread::sleep_for(std::chrono::milliseconds(50));
 		drain();
 		/*
-		 * Thread 3 must not be running on its way to its read when a test writes to the pipe,
-		 * or it reads at once and exits without ever waiting for the lord (seen on the debug
-		 * kernel, 10x slower than the 50 ms above assumed): wait until it blocks on the pipe,
-		 * or waits for the lord (a task that became SCHED_EXT while running may be put in
-		 * custody at once; once shot it reads and exits, as the tests expect).
+		 * Thread 3 must not be on its way to its read when a test writes to the pipe, or it
+		 * reads at once and exits without ever waiting for the lord.  A slow kernel outlasts
+		 * any fixed sleep, so wait until it blocks on the pipe or waits for the lord (a task
+		 * that became SCHED_EXT while running may be put in custody at once; once shot it
+		 * reads and exits, as the tests expect).
 		 */
 		for (int i = 0; i < 5000 * (int)time_scale() && !parked(3); i++)
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -307,8 +307,8 @@ struct HoldDispatch {
 
 /*
  * One shim for every test of this file and every section (Catch2 re-runs a test case per
- * section; the shim goes at exit): each attach and detach costs ~2 s in the emulator and flips
- * static keys (README).
+ * section; the shim goes at exit): each attach and detach is slow in the emulator and flips
+ * static keys (docs/testing.md, "Known kernel and emulator quirks").
  */
 void file_shim()
 {
@@ -582,7 +582,7 @@ TEST_CASE("debugfs hold_dispatch: a CPU holds, -1 releases", "[shoot][pending]")
 		HoldDispatch hold(2);
 		CHECK(read_hold() == "2");
 	}
-	CHECK(read_hold() == "-1");	/* released (a write of -1 used to fail: the hold stayed) */
+	CHECK(read_hold() == "-1");	/* released: a write of -1 must not leave the hold */
 	CHECK_FALSE(HoldDispatch::set(4096));	/* no such CPU */
 	CHECK(read_hold() == "-1");
 }

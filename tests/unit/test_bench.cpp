@@ -1,5 +1,6 @@
 // test_bench.cpp — bench/bench.c, the library the cos-bench-* programs share: option values are
 // checked the same way, percentiles computed the same way, lists split the same way.
+// Host unit tests: see docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <cstdio>

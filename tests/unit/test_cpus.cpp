@@ -1,4 +1,5 @@
 // test_cpus.cpp — libcos's CPU lists: the one grammar every cos program accepts.
+// Host unit tests: see docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <sched.h>

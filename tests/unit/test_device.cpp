@@ -1,5 +1,6 @@
 // test_device.cpp — libcos's device calls against a file that knows none of cos's ioctls (the
 // answer of a cos.ko that predates a call): a clear -EOPNOTSUPP, nothing allocated.
+// Host unit tests: see docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <cerrno>

@@ -2,6 +2,7 @@
 // lord's cache finds it through /proc and reads consistent copies, a record follows its thread
 // (exit frees the page, a new thread reuses it), a forked child has a table of its own, and an
 // unsealed table (one that could shrink under the reader) is refused.
+// Host unit tests: see docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <atomic>

@@ -1,5 +1,6 @@
 // test_sched.cpp — the policy framework (libcos/sched.c) driven by a recorded event trace through
 // a fake backend, not the kernel: CPU books, failed-slot requeue, generation checks, resync.
+// Host unit tests: see docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
@@ -602,9 +603,9 @@ void p_schedule_none(cos_sched *) {}
 /*
  * The kernel latched a CPU's task back first (a kthread preempted it), then the lord placed
  * another task there before it ran again: the new one runs first and the kernel keeps the old
- * one latched first, with no message about it.  The books must say so; booked as "preempted, a
- * message follows", it was never placed again (cos-shinjuku: a task QUEUED in the kernel for
- * 1 s, the starvation rule declared the lord stalled).
+ * one latched first, with no message about it.  The books must say so: booked as "preempted, a
+ * message follows", it would never be placed again, and the starvation rule would declare the
+ * lord stalled.
  */
 TEST_CASE("a task placed where the kernel latched the CPU's task back leaves that one latched first", "[sched][latch]")
 {

@@ -1,4 +1,5 @@
 // test_status.cpp — libcos's status reader and error messages, against a fake sysfs tree.
+// Host unit tests: see docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <cerrno>

@@ -4,7 +4,7 @@
 # tree is the guest's root filesystem.  The cache lives outside the repository ($COS_CACHE,
 # default ~/.cache/cos) and is keyed by suite + package list + this file's recipe version, so a
 # change to any of them builds a new tree and an unchanged one is reused.  Kernels are added to a
-# tree on demand and recorded by a stamp per version (see tests/vm/kernel).
+# tree on demand and recorded by a stamp per version (see tests/vm/kernel).  See docs/testing.md.
 
 set -euo pipefail
 
@@ -28,8 +28,8 @@ COS_PACKAGES=(
 # it (tests/guest/install-test).  The sched_ext kernels' headers are added by tests/vm/kernel.
 
 # Taken from trixie-backports.  QEMU >= 11: multi-threaded TCG in 10.x (trixie) executes stale
-# int3 breakpoints while the guest kernel patches its text (sched_ext enable flips static keys):
-# "Oops: int3" in __schedule, seen in this harness under load.
+# int3 breakpoints while the guest kernel patches its text (sched_ext enable flips static keys),
+# an "Oops: int3" in __schedule (docs/testing.md, "Known kernel and emulator quirks").
 COS_BACKPORTS=(qemu-system-x86)
 
 cos_die() { echo "cos: $*" >&2; exit 1; }

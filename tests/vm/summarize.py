@@ -10,7 +10,7 @@ its run directory says of why: time, boot, last test, console lines, QEMU's vCPU
 "dirty-log" (bad kernel log lines: counts as one failed case).  Prints one line per NAME and a
 final "N passed, N failed" line; exits 1 if anything failed or nothing ran.  Under each failed
 case it prints the first lines of what the report says of the failure (the check, its values,
-the INFO text), so that a log keeping only its tail still says why.
+the INFO text), so that a log keeping only its tail still says why.  See docs/testing.md.
 """
 import glob
 import os

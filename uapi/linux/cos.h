@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * cos.h — the one cos ABI: what the module (kmod/), the BPF shim and libcos share.
+ * See docs/abi.md.
  *
  * Nothing here is copied by hand anywhere else.  Only fixed-width types, so the BPF shim can
  * include it after vmlinux.h.
