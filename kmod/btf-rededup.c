@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * btf-rededup.c — a build tool, not part of cos.ko: run libbpf's BTF dedup again over a module's
- * split BTF (what pahole wrote with --btf_encode_detached, over --btf_base vmlinux) until the
+ * btf-rededup.c — a build tool, not part of cos.ko: run libbpf's BTF dedup again over a
+ * module's split BTF (pahole's --btf_encode_detached output, over --btf_base vmlinux) until the
  * type count stops falling, and rewrite the file in place.
  *
- * Why: libbpf before 1.6 (Debian trixie ships 1.5, and its pahole 1.30 links it) leaves module
- * copies of vmlinux types in one dedup pass: gcc 14 emits __percpu pointers as distinct pointer
- * types, pahole drops the address space, and the two identical pointers then compare unequal,
- * so every struct reaching one (struct task_struct among them) stays a private copy.  libbpf
- * 1.6 compares identical pointers as equal; a second pass of 1.5 reaches the same result.  With
- * the copy gone, the kfuncs' task arguments are vmlinux's struct task_struct and the verifier
- * can require trusted pointers for them (kmod/cos_kfuncs.c).
+ * Why: libbpf before 1.6 (Debian trixie's pahole links 1.5) leaves module copies of vmlinux
+ * types after one pass.  gcc 14 emits __percpu pointers as distinct types and pahole drops the
+ * address space, so two identical pointers compare unequal, and every struct that reaches one
+ * (struct task_struct among them) stays a copy.  A second pass of 1.5 reaches 1.6's result.
+ * Then the kfuncs' task arguments are vmlinux's struct task_struct, which the verifier can
+ * require to be trusted (kmod/cos_kfuncs.c).  See docs/design.md, "How the kfuncs are bound
+ * and filtered".
  *
  * Usage: btf-rededup BASE_BTF SPLIT_BTF (kmod/pahole-rededup calls it).  Exit 0 on success, 1
  * on failure, also when the result still has its own struct task_struct (the build fails).

@@ -9,7 +9,7 @@
  * a latch has its own lock, taken inside t->lock.  The kicks are IPIs (one csd per CPU and
  * kind), sent after every lock of cos.ko is dropped.
  *
- * See docs/design.md, "The shoot path".
+ * See docs/design.md, "The shoot path, end to end".
  */
 #include <linux/atomic.h>
 #include <linux/percpu.h>
@@ -46,19 +46,17 @@ static DEFINE_PER_CPU(call_single_data_t, cos_idle_kick_csd);
 static DEFINE_PER_CPU(call_single_data_t, cos_throttle_kick_csd);
 
 /*
- * A CPU's latch (COS_SHOOT_F_LATCH, see uapi): the tasks the lord queued behind the COS task
- * running there, oldest first.  That CPU's ops.dispatch takes the first when nothing is pending
- * there (cos_latch_take()): no message to the lord, no IPI.
+ * A CPU's latch (COS_SHOOT_F_LATCH): the tasks the lord queued behind the COS task running
+ * there, oldest first.  That CPU's ops.dispatch takes the first when nothing is pending there
+ * (cos_latch_take()): no message to the lord, no IPI.
  *
- * @armed says that this CPU will call ops.dispatch again without a kick: a COS task started
- * here (ops.running sets it) and no dispatch has found the latch empty since (that dispatch
- * clears it, under @lock).  A latch shoot kicks the CPU only when it is not armed (idle, or a
- * fair task runs there), and that kick never preempts a COS task (cos_latch_kick_fn()).  Why
- * that is enough: a dispatch that clears @armed holds @lock, so a shoot that saw @armed set
- * added its task before that dispatch looked, and the dispatch takes it; a COS task that
- * started later sets @armed again, and its own stop calls ops.dispatch.
- * Only this CPU writes @armed, so its lock-free read in cos_pending_none() is exact; @nr is
- * read lock-free there too, after the kick's IPI for a shoot that kicked (as for cos_pending).
+ * @armed: this CPU will call ops.dispatch again without a kick.  A COS task's ops.running sets
+ * it; a dispatch that finds the latch empty clears it, under @lock.  A latch shoot kicks the
+ * CPU only when it is not armed, and that kick never preempts a COS task (cos_latch_kick_fn()).
+ * That is enough: a dispatch that clears @armed holds @lock, so a shoot that saw @armed set
+ * added its task before that dispatch looked.  A COS task that starts later sets @armed again,
+ * and its own stop calls ops.dispatch.  Only this CPU writes @armed, so its lock-free read in
+ * cos_pending_none() is exact; @nr is read there after the IPI of a shoot that kicked.
  */
 struct cos_latch {
 	raw_spinlock_t lock;
@@ -81,9 +79,9 @@ static void cos_kick_fn(void *info)
 /*
  * The kick of a latch shoot (to a CPU that was not armed, struct cos_latch): preempt what runs
  * here only if it is not a COS task.  A COS task that runs here armed the latch when it started
- * (before cos_curr was set: same CPU, so this read is exact) and dispatches when it stops; a
- * dispatch may have cleared @armed meanwhile and kept it running (sched_ext may keep prev when
- * ops.dispatch finds nothing), and preempting it would let the latched task pass it.
+ * (before cos_curr was set: same CPU, so this read is exact), and dispatches when it stops.  A
+ * dispatch may have cleared @armed and kept it running (sched_ext may keep prev when
+ * ops.dispatch finds nothing); preempting it would let the latched task pass it.
  */
 static void cos_latch_kick_fn(void *info)
 {
@@ -102,7 +100,7 @@ static void cos_idle_kick_fn(void *info)
 		cos_kick_fn(info);
 }
 
-/* A per-CPU kthread is never stopped for its group's budget (as the shim's tick, see F). */
+/* A per-CPU kthread is never stopped for its group's budget, as in the shim's ops.tick. */
 static bool cos_budget_exempt(struct task_struct *p)
 {
 	return is_idle_task(p) || ((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1);
@@ -120,10 +118,10 @@ static void cos_throttle_kick_fn(void *info)
 }
 
 /*
- * Fault injection for the tests of the paths a race reaches (debugfs cos/hold_dispatch, root
- * only; cos_main.c): while cos_hold_cpu names a CPU, ops.dispatch there leaves its pending
- * shoot alone, so a test can hotplug that CPU, change the task's affinity or stall the lord
- * while a shoot is pending.  -1: none.  Written by cos_hold_dispatch(), read lock-free.
+ * Fault injection for the tests of paths a race reaches (debugfs cos/hold_dispatch, root only;
+ * cos_main.c).  While cos_hold_cpu names a CPU, ops.dispatch there leaves its pending shoot
+ * alone: a test can then hotplug that CPU, change the task's affinity or stall the lord.
+ * -1: none.  Written by cos_hold_dispatch(), read lock-free.
  */
 static int cos_hold_cpu = -1;
 
@@ -177,7 +175,7 @@ void cos_kick_latch_cpus(const struct cpumask *cpus)
 	cos_kick_with(cpus, &cos_latch_kick_csd);
 }
 
-/* Every idle online CPU reschedules (a bandwidth group was released).  Context: any; under no lock of cos.ko. */
+/* Every idle online CPU reschedules (a group was released).  Any context; no lock of cos.ko. */
 void cos_kick_idle(void)
 {
 	cos_kick_with(cpu_online_mask, &cos_idle_kick_csd);
@@ -261,10 +259,10 @@ static u32 cos_latch_nr(s32 cpu)
 
 /*
  * @t, just preempted on @cpu by a task of a higher tier (a kthread, COS_PREEMPT_BY_OTHER), goes
- * back to the head of @cpu's latch if that latch holds tasks: it resumes there before them,
- * as it would have without a latch (the lord would have placed it first again).  One slot
- * beyond COS_SHOOT_LATCH_MAX is for it: it leaves the latch before it can be preempted again.
- * Returns whether it did (@t is QUEUED on @cpu then).  Caller holds t->lock and @cpu's rq lock.
+ * back to the head of @cpu's latch if that latch holds tasks.  It resumes there before them,
+ * as if the lord had placed it first again.  One slot beyond COS_SHOOT_LATCH_MAX is for it:
+ * it leaves the latch before it can be preempted again.  Returns whether it did (@t is QUEUED
+ * on @cpu then).  Caller holds t->lock and @cpu's rq lock.
  */
 bool cos_latch_resume(struct cos_slot *t, s32 cpu)
 {
@@ -344,15 +342,15 @@ void cos_pending_clear(struct cos_slot *t)
  * cos_pending_none() - nothing is shot to @cpu nor taken there: ops.dispatch's lock-free path
  * @cpu: the dispatching CPU
  *
- * Pairs with the shoot's store: a shoot stores cos_pending[@cpu] and kicks @cpu only after
- * its commit (cos_shoot_commit(): cos_kick_cpus() after the unlock; a local shoot,
- * cos_lord_yield(), runs on @cpu itself).  So a dispatch that reads NULL here just before the
- * store is followed by the kick's schedule on @cpu, whose dispatch sees the store: the IPI's
- * queueing (llist_add, a full barrier) orders it.  cos_taken[@cpu] is set only by @cpu's own
- * dispatch, so a NULL read there is exact; while it is set, the slow path runs and resets it
- * as before (a taken task that never started must not stay behind).  A stale non-NULL read of
- * either only costs the slow path.  The latch (struct cos_latch) is read the same way: @armed
- * exactly (only @cpu writes it), @nr after the kick of a shoot that did not find it armed.
+ * Pairs with the shoot's store: a shoot stores cos_pending[@cpu], then kicks @cpu after its
+ * commit (cos_kick_cpus() after the unlock; a local shoot, cos_lord_yield(), runs on @cpu
+ * itself).  The IPI's queueing (llist_add) is a full barrier.  So a dispatch that reads NULL
+ * just before the store is followed by the kick's schedule, whose dispatch sees the store.
+ * cos_taken[@cpu] is set only by @cpu's own dispatch, so a NULL read there is exact; while it
+ * is set, the slow path runs and resets it (a taken task that never started must not stay
+ * behind).  A stale non-NULL read of either only costs the slow path.  The latch is read the
+ * same way: @armed exactly (only @cpu writes it), @nr after the kick of a shoot that did not
+ * find it armed.
  * Context: ops.dispatch on @cpu; lock-free.
  */
 bool cos_pending_none(s32 cpu)
@@ -533,9 +531,9 @@ struct task_struct *cos_dispatch_take(s32 cpu, u64 *slice)
 }
 
 /*
- * @t, shot to @cpu, was taken out of that CPU's pending slot before its dispatch took it: it
- * waits for the lord again (or goes to the fair policy if the lord has lost control), and the
- * lord learns it from SHOOT_STALE (arg = @cpu).  Caller holds t->lock.
+ * @t, shot to @cpu, was taken out of that CPU's pending slot before its dispatch took it.  It
+ * waits for the lord again, or goes to the fair policy if the lord has lost control; the lord
+ * learns it from SHOOT_STALE (arg = @cpu).  Caller holds t->lock.
  */
 static void cos_pending_return(struct cos_enclave *e, struct cos_slot *t, s32 cpu)
 {

@@ -7,11 +7,11 @@
  * A task in custody (WAITING, or QUEUED on a CPU) is on the custody list of the CPU that
  * enqueued it, in the order it started waiting, so the oldest of each list is at its head:
  * the starvation check looks at every head.  Each CPU's custody lock protects its list and
- * the t->custody_cpu of the tasks on it; it is taken inside t->lock, except by the fallback,
+ * the t->custody_cpu of the tasks on it.  It is taken inside t->lock, except by the fallback,
  * which pops a task with it alone and then takes t->lock.  cos_fallback_lock protects the
  * fallback list and t->fallback; inside t->lock, or alone by ops.dispatch.
  *
- * See docs/design.md, "The task state machine".
+ * See docs/design.md, "Custody and the fallback list".
  */
 #include <linux/atomic.h>
 #include <linux/ktime.h>

@@ -1,78 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cos_group.c — CPU bandwidth groups: the budget engine behind cgroup v2's cpu.max and
- * cpu.weight under the shim.
+ * cos_group.c — CPU bandwidth groups: cgroup v2's cpu.max and cpu.weight under the shim.
+ * In full mode CFS's bandwidth control does not apply: the kernel only reports these values
+ * to the BPF scheduler, and this file enforces them.
  *
- * Why.  In full mode every task runs on sched_ext, and the kernel only *reports* a cgroup's
- * cpu.max and cpu.weight to the BPF scheduler (ops.cgroup_init/set_bandwidth/set_weight); CFS's
- * bandwidth control does not apply to ext tasks.  Without this file a container's cpu.max
- * (what `docker --cpus` writes) would be silently ignored for every task once the shim attaches.
+ * Groups.  One struct cos_group per cgroup with a cpu controller, found by cgroup id in
+ * cos_groups (RCU lookups on the scheduling path).  A group points at its parent, which
+ * outlives it.
  *
- * Groups.  One struct cos_group per cgroup that has a cpu controller (sched_ext calls
- * ops.cgroup_init for each, parents first, and ops.cgroup_exit children first), found by
- * cgroup id in cos_groups (an xarray: RCU lookups on the scheduling path, inserts and erases in
- * process context).  A group points at its parent's group, which outlives it.
+ * Budget.  A group with a quota has @runtime, the CPU time left in its period.  The shim
+ * charges each task's CPU time to its chain; periods roll over lazily.  A group out of budget
+ * is throttled until the refill timer releases it.
  *
- * Budget.  A group with a quota has @runtime, the CPU time it may still use in the current
- * period.  The shim charges the CPU time each task used (cos_group_charge(): at every
- * ops.stopping and ops.tick) to the task's group and every ancestor with a quota.  Periods roll
- * over lazily, when a charge or the refill timer sees one ended: @runtime gains a quota per
- * period passed, up to quota + burst (unused budget carries over up to the burst, as in CFS),
- * and an overrun is carried as debt, at most one quota deep, so that the long-run rate is the
- * cap and a throttled task waits at most about two periods (sched_ext's watchdog ejects a
- * scheduler whose runnable task waits 30 s; a period is at most 1 s).
+ * Reservation.  Charges come only at ticks and stops, so a CPU reserves a slice of its chain's
+ * budget when a task starts there, and its budget timer takes the next slice or ends the
+ * task's slice.  So a chain never hands out more than its budget.
  *
- * Reservation.  A running task's CPU does not draw on its chain's budget only as it is
- * charged (the charges come at ticks and stops: N CPUs would run up to a tick each beyond a
- * budget before one saw it spent).  It takes a slice of the budget up front, as CFS's run
- * queues take runtime from their group's pool: at ops.running (cos_group_budget()) each group
- * of the chain with a quota gives this CPU's share of the least budget left over them (that
- * budget over the CPUs running the chain's tasks, at least COS_GROUP_MIN_SHARE_NS, at most
- * COS_GROUP_RESERVE_NS), and the CPU's budget timer fires when that is used.  The timer takes
- * the next slice, while the task runs on; when there is none the task stops.  The charges
- * draw on the CPU's reservation first and on the groups only beyond it, and ops.stopping gives
- * the unused rest back (cos_group_stopped()) unless a period ended meanwhile.  So the chain
- * never hands out more than its budget, and what runs beyond it is the timer's and the stop's
- * latency.  CPUs that take at once from the last of a budget may each take it (a group's lock
- * is dropped between reading the budget and taking from it): the excess is carried as debt, at
- * most one slice per CPU that raced.
+ * Weight.  A task's effective weight for the fair policy is the product of its shares down its
+ * chain, as in CFS's group scheduling: each group sums the weights of its active entities.
  *
- * Throttling.  A group whose @runtime reaches 0 while the charged CPU holds no reservation is
- * throttled: it goes on cos_bw.throttled and one hrtimer for all groups is armed for the
- * earliest period end among them.  While a group or an ancestor is throttled
- * (cos_group_throttled()), the shim parks the group's runnable fair tasks in a DSQ of the
- * group's own instead of running them, and its running tasks stop when their CPU's
- * reservation is spent (the timer finds nothing to take), not at their next tick.  A task with
- * no reservation (it started before any group had a quota) is kicked by the charge that
- * throttles its group (cos_group_kick_running()).  @overrun_ns counts what ran beyond the
- * budget all the same (the timer's and the kick's latency).  A COS task under a lord waits in
- * custody instead, and cos_task.c tells the lord (TASK_THROTTLED, under
- * cos_group_hold_throttled(); GROUP_THROTTLED the first time).  The timer refills the groups
- * whose period ended; one with budget again moves to cos_bw.released, the lord hears
- * GROUP_UNTHROTTLED if it heard of the throttling, and the idle CPUs are kicked: their
- * ops.dispatch takes the released groups (cos_group_released()) and moves the parked tasks
- * back to the fair queue.
- *
- * Weight.  cpu.weight shares the CPUs the way CFS's group scheduling does: a group's share
- * of its parent's is its weight over the weights of its parent's active entities, and a task's
- * share of its group's is its own weight over those of the group's.  A task's effective weight
- * for the fair policy's vtime (cos_group_share()) is the product of these fractions down its
- * chain; the root's entities need no sum (a root task's effective weight is its own, and the
- * root's sum cancels out of every other).  So each group keeps @active_weight, the weights of
- * its runnable fair tasks (the shim counts a task in at ops.select_cpu or ops.enqueue and out
- * at ops.quiescent, cos_group_runnable()/cos_group_quiescent()) and of its active child groups
- * (those with such a task below them), and @nr_active, how many.  Counted only while some
- * group weighs other than 100 (the shim's gate; tasks already runnable then are counted at
- * their next enqueue): with every weight at 100 each task weighs the same, whatever its group.
- *
- * Locking.  g->lock (a raw spinlock, IRQs off) protects a group's budget fields; cos_bw.lock
- * the throttled and released lists (a group is on at most one: g->node), each group's
- * @throttled, @lord_told and throttling times, and the timer's expiry.  Order: cos_bw.lock ->
- * g->lock, and a COS task's t->lock before both.  The charge path takes g->lock alone and, only
- * when a group runs out, drops it and takes both in that order.  Nothing here takes an rq lock,
- * sleeps or allocates but ops.cgroup_init (process context).  Of cos.ko's other files this one
- * calls only cos_uaccess.c (see the order in cos.h); what it needs from cos_task.c, the message
- * to the lord and the kick of idle CPUs, comes as hooks (struct cos_group_hooks).
+ * Locking: g->lock, cos_bw.lock and g->share_lock (cos_internal.h).  Nothing here takes an rq
+ * lock, sleeps or allocates, except ops.cgroup_init.  What this file needs of the files above
+ * it comes as hooks (struct cos_group_hooks).  See docs/design.md, "CPU bandwidth".
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -123,7 +72,8 @@ struct cos_group {
 static DEFINE_XARRAY(cos_groups);
 static const struct cos_group_hooks *cos_group_hooks;
 static atomic_t cos_groups_limited = ATOMIC_INIT(0);	/* groups with a quota */
-static atomic_t cos_groups_weighted = ATOMIC_INIT(0);	/* non-root groups of weight != 100 */
+/* non-root groups of weight != 100; while 0 every task weighs the same, whatever its group */
+static atomic_t cos_groups_weighted = ATOMIC_INIT(0);
 
 static struct {
 	raw_spinlock_t lock;
@@ -139,14 +89,13 @@ static struct {
 };
 
 /*
- * Per CPU, while some group has a quota: the cgroup of the task running there (0 when none was
- * budgeted; each group of its chain counts this CPU in @nr_running meanwhile), its reservation
- * (see "Reservation"), and @timer, which fires when the reservation is used: it takes the next
- * or ends the task's slice.  Written by that CPU alone, IRQs off: its ops.running
- * (cos_group_budget()), ops.tick and ops.stopping (cos_group_charge(), cos_group_stopped()),
- * its rq lock held, and @timer's callback (hard IRQ, pinned to the CPU; it cannot run while the
- * others do); and by cos_groups_clear() once no op runs and the timer is cancelled.  @cgid is
- * read lock-free by other CPUs' charges (cos_group_kick_running()).
+ * Per CPU, while some group has a quota: the cgroup of the task running there (0 if none was
+ * budgeted; its chain counts this CPU in @nr_running meanwhile), its reservation (see
+ * "Reservation"), and @timer, which fires when the reservation is used.  Written by that CPU
+ * alone, IRQs off: its ops.running, ops.tick and ops.stopping (rq lock held) and @timer's
+ * callback (hard IRQ, pinned: it cannot run while the others do).  Also by cos_groups_clear(),
+ * once no op runs and the timer is cancelled.  @cgid is read lock-free by other CPUs' charges
+ * (cos_group_kick_running()).
  */
 struct cos_group_cpu {
 	u64 cgid;
@@ -157,19 +106,18 @@ struct cos_group_cpu {
 static DEFINE_PER_CPU(struct cos_group_cpu, cos_group_cpus);
 
 /*
- * debugfs cos/bw_stop_at_tick (for benchmarks, kmod/cos_main.c): set, no budget timer is armed
- * and no CPU kicked when a group throttles; its running tasks stop at their next tick, as
- * before these existed.  debugfs cos/bw_no_reserve: set, a CPU reserves nothing (see
- * "Reservation"): its timer is armed for its share of the budget left, its task's slice capped
- * at that, the charges draw on the groups, and the charge that throttles a group kicks every
- * CPU running its tasks (as before the reservations).  Read lock-free.
+ * debugfs switches for benchmarks (cos_main.c), read lock-free.  cos/bw_stop_at_tick: no
+ * budget timer is armed and no CPU kicked when a group throttles; its tasks stop at their next
+ * tick.  cos/bw_no_reserve: a CPU reserves nothing.  Its timer is armed for its share of the
+ * budget left, and its task's slice capped at that; the charges draw on the groups, and the
+ * charge that throttles a group kicks every CPU running its tasks.
  */
 bool cos_bw_stop_at_tick;
 bool cos_bw_no_reserve;
 
 /* A CPU's share of a budget is at least this (or the budget, if less): no stop storm. */
 #define COS_GROUP_MIN_SHARE_NS	(500 * NSEC_PER_USEC)
-/* and a reservation at most this (CFS's run queues take 5 ms of a group's runtime at a time) */
+/* A reservation is at most this, as CFS's run queues take 5 ms of a group's runtime at a time. */
 #define COS_GROUP_RESERVE_NS	(5 * NSEC_PER_MSEC)
 
 static bool cos_group_reserving(void)
@@ -209,10 +157,10 @@ static void cos_group_roll(struct cos_group *g, u64 now)
 }
 
 /*
- * Arm the refill timer for @when unless it fires earlier.  @armed_at, not the hrtimer's own
- * state, says when: while the callback runs the timer is not queued, and the callback decides
+ * Arm the refill timer for @when unless it fires earlier.  @armed_at says when, not the
+ * hrtimer's state: while the callback runs the timer is not queued, and the callback decides
  * under cos_bw.lock whether it restarts.  A start while it runs wins over its restart (the
- * hrtimer core keeps a timer enqueued meanwhile), which is earlier, so nothing is late.
+ * hrtimer core keeps the timer enqueued), and is earlier, so nothing is late.
  * Caller holds cos_bw.lock.
  */
 static void cos_group_arm(u64 when)
@@ -244,10 +192,10 @@ static bool cos_group_throttle(struct cos_group *g, u64 now)
 }
 
 /*
- * @g was just throttled: the other CPUs running a task of it or of a group below it stop that
- * task now instead of at their next tick (this CPU's is stopping, or its tick ends it).  A
- * CPU's @cgid read a moment stale kicks a task that is not @g's at most once: the kick checks
- * again there (cos_group_running_throttled()).  Context: a charge, IRQs off, RCU read side.
+ * @g was just throttled: the other CPUs running a task of @g or below it stop that task now,
+ * not at their next tick (this CPU's is stopping, or its tick ends it).  A stale @cgid costs at
+ * most one needless kick: the kick checks again there (cos_group_running_throttled()).
+ * Context: a charge, IRQs off, RCU read side.
  */
 static void cos_group_kick_running(struct cos_group *g)
 {
@@ -473,14 +421,13 @@ void cos_group_set_weight(u64 id, u32 weight)
 }
 
 /*
- * An entity of weight @w became runnable or active under @g (@add), or stopped being so: @g's
- * sum and count change, and when @g itself became active or inactive, so do its parent's, and
- * so on up to the root (whose sum nobody needs).  Each level under its own share_lock, one at
- * a time.  Counts may go below 0 for a moment when a change to a level overtakes the one it
- * undoes (a group's activation still on its way up as its deactivation passes it): a level
- * passes itself up as active when its count goes from 0 to 1 and as inactive when it comes
- * back to 0, so what it passes up always ends matching whether its count ends above 0, and it
- * passes up the weight it was counted with, so every sum ends exact.
+ * An entity of weight @w became runnable or active under @g (@add), or stopped being so.  @g's
+ * sum and count change; when @g itself turns active or inactive, so do its parent's, and so on
+ * up to the root.  The root keeps no sum: a root task's effective weight is its own, and the
+ * root's sum cancels out of every other.  Each level is changed under its own share_lock, one
+ * at a time.  So a count may dip below 0 when a change overtakes the one it undoes.  A level
+ * passes itself up as active when its count goes from 0 to 1, as inactive when it returns to
+ * 0, and with the weight it was counted with: every sum ends exact.
  */
 static void cos_group_activity(struct cos_group *g, u32 w, bool add)
 {
@@ -626,12 +573,12 @@ u64 cos_group_throttled(u64 id)
 }
 
 /*
- * This CPU's share of the budget @id's chain has left: the least left over its groups with a
- * quota, over the CPUs now running a task of the group that has it (this one included), at
- * least COS_GROUP_MIN_SHARE_NS or that budget if less.  If the CPUs all go on running, each
- * share is used about when the budget is.  @count: count this CPU in the chain's @nr_running
- * first (ops.running).  @spent: set to the group whose budget it is.  Caller: IRQs off, RCU
- * read side; takes the groups' locks one at a time.
+ * This CPU's share of the budget @id's chain has left: the least budget of its groups with a
+ * quota, over the CPUs now running a task of that group (this one included).  At least
+ * COS_GROUP_MIN_SHARE_NS, or that budget if less.  If all the CPUs run on, each share is used
+ * about when the budget is.  @count: count this CPU in the chain's @nr_running first
+ * (ops.running).  @spent: set to the group whose budget it is.  Caller: IRQs off, RCU read
+ * side; takes the groups' locks one at a time.
  * Return: the share (0 if a group of the chain is spent), U64_MAX if none has a quota.
  */
 static u64 cos_group_share_left(u64 id, u64 now, bool count, struct cos_group **spent)
@@ -666,10 +613,12 @@ static u64 cos_group_share_left(u64 id, u64 now, bool count, struct cos_group **
 
 /*
  * This CPU reserves its next slice of @id's chain's budget (see "Reservation"): its share of
- * what is left (cos_group_share_left()), at most COS_GROUP_RESERVE_NS, taken from each group
- * of the chain with a quota and added to its record @c.  A chain with nothing left is
- * throttled.  @count: as for cos_group_share_left().  Caller: this CPU, IRQs off, RCU read
- * side; takes the groups' locks one at a time, and cos_bw.lock when it throttles.
+ * what is left, at most COS_GROUP_RESERVE_NS, taken from each group of the chain with a quota
+ * and added to its record @c.  A chain with nothing left is throttled.  CPUs that take the last
+ * of a budget at once may each take it (a group's lock is dropped between reading and taking):
+ * the excess is carried as debt.  @count: as for cos_group_share_left().  Caller: this CPU,
+ * IRQs off, RCU read side; takes the groups' locks one at a time, and cos_bw.lock when it
+ * throttles.
  * Return: the slice (0 if none was left), U64_MAX if no group of the chain has a quota.
  */
 static u64 cos_group_take(struct cos_group_cpu *c, u64 id, u64 now, bool count)
@@ -722,13 +671,11 @@ static void cos_group_give_back(u64 id, u64 ns, u64 at, u64 now)
  * @id: the task's cgroup
  *
  * Records @id as this CPU's running cgroup (counted in its chain's @nr_running until
- * cos_group_stopped()), reserves this CPU's share of the chain's budget, at most
- * COS_GROUP_RESERVE_NS, and arms this CPU's budget timer for it (see "Reservation"); the timer
- * takes the next slice while the task runs on.  A chain with nothing left to reserve (the
- * rest is reserved by other CPUs, which run on until theirs is used) is throttled, and the
- * timer ends the task's slice at once instead of at its next tick.  With debugfs
- * cos/bw_no_reserve the timer is armed for the share and nothing is taken; with
- * cos/bw_stop_at_tick no timer is armed.
+ * cos_group_stopped()).  Reserves this CPU's share of the chain's budget and arms this CPU's
+ * budget timer for it (see "Reservation").  A chain with nothing left to reserve is throttled
+ * (other CPUs hold the rest, and run on until theirs is used); the timer then ends the task's
+ * slice at once.  With debugfs cos/bw_no_reserve the timer is armed for the share and nothing
+ * is taken; with cos/bw_stop_at_tick no timer is armed.
  * Context: the shim's ops.running, the rq lock held, IRQs off; takes the groups' locks one at
  * a time, and cos_bw.lock when it throttles.
  * Return: the time the task may run here before the budget stops it: 0 if a group of the
@@ -1016,7 +963,7 @@ u64 cos_group_ready_since(u64 id, u64 since)
 	return max(since, READ_ONCE(g->released_at));
 }
 
-/* Module init: @hooks are cos_task.c's (see struct cos_group_hooks). */
+/* Module init: @hooks are cos_task.c's (struct cos_group_hooks). */
 void cos_groups_init(const struct cos_group_hooks *hooks)
 {
 	int cpu;

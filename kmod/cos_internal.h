@@ -1,53 +1,56 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cos.h — declarations shared by the files of cos.ko (not an ABI: that is uapi/linux/cos.h).
+ * cos_internal.h — declarations shared by the files of cos.ko.  Not an ABI: that is
+ * uapi/linux/cos.h.  See docs/design.md, "Locking" and "Which file owns what".
  *
  * Locking.  No lock of cos.ko is taken for a task that is not a COS task, and none is
- * machine-wide on the scheduling path of a COS task: the locks, outermost first, what each
- * protects and who takes it (every one a raw spinlock taken with IRQs off, except the mutex):
+ * machine-wide on a COS task's scheduling path.  Every lock is a raw spinlock taken with IRQs
+ * off, except shoot_mutex.  The locks, outermost first:
  *
- *   e->shoot_mutex (per enclave, cos_lord.c)  serialises the lord's shoot commits with
- *       cos_unregister(): both use e->kick_mask, and a commit re-checks e->registered under it.
- *   cos_lock (cos_task.c, used by cos_lord.c)  the lord's side: the cos_enclave pointer (published with RCU), each
- *       enclave's activity (e->active, lord_dead, registered) and stall bookkeeping, the
- *       counters placed/refused/fallbacks.  Taken by the ioctls (REGISTER_LORD, SHOOT, WAIT,
- *       UNREGISTER, GET_INFO), the stall hrtimer, the file's release, the shim's coming and
- *       going (ops.init/exit) and the lord thread's exit; never by a task's scheduling event.
- *   t->lock (per task slot, cos_task.c)  the task's fields and its status-table entry, and the
- *       pending/taken words that name it.  Taken by every kfunc about a COS task (with its rq
- *       lock or pi_lock held), by the shoot of that task, by ops.dispatch when something was
- *       shot to its CPU, by the fallback and by GET_TASKS.  One task's lock at a time, except
- *       a shoot with COS_SHOOT_F_REPLACE: under cos_lock, the shot task's, then nested the one
- *       it replaces (cos_pending_replace()).
- *   a CPU's custody lock (per CPU, cos_task.c)  that CPU's list of tasks waiting for the lord.
- *       Taken inside t->lock when a task starts or stops waiting; by the fallback (which pops
- *       a task, drops it, then takes t->lock) and the starvation check alone.
- *   a CPU's latch lock (per CPU, cos_task.c)  the tasks latched behind that CPU's COS task
- *       (COS_SHOOT_F_LATCH) and their t->latch_cpu.  Taken inside t->lock by the shoot and by
- *       whatever takes a task off the latch (dequeue, detach, fallback, offline); alone by
- *       that CPU's ops.dispatch, which peeks at the first task, drops it, takes t->lock and
- *       then the latch lock again (never the other way round) and by ops.running there.
- *   cos_fallback_lock (cos_task.c)  the list of tasks handed to the fair policy; inside
- *       t->lock, or alone by ops.dispatch when the list is not empty.
- *   cos_slots_lock (cos_task.c)  the free-slot FIFO, the task count and the slots per user;
- *       alone (attach, detach).
- *   cos_bw.lock (cos_group.c)  the bandwidth groups' throttled and released lists and their
- *       refill hrtimer; taken when a group runs out or is refilled, by ops.dispatch when a
- *       group was released, and inside t->lock while a COS task is told it is throttled
- *       (cos_group_hold_throttled(): the release's GROUP_UNTHROTTLED, posted under it too,
- *       cannot overtake that task's TASK_THROTTLED in the ring).
- *   g->lock (per bandwidth group, cos_group.c)  the group's budget; alone by the charge (at
- *       every ops.stopping/tick of a task in a limited group), or inside cos_bw.lock.
- *   g->share_lock (per bandwidth group, cos_group.c)  the group's count of runnable fair tasks
- *       and active children for cpu.weight's shares; alone, one group at a time.
- * Order: rq lock (or pi_lock) -> t->lock, and shoot_mutex -> cos_lock -> t->lock -> custody
- * lock | latch lock | cos_fallback_lock (never two of the last three at once); t->lock ->
- * cos_bw.lock -> g->lock.  The message
- * ring is lock-free (multi-producer, cos_post()).  An
- * enclave is freed only after an RCU grace period (cos_lord_release()): the scheduling path
- * reads cos_enclave with IRQs off, an RCU-sched read side.  Nothing under these locks takes an
- * rq lock, sleeps, allocates or wakes anybody up (wake-ups go through irq_work, kicks are sent
- * after unlocking).
+ *   e->shoot_mutex (per enclave; cos_shoot.c, cos_lord.c)  serialises shoot commits with
+ *       cos_unregister().  Both use e->kick_mask; a commit re-checks e->registered under it.
+ *   cos_lock (global, cos_slot.c)  the lord's side: the cos_enclave pointer (RCU-published),
+ *       each enclave's active, lord_dead, registered, offline and stall bookkeeping, the
+ *       counters placed/refused/fallbacks/stalls, latch growth.  Taken by the ioctls
+ *       (REGISTER_LORD, SHOOT, WAIT, UNREGISTER, GET_INFO), the stall hrtimer, the file's
+ *       release, ops.init/exit, the lord thread's exit and CPU hotplug.  Never by a task's
+ *       scheduling event.
+ *   t->lock (per task slot, struct cos_slot)  the slot's fields, its status entry, and the
+ *       pending/taken words that name it.  Taken by every kfunc about a COS task (rq lock or
+ *       pi_lock held), the shoot of that task, ops.dispatch when something was shot to its
+ *       CPU, the fallback and GET_TASKS.  One at a time, except COS_SHOOT_F_REPLACE: under
+ *       cos_lock, the shot task's, then the replaced one's, nested (cos_pending_replace()).
+ *   custody lock (per CPU, cos_custody.c)  that CPU's custody list and its tasks'
+ *       t->custody_cpu.  Taken inside t->lock when a task starts or stops waiting; alone by the
+ *       fallback (pop, drop, then t->lock) and the starvation check.
+ *   latch lock (per CPU, cos_cpu.c)  that CPU's latch, its tasks' t->latch_cpu, and armed.
+ *       Taken inside t->lock by the shoot, by whatever takes a task off a latch (dequeue,
+ *       detach, fallback, offline) and by ops.running there.  Alone by that CPU's ops.dispatch:
+ *       peek, drop, t->lock, then the latch lock again (never the other way round).
+ *   cos_fallback_lock (global, cos_custody.c)  the fallback list, t->fallback and
+ *       cos_fallback_pending.  Taken inside t->lock, or alone by ops.dispatch when the list is
+ *       not empty.
+ *   cos_slots_lock (global, cos_slot.c)  the free-slot FIFO, the task count, the slots per
+ *       user.  Taken alone, by attach and detach.
+ *   cos_bw.lock (global, cos_group.c)  the throttled and released group lists, each group's
+ *       throttled, lord_told and throttle times, the refill timer's expiry.  Taken when a group
+ *       runs out or is refilled, and by ops.dispatch when a group was released.  Also inside
+ *       t->lock while a COS task is told it is throttled (cos_group_hold_throttled()): the
+ *       release's GROUP_UNTHROTTLED, posted under it too, cannot overtake that TASK_THROTTLED.
+ *   g->lock (per group, cos_group.c)  the group's budget.  Taken alone by the charge (each
+ *       ops.stopping/tick in a limited group) and the reservation, or inside cos_bw.lock.
+ *   g->share_lock (per group, cos_group.c)  the group's runnable count and active weight for
+ *       cpu.weight.  Taken alone, one group at a time.
+ *   The group xarray's own lock is taken only in process context (ops.cgroup_init/exit).
+ *
+ * Order: rq lock (or pi_lock) -> t->lock.  shoot_mutex -> cos_lock -> t->lock -> custody lock |
+ * latch lock | cos_fallback_lock (never two of the last three at once).  t->lock -> cos_bw.lock
+ * -> g->lock.
+ *
+ * The message ring is lock-free (multi-producer, cos_post()).  An enclave is freed only after
+ * an RCU grace period (cos_lord_release()): the scheduling path reads cos_enclave with IRQs
+ * off, an RCU-sched read side.  Nothing under these locks takes an rq lock, sleeps, allocates
+ * or wakes anybody up: wake-ups go through irq_work, kicks are sent after unlocking.
  */
 #ifndef _KMOD_COS_H
 #define _KMOD_COS_H
@@ -73,7 +76,8 @@ extern unsigned int cos_max_tasks;
 
 /*
  * Module-private state of one task slot; cos_status[i] is its user-visible mirror.  Every
- * field is written under @lock (see cos.h); @p is also read lock-free (cos_task_slice()).
+ * field is written under @lock (see the lock list above); @p is also read lock-free
+ * (cos_task_slice()).
  */
 struct cos_slot {
 	raw_spinlock_t lock;
@@ -181,19 +185,20 @@ struct cos_enclave {
 };
 
 /*
- * Counters for COS_IOC_GET_INFO: placed, refused, fallbacks, stalls under cos_lock, tasks under
- * cos_slots_lock (read without it: a snapshot may tear); messages (per CPU) and dropped (atomic)
- * are cos_task.c's.
+ * Counters for COS_IOC_GET_INFO: placed, refused, fallbacks, stalls under cos_lock; tasks under
+ * cos_slots_lock (read without it: a snapshot may tear).  Messages (per CPU) and dropped
+ * (atomic) are cos_ring.c's.
  */
 struct cos_counters {
 	u64 placed, refused, fallbacks, stalls;
 	u32 tasks;
 };
 
-/* Defined in cos_task.c, the core state. */
-/* NULL without a lord; written under cos_lock (rcu_assign_pointer), read under it or RCU-sched */
+/* Defined in cos_slot.c: NULL without a lord; written under cos_lock (rcu_assign_pointer),
+ * read under it or RCU-sched */
 extern struct cos_enclave __rcu *cos_enclave;
-extern u32 cos_fallback_pending;		/* under cos_fallback_lock: tasks with ->fallback */
+extern u32 cos_fallback_pending;		/* cos_custody.c's; under cos_fallback_lock: tasks
+						 * with ->fallback */
 
 /*
  * The enclave a task event is posted to, or NULL.  The scheduling path runs with IRQs off, an
@@ -239,11 +244,11 @@ int cos_copy_out(void __user *uarg, u32 usize, void *kbuf, u32 ksize);
 int cos_copy_cpumask(struct cpumask *mask, const void __user *umask, u32 size);
 
 /*
- * cos_group.c: bandwidth groups (cgroup ids; locking in the file's top comment).  What it needs
- * of the files above it comes as hooks, set once at module init (cos_task.c's):
- * @unthrottled posts GROUP_UNTHROTTLED for group @id to the lord (called under cos_bw.lock,
- * IRQs off); @kick_idle makes every idle CPU reschedule (after cos_bw.lock is dropped);
- * @kick_spent ends the slice of what runs on this CPU (a budget timer, hard IRQ);
+ * cos_group.c: bandwidth groups, named by cgroup id.  What it needs of the files above it comes
+ * as hooks, set once at module init (cos_task.c's):
+ * @unthrottled posts GROUP_UNTHROTTLED for group @id (called under cos_bw.lock, IRQs off).
+ * @kick_idle makes every idle CPU reschedule (after cos_bw.lock is dropped).
+ * @kick_spent ends the slice of what runs on this CPU (a budget timer, hard IRQ).
  * @kick_throttled makes @cpu end its task's slice if that task's chain is throttled (a charge,
  * IRQs off, under no lock of cos_group.c).
  */

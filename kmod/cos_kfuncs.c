@@ -1,36 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cos_kfuncs.c — the kfuncs cos.ko offers its BPF shim (struct_ops programs of sched_ext):
- * the shim reports task events through them, and asks them what to run.
+ * cos_kfuncs.c — the kfuncs cos.ko offers its BPF shim: the shim reports task events through
+ * them and asks them what to run.  Each is an adapter onto a verb of cos_task.c, cos_lord.c or
+ * cos_group.c, whose kernel-doc states its locks.  Unless its kernel-doc says otherwise, a
+ * kfunc is called from a sched_ext op with the task's rq lock held and IRQs off, and never
+ * sleeps.  Exceptions: ops.select_cpu holds @p's pi_lock, not its rq lock; the dispatch
+ * kfuncs hold the dispatching CPU's rq lock; ops.init/exit may sleep.
  *
- * sched_ext's own kfunc filter covers only vmlinux kfuncs, so this set carries its own filter:
- * only struct_ops programs that implement sched_ext_ops may call these.  A missing module BTF
- * makes register_btf_kfunc_id_set() warn and return 0, so cos_kfuncs_init() checks for the BTF
- * itself and refuses to load without it.
+ * Three layers keep anyone but the shim off them.  The filter, at load time
+ * (cos_kfunc_filter()): sched_ext's own covers only vmlinux kfuncs, so this set carries one.  Trusted pointers: the verifier admits
+ * only a task_struct pointer that sched_ext passed to the op or a kfunc returned, so these
+ * kfuncs may dereference it; they check that the slot still belongs to it.  That needs the
+ * module's BTF to name vmlinux's struct task_struct, not a copy (kmod/btf-rededup.c).  The
+ * binding, at run time (below).
  *
- * Task identity.  cos_kf_task_attach() gives a COS task (policy SCHED_EXT) a slot in the task
- * table; the shim keeps it in task-local storage and passes (p, slot) to the other kfuncs, which
- * check that the slot still belongs to p.
- *
- * Task pointers are trusted arguments: the verifier admits only a task_struct pointer that
- * sched_ext passed to the op or that bpf_task_from_pid() returned (on these kernels every kfunc
- * pointer argument is trusted unless marked otherwise), never one read from memory, computed or
- * made up, so these kfuncs may dereference them.  That needs the module's BTF to name
- * vmlinux's struct task_struct, not a copy of it: Debian's pahole links libbpf 1.5, whose dedup
- * leaves copies, and the build runs it again (kmod/btf-rededup.c).  A shot task goes back to
- * the shim as a pid, which it turns into a reference with bpf_task_from_pid().  The filter
- * admits only struct_ops programs of sched_ext_ops named "cos_*", and each kfunc only from the
- * ops that may call it (cos_kf_ops[]: the dispatch kfuncs from ops.dispatch, and so on), at
- * load time; a program that passes it can still hand these kfuncs only real tasks, whose slots
- * they check.  At run time the kfuncs that change state act only for the programs of the
- * struct_ops map that attached as the shim (see "Binding" below).
- *
- * Each kfunc is an adapter: it checks the binding and calls the verb of cos_task.c (or
- * cos_lord.c) that does the work, whose kernel-doc states its locks.  Unless its kernel-doc
- * says otherwise, a kfunc here is called from a sched_ext op with the task's rq lock held and
- * IRQs off, and never sleeps.  The exceptions: the task slot's attach and detach also run from
- * ops.select_cpu (pi_lock, not the rq lock), the dispatch kfuncs hold the dispatching CPU's rq
- * lock, and ops.init/exit may sleep.
+ * register_btf_kfunc_id_set() only warns without module BTF, so cos_kfuncs_init() checks for
+ * it and refuses to load.  See docs/design.md, "How the kfuncs are bound and filtered".
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -49,19 +34,16 @@
 
 
 /*
- * Binding.  The kfuncs marked COS_KFUNC_BOUND (kmod/cos_shim_intf.h) act only for a program of
+ * Binding.  The kfuncs marked COS_KFUNC_BOUND (shim/cos_shim_intf.h) act only for a program of
  * the shim that attached: the struct_ops map whose ops.init called cos_kf_shim_attached(true)
- * while none was bound, until its ops.exit calls cos_kf_shim_attached(false).  The kernel ties
- * each struct_ops program to the one map it was put in (bpf_prog_get_assoc_struct_ops(): the
- * map's kernel data; NULL for a program put in two maps), and the verifier hands each of these
- * kfuncs its caller's bpf_prog_aux (KF_IMPLICIT_ARGS).  So a program of another struct_ops map
- * (a second sched_ext scheduler named like the shim, a sub-scheduler), or a program put in a
- * second map since, cannot act on cos's state: its calls are answered as for a task that is not
- * a COS task (test_kfuncs shows both answers).  The bound shim's ops.exit ends the binding, and
- * so does the ops.exit of a program of no single map (it may be the bound shim's: fail safe).
- * What this cannot tell apart is a look-alike that is itself the attached root scheduler:
- * sched_ext has one, and cos.ko serves it.  cos_shim_ops is written under cos_lock, read
- * lock-free; the pointer is only compared, never followed.
+ * while none was bound, until its ops.exit.  The kernel ties each struct_ops program to the one
+ * map it was put in (bpf_prog_get_assoc_struct_ops(): NULL for a program put in two maps).  The
+ * verifier hands each bound kfunc its caller's bpf_prog_aux (KF_IMPLICIT_ARGS).  A program of
+ * another map (a look-alike scheduler, a sub-scheduler, a program put in a second map since)
+ * is answered as for a task that is not a COS task.  The ops.exit of a program of no single
+ * map ends the binding too: it may be the bound shim's, so fail safe.  A look-alike that is
+ * itself the attached root scheduler cannot be told apart: sched_ext has one, and cos.ko
+ * serves it.  cos_shim_ops is written under cos_lock, read lock-free, and only compared.
  */
 static void *cos_shim_ops;
 
@@ -200,10 +182,10 @@ __bpf_kfunc s32 cos_kf_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
  *
  * A COS task: cos_task_enqueue() (custody when a lord has control and @p may run on one of
  * its CPUs).  The lord itself gets COS_ENQ_LORD, or COS_ENQ_LORD_YIELD when it is put back
- * (not a wake-up) while a local shoot waits for its CPU or was taken there and has not
- * started yet: put on the local DSQ instead, the lord would make ops.tick end the shot task's
- * slice (see the shim's D).  sched_ext calls ops.dispatch before it puts the previous task
- * back, so "taken" is the usual case.
+ * (not a wake-up) while a local shoot is pending or taken on its CPU.  In the local DSQ the
+ * lord would make ops.tick end the shot task's slice (the tick rule, docs/design.md, "COS
+ * tasks and tiers").  "Taken" is the usual case: sched_ext calls ops.dispatch before it puts
+ * the previous task back.
  * Context: ops.enqueue (@p's rq lock held, IRQs off); lock-free unless @slot >= 0 (then
  * cos_task_enqueue()).
  * Return: COS_ENQ_FAIR, COS_ENQ_CUSTODY, COS_ENQ_PLACED (the lord's wake rules started it on
@@ -603,12 +585,12 @@ BTF_ID_FLAGS(func, cos_kf_lord_active)
 BTF_KFUNCS_END(cos_kfunc_ids)
 
 /*
- * Which op may call which kfunc: a kfunc set per calling context, the way ext.c splits its own
- * (scx_kfunc_ids_*), checked by the verifier when it loads the shim, not at run time.  Each
- * kfunc is listed once, in COS_KF_EACH, which numbers it (COS_KF_*) and puts its BTF id at that
- * index of cos_kf_list; an op's entry is the set of those it may call.  An op not listed may
- * call only the lock-free COS_KF_ANY ones.  The shim (kmod/cos_shim.bpf.c) calls each kfunc
- * from the ops listed here and no other; a program of another op that calls it does not load.
+ * Which op may call which kfunc: a kfunc set per calling context, as ext.c splits its own
+ * (scx_kfunc_ids_*), checked by the verifier when it loads the shim.  Each kfunc is listed
+ * once, in COS_KF_EACH, which numbers it (COS_KF_*) and puts its BTF id at that index of
+ * cos_kf_list.  An op's entry is the set of those it may call; an op not listed may call only
+ * the lock-free COS_KF_ANY ones.  The shim (shim/cos_shim.bpf.c) calls each kfunc only from
+ * the ops listed here; a program of another op that calls it does not load.
  */
 #define COS_KF_EACH(X)							\
 	X(ABI_VERSION, cos_kf_abi_version)				\
@@ -700,10 +682,9 @@ static u32 cos_kf_allowed(const char *op)
 
 /*
  * Which kfunc (COS_KF_*) the BTF id @kfunc_id is, or -1.  The ids resolve_btfids wrote into
- * cos_kf_list[] at build time are the ones the verifier passes the filter only because the
- * module has no distilled base BTF (the build passes RESOLVE_BTFIDS_FLAGS=, see Makefile): with
- * one, the kernel would relocate the module's BTF when it loads and every id would move.
- * cos_kfuncs_init() refuses a module built with one.
+ * cos_kf_list[] match the ones the verifier passes only without a distilled base BTF: with
+ * one, the kernel relocates the module's BTF at load and every id moves.  So the build passes
+ * RESOLVE_BTFIDS_FLAGS= (see Makefile), and cos_kfuncs_init() refuses a module built with one.
  */
 static int cos_kf_index(u32 kfunc_id)
 {
@@ -716,13 +697,13 @@ static int cos_kf_index(u32 kfunc_id)
 }
 
 /*
- * The verifier calls this for every call of this module's kfuncs in a program it loads: only
- * the shim's programs (struct_ops of sched_ext_ops, named "cos_*", see the top comment) may
- * call them, each only from the ops cos_kf_ops[] gives it.  The verifier asks twice: first
- * while it collects the program's kfunc calls, before it knows which struct_ops member the
- * program implements (aux->st_ops and aux->attach_func_name still NULL: allow then), and again
- * for each call while it checks the program, with both set.  The second answer is the one
- * that counts.  Context: process (BPF_PROG_LOAD), may sleep.
+ * The verifier calls this for every call of this module's kfuncs in a program it loads.  Only
+ * the shim's programs (struct_ops of sched_ext_ops, named "cos_*") may call them, each only
+ * from the ops cos_kf_ops[] gives it.  The verifier asks twice.  First while it collects the
+ * program's kfunc calls, before it knows which struct_ops member the program implements
+ * (aux->st_ops and aux->attach_func_name still NULL: allow then).  Then for each call while it
+ * checks the program, with both set: that answer counts.
+ * Context: process (BPF_PROG_LOAD), may sleep.
  */
 static int cos_kfunc_filter(const struct bpf_prog *prog, u32 kfunc_id)
 {

@@ -5,19 +5,17 @@
  * stalls, unregisters or dies.
  *
  * Lifetime.  An enclave belongs to the /dev/cos file it was registered on.  Unregistering (or
- * the release of the file) takes control away at once; the regions (ring, shoot area, control
+ * the file's release) takes control away at once.  The regions (ring, shoot area, control
  * page) stay until the file is released, because a lord may still have them mapped.
  *
- * Stall.  An hrtimer checks every stall_ms / 4, at most 100 ms apart (the starvation check's
- * period: with stall_ms 10000 it used to look every 2.5 s) and at least 1 ms: if messages are
- * pending and the lord has made no progress for stall_ms (ctl->consumed has not moved and the
- * lord thread got no CPU time), or (checked every 100 ms) a task has waited for a shoot longer
- * than starve_ms, the lord is stalled: LORD_STALL is posted, every task waiting for
- * it goes to the fair policy and the enclave's CPUs are kicked.  The second rule catches a lord
- * that consumes but does not schedule (or that stopped right after consuming everything): its
- * tasks would otherwise wait for sched_ext's watchdog, which ejects the whole scheduler.  When
- * the lord has consumed everything again it gets control back (tasks return to it at their next
- * enqueue).
+ * Stall.  An hrtimer checks two rules, every stall_ms / 4, at least 1 ms and at most 100 ms
+ * apart.  Unconsumed: messages are pending and for stall_ms the lord neither consumed any nor
+ * got CPU time.  Starved: a task has waited for a shoot longer than starve_ms.  The second
+ * catches a lord that consumes but does not schedule (or stopped right after consuming
+ * everything), whose tasks would otherwise wait for sched_ext's watchdog.  A stalled lord loses control (LORD_STALL, fallback, kicks) and gets
+ * it back when it has consumed everything again.
+ *
+ * See docs/design.md, "The lord's life" and "The stall and starvation rules".
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -164,7 +162,7 @@ void cos_lord_exited(struct task_struct *p)
 		cos_fallback_locked(e, &kick);
 		irq_work_queue(&e->exit_irq);	/* not schedule_work(): it may wake a worker */
 	}
-	cos_kick_cpus(&kick);	/* after the unlock: see cos.h */
+	cos_kick_cpus(&kick);	/* after the unlock: see cos_internal.h */
 }
 
 /**
@@ -250,11 +248,10 @@ static bool cos_stall_check_locked(struct cos_enclave *e, u64 now)
 		e->seen_at = now;	/* nothing pending */
 	/*
 	 * Progress is the lord's own: the messages it consumed, or the CPU time it got.  A lord
-	 * busy with hundreds of tasks consumes in big steps, the more so on a slow (emulated)
-	 * machine, and is not stalled for that; one that gets no CPU time while messages wait
-	 * (stopped, starved, blocked) is.  One that runs without placing anything is the
-	 * starvation rule's below.  The runtime is read without the lord's rq lock: a 64-bit
-	 * word that only grows, compared for change only.
+	 * busy with many tasks consumes in big steps, and is not stalled for that; one that gets
+	 * no CPU time while messages wait (stopped, starved, blocked) is.  One that runs without
+	 * placing anything is the starvation rule's below.  The runtime is read without the
+	 * lord's rq lock: a 64-bit word that only grows, compared for change only.
 	 */
 	runtime = READ_ONCE(e->lord->se.sum_exec_runtime);
 	if (runtime != e->seen_runtime) {
@@ -296,8 +293,8 @@ static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 		/*
 		 * Read the clock under the lock: seen_at is taken under cos_lock too, and one taken
 		 * after an earlier reading would make the unsigned difference wrap to "waited for
-		 * ever" (seen: spurious STARVED stalls).  waiting_since may be later than @now (a
-		 * task that starts waiting meanwhile): the comparisons are signed.
+		 * ever".  waiting_since may be later than @now (a task that starts waiting
+		 * meanwhile): the comparisons are signed.
 		 */
 		u64 now = ktime_get_ns();
 
@@ -305,7 +302,7 @@ static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 			return HRTIMER_NORESTART;
 		kick = cos_stall_check_locked(e, now);
 	}
-	if (kick) {	/* the report and the kicks after the unlock: see cos.h */
+	if (kick) {	/* the report and the kicks after the unlock: see cos_internal.h */
 		pr_info_ratelimited("%s\n", e->stall_report);
 		cos_kick_cpus(e->timer_kick);
 	}
@@ -588,9 +585,8 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
 		return 0;
 	atomic_inc(&e->waiters);
 	smp_mb__after_atomic();	/* waiters visible before we test produced; pairs with cos_post */
-	/* A timeout past KTIME_MAX (S64_MAX ns) is negative as a ktime; only the hrtimer's
-	 * saturating add (ktime_add_safe) kept it from expiring at once.  Clamp it: KTIME_MAX makes
-	 * the wait start no timer at all (wait without a timeout). */
+	/* A timeout past KTIME_MAX (S64_MAX ns) would be a negative ktime: clamp it.  KTIME_MAX
+	 * starts no timer at all (wait without a timeout). */
 	ret = wait_event_interruptible_hrtimeout(e->wq,
 			cos_ring_produced(e) > args.consumed || !READ_ONCE(e->registered),
 			ns_to_ktime(min_t(u64, args.timeout_ns, KTIME_MAX)));

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cos_main.c — cos.ko: module load/unload and the /dev/cos misc device (open, ioctl dispatch).
+ * cos_main.c — cos.ko: module load/unload and the /dev/cos misc device (open, ioctl dispatch),
+ * COS_IOC_GET_INFO, and the debugfs fault injection.
  *
- * /dev/cos is mode 0600 and open() also requires CAP_SYS_NICE, so a mode change by an admin does
- * not hand scheduling control to unprivileged users.  Each ioctl argument is an extensible struct
- * (see the top of uapi/linux/cos.h); cos_copy_args() holds that contract in one place.
+ * /dev/cos is mode 0600 and open() also requires CAP_SYS_NICE, so a mode change by an admin
+ * does not hand scheduling control to unprivileged users.  Each ioctl argument is an
+ * extensible struct (uapi/linux/cos.h); cos_uaccess.c holds that contract.
+ * See docs/design.md, "Which file owns what".
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -127,10 +129,11 @@ static struct miscdevice cos_miscdev = {
 };
 
 /*
- * debugfs cos/: fault injection for the tests (root only).  hold_dispatch: a CPU whose
- * ops.dispatch leaves its pending shoot alone, -1 for none (cos_hold_dispatch());
- * group_init_fail: how many of the next cgroup inits fail with -ENOMEM (cos_group.c);
- * bw_stop_at_tick: throttled groups' tasks stop at their next tick only (cos_group.c);
+ * debugfs cos/: fault injection for the tests (root only).
+ * hold_dispatch: a CPU whose ops.dispatch leaves its pending shoot alone, -1 for none
+ * (cos_hold_dispatch()).
+ * group_init_fail: how many of the next cgroup inits fail with -ENOMEM (cos_group.c).
+ * bw_stop_at_tick: throttled groups' tasks stop at their next tick only (cos_group.c).
  * bw_no_reserve: a CPU reserves no budget up front; its timer is armed for its share of it.
  */
 static struct dentry *cos_debugfs;
@@ -146,7 +149,7 @@ static int cos_hold_set(void *data, u64 val)
 	return cos_hold_dispatch((int)(s64)val);
 }
 
-/* signed: the unsigned form parses "-1" (release) as an error, and the hold stayed on */
+/* signed: the unsigned form would reject "-1" (release) */
 DEFINE_DEBUGFS_ATTRIBUTE_SIGNED(cos_hold_fops, cos_hold_get, cos_hold_set, "%lld\n");
 
 static int __init cos_init(void)

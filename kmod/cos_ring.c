@@ -90,15 +90,14 @@ static void cos_ring_dropped(struct cos_enclave *e)
 /*
  * Reserve the next sequence number of @e's ring for a message about @t (NULL: none), or
  * decide to drop it.  e->head is the last reserved seq, with COS_RING_OVF set while the ring
- * is in overflow: full once, it drops every message until the lord has consumed everything,
- * then one OVERFLOW message (arg: messages lost) tells it to resync from the status table,
- * which by then reflects everything dropped.  Ending it that late matters: drops go on until
- * the lord has caught up, and a resync done earlier would miss them.  The producer whose
- * cmpxchg ends the overflow writes the OVERFLOW message at the seq after the last one.
+ * is in overflow.  A full ring drops every message until the lord has consumed everything;
+ * then one OVERFLOW (arg: messages lost) tells it to resync from the status table.  Ending it
+ * that late matters: a resync done while drops go on would miss them.  The producer whose
+ * cmpxchg ends the overflow writes the OVERFLOW at the seq after the last one.
  *
- * A drop must be in the status table before the lord can read that OVERFLOW: the dropper
- * syncs @t's status (last_seq = the OVERFLOW's seq, so shoots of @t are refused as BEHIND
- * until the lord has consumed it) and only then checks, with a cmpxchg of e->head to itself,
+ * A drop must be in the status table before the lord can read that OVERFLOW.  So the dropper
+ * syncs @t's status first (last_seq = the OVERFLOW's seq: shoots of @t are refused BEHIND
+ * until the lord has consumed it).  Only then it checks, with a cmpxchg of e->head to itself,
  * that the overflow has not ended meanwhile; if it has, it tries again, now to post.
  * Return: the seq reserved for the message, or 0 when it is dropped.
  */

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cos_shoot.c — COS_IOC_SHOOT (ioctl, or the same through io_uring): validate the lord's shoot
- * slots, publish each accepted task to its CPU's pending slot and kick that CPU; the shim's
- * ops.dispatch there takes it (cos_dispatch_take()) and inserts it into the local queue.
+ * slots, publish each accepted task to its CPU's pending slot and kick that CPU.  The shim's
+ * ops.dispatch there takes it (cos_dispatch_take()) and inserts it into the local DSQ.
  *
- * The kick (cos_kick_cpus(), in cos_task.c) is an IPI sent by the module
- * (smp_call_function_single_async): on the target CPU it zeroes the running task's sched_ext
- * slice and sets need_resched, so the CPU reschedules on
- * return from the interrupt; sched_ext then puts the current task back (ops.enqueue, its slice
- * is exhausted) and asks ops.dispatch for the next one.  This works on every kernel, including
- * those whose BTF hides scx_bpf_kick_cpu from BPF (Debian 7.2.12, see kmod/shim_compat.h).  The
- * slice write races only with the tick on the same CPU, which runs with IRQs off, so not at all.
+ * The kick (cos_kick_cpus(), cos_cpu.c) is cos.ko's own IPI, not scx_bpf_kick_cpu: Debian's
+ * 7.2.12 BTF hides that kfunc from BPF.  On the target CPU it zeroes the running task's slice
+ * and sets need_resched; sched_ext then puts that task back and calls ops.dispatch.  The slice
+ * write races only with the tick on the same CPU, which runs with IRQs off: not at all.
+ *
+ * See docs/design.md, "The shoot path, end to end".
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -70,11 +69,11 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 }
 
 /*
- * Commit the shoot slots that @uarg (struct cos_shoot_args) names; the body of COS_IOC_SHOOT and
- * of its io_uring command.  @nonblock: return -EAGAIN rather than sleep on shoot_mutex (only the
- * lord takes it, so it is free unless an ioctl of the lord's races with its own uring command).
- * A local shoot makes the lord yield right here if current is the lord; from another thread of
- * its process (an io_uring worker) the lord's CPU is kicked instead, to the same effect.
+ * Commit the shoot slots that @uarg (struct cos_shoot_args) names: the body of COS_IOC_SHOOT
+ * and of its io_uring command.  @nonblock: return -EAGAIN rather than sleep on shoot_mutex.
+ * Only the lord takes it, so it is free unless an ioctl of the lord's races with its own uring
+ * command.  A local shoot makes the lord yield right here if current is the lord; from another
+ * thread of its process (an io_uring worker) the lord's CPU is kicked instead.
  */
 static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonblock)
 {
@@ -155,9 +154,9 @@ out:
  * @uarg: user pointer to struct cos_shoot_args
  *
  * Each slot is copied once, validated, its status written back and COS_SHOOT_F_VALID cleared;
- * a failing slot does not stop the others.  Accepted tasks are published to their CPUs' pending
- * slots (or latches) and the CPUs are kicked after cos_lock is dropped (a latch, only where no
- * COS task will dispatch by itself: struct cos_latch in cos_task.c).
+ * a failing slot does not stop the others.  Accepted tasks are published to their CPUs'
+ * pending slots (or latches).  The CPUs are kicked after cos_lock is dropped; for a latch,
+ * only where no COS task will dispatch by itself (struct cos_latch in cos_cpu.c).
  *
  * Context: process context, a thread of the lord's process (a local shoot needs the lord
  * itself to yield at once); takes the enclave's shoot_mutex, then cos_lock with IRQs off, and

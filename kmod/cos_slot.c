@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cos_slot.c — the task table: one slot per COS task, mirrored read-only to the lord as the
- * status table, handed out from a FIFO of free slots with a limit per user; and the state
+ * status table.  Slots come from a FIFO of free slots, with a limit per user.  Also the state
  * the whole module shares (cos_lock, the enclave pointer, the counters).
  *
  * A freed slot is reused last, so a late message about it rarely meets a new generation.
  * No path walks the table except COS_IOC_GET_TASKS.  cos_slots_lock protects the free FIFO,
  * the per-user counts and cos_counters.tasks; it is taken alone, by attach and detach.
  *
- * See docs/design.md, "The task table".
+ * See docs/design.md, "The task state machine" (Identity).
  */
 #define pr_fmt(fmt) "cos: " fmt
 

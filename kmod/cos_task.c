@@ -9,7 +9,7 @@
  * pi_lock already held by sched_ext: the lock is uncontended except against the lord's shoot
  * of that task and the fallback.  The shim's kfuncs (cos_kfuncs.c) are adapters onto these.
  *
- * See docs/design.md, "The task state machine" and "The shoot path".
+ * See docs/design.md, "The task state machine" and "The shoot path, end to end".
  */
 #define pr_fmt(fmt) "cos: " fmt
 
@@ -145,14 +145,12 @@ static s32 cos_wake_pick(struct cos_enclave *e, const struct task_struct *p, s32
  * @idle: the CPUs that run nothing now (sched_ext's idle mask)
  *
  * COS_WAKE_PREV: @prev_cpu if it is free.  COS_WAKE_IDLE: a free CPU of the enclave in @p's
- * allowed set, one that runs nothing first (@prev_cpu before the others), then one that runs a
- * fair task (@prev_cpu first again): starting there preempts that task, an IPI and a context
- * switch that an idle CPU does not cost (with one fair hog on @prev_cpu and two idle CPUs, the
- * wake-up's p50 was 2× the default scheduler's, which picks the idle one).  -1 when no rule
- * applies (a task waits for the lord, or the lord set none) or no CPU is free.  Nothing is
- * claimed: the enqueue on the chosen CPU checks again (cos_task_enqueue()), and a task that
- * lost the race waits for the lord; @idle is a snapshot that may be stale by then, which costs
- * only the preemption it was to spare.
+ * allowed set, one that runs nothing first, then one that runs a fair task (@prev_cpu first in
+ * each).  Starting on a CPU with a fair task costs an IPI and a context switch that an idle
+ * CPU does not.  -1 when no rule applies (a task waits for the lord, or the lord set none) or
+ * no CPU is free.  Nothing is claimed: the enqueue on the chosen CPU checks again
+ * (cos_task_enqueue()), and a task that lost the race waits for the lord.  A stale @idle
+ * costs only the preemption it was to spare.
  * Context: ops.select_cpu (@p's pi_lock held, IRQs off); lock-free.
  */
 s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *idle)
@@ -170,12 +168,12 @@ s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumas
 }
 
 /*
- * The wake rules start @t (waking) on its CPU, if they apply and that CPU is free: it becomes
- * the CPU's taken task (the one started there and not yet running, as a shot task taken by
- * ops.dispatch), QUEUED with the lord's wake slice, and the caller puts it at the head of the
- * local queue.  The claim is a cmpxchg on cos_taken[cpu], which only this CPU's ops write
- * (this rq lock) and a detach clears: two tasks woken onto one free CPU at once cannot both
- * get it.  Caller holds t->lock and the rq lock of task_cpu(@p).
+ * The wake rules start @t (waking) on its CPU, if they apply and that CPU is free.  @t becomes
+ * the CPU's taken task, as a shot task taken by ops.dispatch: QUEUED with the lord's wake
+ * slice, and the caller puts it at the head of the local DSQ.  The claim is a cmpxchg on
+ * cos_taken[cpu], which only this CPU's ops write (this rq lock) and a detach clears: two
+ * tasks woken onto one free CPU cannot both get it.  Caller holds t->lock and the rq lock of
+ * task_cpu(@p).
  */
 static bool cos_wake_place(struct cos_enclave *e, struct cos_slot *t, struct task_struct *p)
 {
@@ -284,13 +282,11 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
  * @p: the task; @slot: its slot
  *
  * Two cases.  A shot task that ops.dispatch already took (QUEUED, no longer pending nor
- * latched) is on its
- * way to run: since Linux 7.1 sched_ext calls ops.dequeue when a task's custody ends in a local
- * DSQ, and that is no departure; it stays QUEUED until ops.running.  (Should the insert be
- * dropped because the task was dequeued for a property change meanwhile, its re-enqueue posts
- * RUNNABLE.)  Otherwise the task leaves without running (property change, exit): a pending
- * or latched shoot of it is cancelled (SHOOT_STALE) and it is re-enqueued later if still
- * runnable.
+ * latched) is on its way to run.  Since Linux 7.1 sched_ext calls ops.dequeue when a task's
+ * custody ends in a local DSQ: no departure, it stays QUEUED until ops.running.  (If the
+ * insert is dropped for a property change meanwhile, the re-enqueue posts RUNNABLE.)
+ * Otherwise the task leaves without running (property change, exit): a pending or latched
+ * shoot of it is cancelled (SHOOT_STALE), and it is re-enqueued later if still runnable.
  * Context: ops.dequeue (@p's rq lock held, IRQs off); takes t->lock.
  */
 void cos_task_dequeue(struct task_struct *p, s32 slot)
@@ -506,7 +502,7 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flag
  * WAITING tasks and shot tasks still pending go to the fallback list, for the shim to take
  * (cos_fallback_take()); a shot task ops.dispatch already took is in a local DSQ and runs as
  * it is.  Walks the custody lists, not the table: each task is popped under its list's lock,
- * then handled under its own t->lock (the order of cos.h: t->lock before a custody lock, so
+ * then handled under its own t->lock (t->lock comes before a custody lock, cos_internal.h, so
  * never both here).  A task an enqueue adds meanwhile is popped too, or saw e->active cleared
  * (cos_task_wait()).
  * Context: cos_lock held, IRQs off (the stall timer, the lord's exit, unregistration).

@@ -3,6 +3,7 @@
  * cos_uaccess.c — copying ioctl arguments in and out of user space: the extensible-struct
  * contract of uapi/linux/cos.h (a leading size, zero-extended or zero-tailed), and CPU masks.
  * Calls nothing else in cos.ko.  Context: process context, may fault; never under cos_lock.
+ * See docs/abi.md, "Versions, features and extensible structs".
  */
 #include <linux/bitmap.h>
 #include <linux/cpumask.h>

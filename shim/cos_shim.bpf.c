@@ -2,94 +2,22 @@
 /*
  * cos_shim.bpf.c — the cos BPF shim: the sched_ext scheduler that cos.ko drives.
  *
- * A. Role.  A kernel module cannot register sched_ext_ops or call scx_bpf_* itself, so this
- *    small scheduler is cos's hands on the run queues.  libcos embeds it as a libbpf skeleton
- *    and attaches it; cos.ko offers it kfuncs (cos_kf_*, kmod/cos_kfuncs.c) and keeps all state
- *    user space sees.  The shim decides nothing about COS tasks: it asks the module.
+ * A kernel module cannot register sched_ext_ops nor call scx_bpf_*, so this small scheduler is
+ * cos's hands on the run queues.  libcos embeds it as a libbpf skeleton and attaches it.  It
+ * runs in full mode: every SCHED_NORMAL/BATCH/IDLE/EXT task is on sched_ext.
  *
- * B. Mode.  Full mode (no SCX_OPS_SWITCH_PARTIAL): every SCHED_NORMAL/BATCH/IDLE/EXT task runs on
- *    sched_ext.  Tasks not delegated to a lord get a simple weighted fair policy: one shared DSQ
- *    ordered by virtual time; a task's vtime advances by the CPU time it used (measured from
- *    se.sum_exec_runtime, not from the slice left: the core may refill a slice to its own
- *    default, and a charge computed from it would underflow and starve the task) scaled by
- *    100/weight, and is clamped to at most one slice behind the global clock on enqueue, so
- *    sleepers cannot bank credit, and to at most COS_FAIR_WAIT_NS x CPUs / waiting tasks ahead
- *    of it: the global clock advances about CPUs / waiting as fast as real time, so no task
- *    waits much longer than COS_FAIR_WAIT_NS for its turn however far its weight put it ahead
- *    (a nice-19 kthread charged 100x its run time waited 37 s beside 250 tasks, and sched_ext's
- *    watchdog ejected the shim); under light load weights apply in full.  An idle CPU found at
- *    wake-up gets the task directly on its local DSQ.  Where the kernel offers no scx_bpf_create_dsq (Debian 7.2.12, see
- *    shim_compat.h) the shared queue is the built-in global DSQ, which is FIFO: round-robin
- *    with equal slices, weights ignored; sched_ext drains it before calling ops.dispatch, so a
- *    shot task could not go first there, and cos.ko refuses lords (COS_SHIM_CAP_FAIR_DSQ).
+ * COS tasks (policy SCHED_EXT) get a slot in cos.ko's task table, kept in task-local storage;
+ * every event of theirs goes to cos.ko through a kfunc (cos_kf_*, kmod/cos_kfuncs.c).  The shim
+ * decides nothing about them: cos.ko says where each goes (enum cos_enq) and what each CPU runs
+ * next (cos_kf_dispatch()).  Three tiers: per-CPU kthreads and the lord, then shot COS tasks at
+ * the head of their CPU's local DSQ, then everything else.
  *
- * C. COS tasks (policy SCHED_EXT) get a slot in the module's task table (kept in task-local
- *    storage) and every event of theirs goes to the module, which posts it to the lord.  When
- *    cos_kf_enqueue() says CUSTODY the task is queued nowhere: it waits for the lord.  The lord's
- *    shoot leaves it in the target CPU's pending slot and kicks that CPU; its ops.dispatch takes
- *    it (cos_kf_dispatch, by pid), re-checks that it may run there, and puts it at the head of the local
- *    DSQ — ahead of every fair task.  Tasks the module hands back to the fair policy (lord
- *    stalled or dead) are drained by ops.dispatch on any CPU (cos_kf_fallback_take).
- *    Wake rules (struct cos_ctl.wake_rules): for a waking COS task ops.select_cpu returns the
- *    free enclave CPU the module names (cos_kf_select_cpu, given sched_ext's idle mask so that
- *    it can prefer a CPU running nothing), and ops.enqueue there puts the task
- *    at the head of that local DSQ, preempting, when the module says COS_ENQ_PLACED: no round
- *    trip to the lord, no IPI, no migration (the task is enqueued on the CPU it starts on, which
- *    sched_ext guarantees it may run on).
+ * Everything else gets a weighted fair policy: one DSQ ordered by virtual time.  cgroups'
+ * cpu.max and cpu.weight apply to it through cos.ko's bandwidth groups (kmod/cos_group.c): a
+ * throttled group's tasks park in a DSQ of the group's own.  Kernel API drift is met in
+ * shim_compat.h: a kfunc this kernel lacks costs a feature, not the attach.
  *
- * D. Tiers: per-CPU kthreads and the lord, then shot COS tasks, then everything else.  A per-CPU
- *    kthread (ksoftirqd, a bound kworker completing I/O the lord waits for, ...) goes to the head
- *    of its CPU's local DSQ and preempts whatever runs there, COS tasks included: such work is
- *    short and may be what everyone else waits for.  The lord goes to its CPU's local DSQ too:
- *    at the head with preemption when it wakes, at the tail when its slice ends.  Nothing of
- *    these tiers goes through a shared queue, whose CPUs nobody would kick.  One exception: a
- *    lord that shot a task to its own CPU (local shoot) is put back with COS_ENQ_LORD_YIELD and
- *    parks in COS_LORD_DSQ; ops.dispatch on its CPU inserts the shot task, and the next dispatch
- *    there, when that task stops, moves the lord back: it runs again at once.  sched_ext calls
- *    ops.dispatch before it puts the lord back, so the module answers LORD_YIELD also while the
- *    shot task is taken and not yet running; in the local DSQ the lord would have ops.tick end
- *    the shot task's slice at the next tick.
- *    The kthread's ENQ_PREEMPT can be lost: the core drops the rq lock while it flushes the
- *    dispatch buffer, a kthread inserted then is passed by the shot task, inserted at the head
- *    after it with a fresh slice — SCX_SLICE_INF for a run-to-block lord, so the kthread would
- *    wait until the COS task blocks (seen: a kworker starved 30 s, sched_ext's watchdog ejected
- *    the scheduler).  So ops.dispatch moves nothing else to the local DSQ once it has put a shot
- *    task there (the lord and fair tasks are moved by the dispatch that runs when the local DSQ
- *    is empty again, the same moment they would have run), and ops.tick ends a running COS
- *    task's slice whenever its CPU's local DSQ is not empty: whatever waits there is a tier
- *    above it, and waits at most a tick.
- *
- * E. ABI.  ops.init fails (the attach fails) unless the module's ABI version is the one this shim
- *    was built with; a test can change the expected version through cos_abi_expected.  ops.exit
- *    records how the shim left in cos_exit_info (struct cos_exit_info, kmod/cos_shim_intf.h: the
- *    "user exit info" convention of the kernel's tools/sched_ext) for libcos.
- *
- * F. Bandwidth (cgroup v2 cpu.max, cpu.weight; kmod/cos_group.c keeps the budgets).  The cgroup
- *    ops tell the module each cgroup with a cpu controller, its limits and weight; every task's
- *    CPU time is charged to its cgroup at ops.stopping and ops.tick (what ran since the last
- *    charge, from se.sum_exec_runtime as for vtime).  A running task stops when its chain's
- *    budget is spent, not at a tick: ops.running has the module reserve this CPU's share of
- *    the budget left (cos_kf_group_budget(): a slice of it, which the CPU's budget timer
- *    renews while the task runs on, or ends its slice when nothing is left), the charges
- *    draw on that first, and ops.stopping gives back the rest after its charge
- *    (cos_kf_group_stopped()); a task that started with no reservation is kicked when its
- *    group throttles, and the tick ends the slice of a throttled task.  A throttled task the fair
- *    policy runs (any non-COS task, and a COS task while no lord has control) parks in that
- *    group's DSQ (COS_GROUP_DSQ(cgroup id), created by ops.cgroup_init) instead of the fair
- *    DSQ; when the module's refill timer releases the group it kicks the idle CPUs, and
- *    ops.dispatch moves the parked tasks back to the fair DSQ (or to another throttled
- *    ancestor's DSQ).  A COS task under a lord waits in custody, and the lord is told
- *    (cos_kf_enqueue() gets the cgroup: TASK_THROTTLED, GROUP_THROTTLED/UNTHROTTLED).
- *    cpu.weight shares the CPUs as CFS's groups do: while some cgroup weighs other than 100,
- *    the fair policy's vtime charge is divided by the task's effective weight
- *    (cos_kf_group_share(): its group's share of its parent's, and so on up, over what its
- *    runnable siblings weigh), for which the module counts each group's runnable fair tasks:
- *    the shim counts a task in at ops.select_cpu's direct dispatch or ops.enqueue
- *    (cos_kf_group_runnable()) and out at ops.quiescent.  Needs scx_bpf_create_dsq
- *    (COS_SHIM_CAP_BANDWIDTH); without it (Debian 7.2.12) groups are tracked, not enforced.
- *    SCX_OPS_ENQ_LAST makes a throttled task leave a CPU that has nothing else to run; libcos
- *    clears it where nothing is enforced (7.2.12 strands a task that ops.enqueue puts on the
- *    local DSQ under ENQ_LAST as the CPU goes idle, see libcos/shim.c).
+ * See docs/design.md, "The shim".
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -109,21 +37,22 @@ _Static_assert(COS_SHIM_OPS_ENQ_LAST == SCX_OPS_ENQ_LAST, "libcos clears the shi
 #define COS_PF_KTHREAD	0x00200000	/* PF_KTHREAD: task flags are not in vmlinux.h */
 #define COS_NO_SLOT	(-1)
 #define COS_FALLBACK_BATCH 16	/* fallback tasks one dispatch drains at most */
-#define COS_FAIR_WAIT_NS	(1000ULL * 1000 * 1000)	/* the longest wait the lag allows (B) */
-#define COS_GROUP_DSQ(cgid)	((1ULL << 48) | (cgid))	/* a throttled group's parked tasks (F) */
+#define COS_FAIR_WAIT_NS	(1000ULL * 1000 * 1000)	/* the longest wait the lag bound allows */
+#define COS_GROUP_DSQ(cgid)	((1ULL << 48) | (cgid))	/* a throttled group's parked tasks */
 #define COS_RELEASE_BATCH	8	/* released groups one dispatch drains at most */
 #define COS_DSQ_ITER		(&___it)	/* bpf_for_each()'s iterator (libbpf's bpf_helpers.h) */
 
 const volatile __u64 cos_slice_ns = 5ULL * 1000 * 1000;
-const volatile __u32 cos_abi_expected = COS_ABI_VERSION;
+const volatile __u32 cos_abi_expected = COS_ABI_VERSION;	/* a test may change it */
 const volatile __u32 cos_nr_cpus = 1;	/* online CPUs when libcos loaded the shim */
 
-/* Set by ops.init: 1 if the fair policy orders by vtime, 0 if it fell back to FIFO (see B). */
+/* Set by ops.init: 1 if the fair policy orders by vtime, 0 if it fell back to the FIFO global
+ * DSQ (no scx_bpf_create_dsq; cos.ko then refuses lords). */
 __u32 cos_fair_vtime;
-/* Set by ops.init: 1 if throttled groups' tasks are parked (see F). */
+/* Set by ops.init: 1 if throttled groups' tasks are parked (needs the DSQ iterator too). */
 __u32 cos_bw_enforced;
 
-/* Written once by ops.exit (cos_exit_record()); read by libcos (see E). */
+/* Written once by ops.exit; read by libcos (struct cos_exit_info). */
 struct cos_exit_info cos_exit_info SEC(".data");
 
 static bool cos_is_pcpu_kthread(const struct task_struct *p)
@@ -132,13 +61,12 @@ static bool cos_is_pcpu_kthread(const struct task_struct *p)
 }
 
 /*
- * How many cgroups have a quota, and how many a weight other than 100 (see F): while none
- * does, ops.running, ops.stopping and ops.tick call no group kfunc (under TCG a fair task's
- * ops.stopping took 846 ns before the groups, 2,002 ns with the calls).  Counted from the
- * cgroup ops; each cgroup's own two flags live in its cgroup storage and change by atomic
- * exchange, so ops racing on one cgroup (cpu.max writers hold only sched_ext's read side)
- * count it once.  A cgroup whose storage cannot be had counts in both for good.  A count read
- * a moment stale costs one charge at most, as the module's own counts do (kmod/cos_group.c).
+ * How many cgroups have a quota, and how many a weight other than 100: while none does,
+ * ops.running, ops.stopping and ops.tick call no group kfunc.  Counted from the cgroup ops.
+ * Each cgroup's two flags live in its cgroup storage and change by atomic exchange, so ops
+ * racing on one cgroup (cpu.max writers hold only sched_ext's read side) count it once.  A
+ * cgroup whose storage cannot be had counts in both for good.  A count read a moment stale
+ * costs one charge at most, as cos.ko's own counts do.
  */
 __u64 cos_nr_limited, cos_nr_weighted;	/* 64-bit: the BPF atomics this clang emits */
 
@@ -159,11 +87,11 @@ static u64 cos_vtime_now;
 
 struct cos_task_ctx {
 	u64 exec_at_start;	/* se.sum_exec_runtime when it last started running */
-	u64 exec_charged;	/* se.sum_exec_runtime at its last bandwidth charge (see F) */
-	u64 share_cgid;		/* counted runnable in this cgroup's share, 0 if not (see F) */
+	u64 exec_charged;	/* se.sum_exec_runtime at its last bandwidth charge */
+	u64 share_cgid;		/* counted runnable in this cgroup's share, 0 if not */
 	u32 share_weight;	/* with this weight */
 	s32 slot;		/* slot in cos.ko's task table, COS_NO_SLOT if not a COS task */
-	bool budgeted;		/* ops.running asked cos_kf_group_budget() (see F) */
+	bool budgeted;		/* ops.running asked cos_kf_group_budget() */
 };
 
 struct {
@@ -200,13 +128,13 @@ static s32 cos_slot(struct task_struct *p, struct cos_task_ctx *tctx, bool runna
 	return tctx->slot;
 }
 
-/* @p's cgroup (of its cpu controller: its task group's), as the module knows groups (see F). */
+/* @p's cgroup (of its cpu controller: its task group's), as cos.ko knows groups. */
 static u64 cos_task_cgid(struct task_struct *p)
 {
 	return p->sched_task_group->css.cgroup->kn->id;
 }
 
-/* The group where @p must park because it or an ancestor is throttled, 0 if none (see F). */
+/* The group where @p must park because it or an ancestor is throttled, 0 if none. */
 static u64 cos_parked_group(struct task_struct *p)
 {
 	return cos_bw_enforced ? cos_kf_group_throttled(cos_task_cgid(p)) : 0;
@@ -214,9 +142,9 @@ static u64 cos_parked_group(struct task_struct *p)
 
 /*
  * Count @p, a fair task about to run or wait, among its cgroup's runnable tasks for
- * cpu.weight's shares (see F), once: ops.quiescent counts it out.  Only while some cgroup
- * weighs other than 100; a task runnable when that starts (or handed back by the module at
- * ops.dispatch) is counted at its next enqueue: a busy task's is at its slice's end.
+ * cpu.weight's shares, once: ops.quiescent counts it out.  Only while some cgroup weighs other
+ * than 100.  A task runnable when that starts (or handed back by cos.ko at ops.dispatch) is
+ * counted at its next enqueue: a busy task's is at its slice's end.
  */
 static void cos_share_runnable(struct task_struct *p, struct cos_task_ctx *tctx)
 {
@@ -245,6 +173,7 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 		vtime = cos_vtime_now - cos_slice_ns;
 	} else if (cos_have(scx_bpf_dsq_nr_queued)) {
 		s32 waiting = scx_bpf_dsq_nr_queued(COS_FAIR_DSQ);
+		/* the lag bound: no task waits much longer than COS_FAIR_WAIT_NS */
 		u64 lag_max = COS_FAIR_WAIT_NS * cos_nr_cpus / (waiting > 0 ? waiting + 1 : 1);
 
 		if ((s64)(vtime - (cos_vtime_now + lag_max)) > 0)
@@ -258,8 +187,7 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
  * Group @id was refilled: its parked tasks go back to the fair DSQ, each with its vtime
  * clamped as cos_fair_insert() would, or to an ancestor's DSQ if that is still throttled.  An
  * idle CPU is kicked for each task but the first (this CPU's): the refill's kick woke every
- * idle CPU at once, and those that dispatched before this drain found nothing and went back
- * to idle (a 250 % cap on 3 CPUs measured 224 % before these kicks).
+ * idle CPU at once, and those that dispatched before this drain found nothing and went idle.
  */
 static void cos_group_drain(u64 id)
 {
@@ -297,7 +225,7 @@ s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags
 
 	/*
 	 * Tasks the lord places stay where they are until it shoots them (no direct dispatch to an
-	 * idle CPU), or go where its wake rules start them (the enqueue there does it, see C).
+	 * idle CPU), or go where its wake rules start them (the enqueue there, COS_ENQ_PLACED).
 	 * Attach first, or a task that just became SCHED_EXT would slip past the lord.
 	 */
 	if (tctx && (slot = cos_slot(p, tctx, true)) >= 0 && cos_kf_lord_active()) {
@@ -313,7 +241,7 @@ s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags
 	if (!cos_have(scx_bpf_select_cpu_dfl))
 		return prev_cpu;	/* hidden by this kernel's BTF (Debian 7.2.11): no idle pick */
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (is_idle && !cos_parked_group(p)) {	/* a throttled one parks at enqueue (see F) */
+	if (is_idle && !cos_parked_group(p)) {	/* a throttled one parks at enqueue */
 		cos_share_runnable(p, tctx);	/* no ops.enqueue follows */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_slice_ns, 0);
 	}
@@ -327,19 +255,20 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 slot = tctx ? cos_slot(p, tctx, true) : COS_NO_SLOT;
 
 	if (cos_is_pcpu_kthread(p)) {
+		/* short work others may wait for: it preempts whatever runs, COS tasks too */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | scx_bpf_task_cpu(p), cos_slice_ns,
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
 		return;
 	}
 	switch (cos_kf_enqueue(p, slot, enq_flags, cos_task_cgid(p))) {
 	case COS_ENQ_CUSTODY:
-		return;		/* waits for the lord's shoot (see C) */
-	case COS_ENQ_PLACED:	/* started by the lord's wake rules, as if shot here (see C) */
+		return;		/* waits for the lord's shoot, queued nowhere */
+	case COS_ENQ_PLACED:	/* the wake rules start it here (sched_ext lets it run here) */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_kf_task_slice(p, slot) ?: SCX_SLICE_INF,
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
 		return;
 	case COS_ENQ_LORD_YIELD:
-		/* after the local shoot, which ops.dispatch puts first (see D) */
+		/* behind the local shoot: in the local DSQ, ops.tick would end the shot slice */
 		scx_bpf_dsq_insert(p, COS_LORD_DSQ, cos_slice_ns, enq_flags);
 		return;
 	case COS_ENQ_LORD:
@@ -406,12 +335,12 @@ void BPF_PROG(cos_dispatch, s32 cpu, struct task_struct *prev)
 		cos_group_drain(id);
 	}
 	if (shot)
-		return;		/* nothing behind it, or ops.tick would end its slice (see D) */
+		return;		/* nothing behind it, or ops.tick would end its slice */
 	if (cos_have(scx_bpf_create_dsq)) {
 		scx_bpf_dsq_move_to_local(COS_LORD_DSQ);
 		scx_bpf_dsq_move_to_local(COS_FAIR_DSQ);
 	}
-	/* else the core consumes SCX_DSQ_GLOBAL by itself (and there are no lords, see B) */
+	/* else the core consumes SCX_DSQ_GLOBAL by itself (and cos.ko refuses lords) */
 }
 
 SEC("struct_ops/cos_running")
@@ -426,7 +355,7 @@ void BPF_PROG(cos_running, struct task_struct *p)
 	tctx->exec_at_start = p->se.sum_exec_runtime;
 	tctx->exec_charged = p->se.sum_exec_runtime;
 	if (cos_bw_enforced && cos_nr_limited) {
-		/* it stops when its share of the budget is spent, and is charged (see F) */
+		/* it stops when its share of the budget is spent, and is charged */
 		u64 budget = cos_kf_group_budget(cos_task_cgid(p));
 
 		if (budget < p->scx.slice)
@@ -465,8 +394,12 @@ void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 }
 
 /*
- * A COS task gives way at the tick to whatever waits in its CPU's local DSQ (see D); any task
- * is charged what it ran since its last charge, and stops if that throttled its group (see F).
+ * The tick rule: a COS task gives way at the tick to whatever waits in its CPU's local DSQ, a
+ * tier above it.  A kthread's SCX_ENQ_PREEMPT can be lost: the core drops the rq lock while it
+ * flushes the dispatch buffer, and the shot task is inserted at the head after the kthread.
+ * Such a kthread then waits at most a tick.  ops.dispatch puts nothing else behind a shot task, so nothing
+ * else ends its slice early.  Any task is also charged what it ran since its last charge, and
+ * stops if that throttled its group.
  */
 SEC("struct_ops/cos_tick")
 void BPF_PROG(cos_tick, struct task_struct *p)
@@ -523,8 +456,8 @@ void BPF_PROG(cos_set_cpumask, struct task_struct *p, const struct cpumask *cpum
 
 /*
  * CPU hotplug.  Without these two ops sched_ext ejects the scheduler when a CPU goes offline or
- * comes back ("cpu N going offline, exiting scheduler"); with them it keeps the shim, moves the
- * tasks of an outgoing CPU itself, and cos.ko keeps shoots off the CPU and tells the lord.
+ * comes back ("cpu N going offline, exiting scheduler").  With them it keeps the shim and
+ * moves an outgoing CPU's tasks itself; cos.ko keeps shoots off the CPU and tells the lord.
  */
 SEC("struct_ops/cos_cpu_online")
 void BPF_PROG(cos_cpu_online, s32 cpu)
@@ -597,8 +530,9 @@ static void cos_cgroup_count(struct cgroup *cgrp, s32 limited, s32 weighted)
 }
 
 /*
- * cgroups (see F).  Sleepable: the module allocates the group, scx_bpf_create_dsq() its DSQ.
- * A cgroup's id is its kernfs node's; its parent is the cgroup of its parent css.
+ * cgroups: cos.ko's bandwidth groups.  Sleepable: cos.ko allocates the group,
+ * scx_bpf_create_dsq() its DSQ.  A cgroup's id is its kernfs node's; its parent is the cgroup
+ * of its parent css.
  */
 SEC("struct_ops.s/cos_cgroup_init")
 s32 BPF_PROG(cos_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
@@ -703,6 +637,6 @@ struct sched_ext_ops cos_ops = {
 	.cgroup_set_bandwidth = (void *)cos_cgroup_set_bandwidth,
 	.init		= (void *)cos_init,
 	.exit		= (void *)cos_exit,
-	.flags		= COS_SHIM_OPS_ENQ_LAST,	/* a throttled task must leave an idle CPU (F) */
+	.flags		= COS_SHIM_OPS_ENQ_LAST,	/* a throttled task must leave an idle CPU */
 	.name		= COS_SHIM_NAME,
 };

@@ -2,14 +2,14 @@
 /*
  * cos_shim_intf.h — the contract between cos.ko and its shim, and only that: the values the
  * module's kfuncs and the shim pass each other, and the kfuncs' prototypes.  Both sides include
- * it (kmod/cos.h for the module, kmod/cos_shim.bpf.c after vmlinux.h; libcos/shim.c for the
- * shim's exit info and load-time flags only); it is not installed.
+ * it (kmod/cos_internal.h for the module, shim/cos_shim.bpf.c after vmlinux.h; libcos/shim.c
+ * for the shim's exit info and load-time flags only).  It is not installed.
  *
- * Each kfunc is declared once, through COS_KFUNC(): the module compiles the list as prototypes
- * of its definitions in cos_kfuncs.c, so a definition whose signature differs fails the build;
- * the shim compiles the same list as __ksym externs, so it calls what the module defines.  The
- * kernel-doc of each kfunc is at its definition.  The ABI between them is versioned by
- * COS_ABI_VERSION (uapi/linux/cos.h), which the shim checks through cos_kf_abi_version().
+ * Each kfunc is declared once, through COS_KFUNC() or COS_KFUNC_BOUND().  The module compiles
+ * the list as prototypes of its definitions in cos_kfuncs.c, so a definition whose signature
+ * differs fails the build; the shim compiles it as __ksym externs.  The kernel-doc of each
+ * kfunc is at its definition.  The interface is versioned by COS_ABI_VERSION, which the shim
+ * checks through cos_kf_abi_version().  See docs/design.md, "The module ↔ shim interface".
  */
 #ifndef _COS_SHIM_INTF_H
 #define _COS_SHIM_INTF_H
@@ -53,9 +53,9 @@ enum cos_shim_cap {
 #define COS_SHIM_OPS_ENQ_LAST	2ULL
 
 /*
- * How the shim left (the convention of the kernel's tools/sched_ext "user exit info"): ops.exit
- * copies sched_ext's struct scx_exit_info into the shim's struct cos_exit_info, the strings
- * first and @kind last with a full barrier, so that a reader that sees @kind set sees the rest.
+ * How the shim left (the "user exit info" convention of the kernel's tools/sched_ext).
+ * ops.exit copies sched_ext's struct scx_exit_info into the shim's struct cos_exit_info: the
+ * strings first, @kind last with a full barrier, so a reader that sees @kind set sees the rest.
  * libcos reads it after attaching (ops.init failed) and after detaching.
  */
 #define COS_EXIT_REASON_LEN	128
@@ -72,8 +72,8 @@ struct cos_exit_info {
  * COS_KFUNC_BOUND: a kfunc bound to the attached shim.  The module's definition takes one more
  * argument, last, that the shim does not pass: the calling program's struct bpf_prog_aux,
  * which the verifier supplies (KF_IMPLICIT_ARGS; the BPF-visible prototype is the one without
- * it, so a shim built before the binding calls the same kfuncs).  The kfunc acts only for a
- * program of the struct_ops map that attached (cos_kf_bound(), kmod/cos_kfuncs.c).
+ * it).  The kfunc acts only for a program of the struct_ops map that attached (cos_kf_bound(),
+ * kmod/cos_kfuncs.c).
  */
 #if defined(__VMLINUX_H__)	/* the shim (BPF) */
 #define COS_KFUNC(ret, name, ...)	extern ret name(__VA_ARGS__) __ksym

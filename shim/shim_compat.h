@@ -3,9 +3,10 @@
  * shim_compat.h — the one place where the shim meets kernel API drift.
  *
  * Every sched_ext kfunc the shim calls is declared here, weak, with the signature of the kernels
- * we support (7.2, 7.3); cos.ko's own kfuncs are declared in cos_shim_intf.h.  bpftool's
- * vmlinux.h emits most kfunc prototypes but not all (see below for what 7.2 lacks), so the shim
- * does not rely on it for kfuncs.  Add a wrapper here when a kfunc is renamed or gains arguments.
+ * we support (7.2, 7.3).  cos.ko's own kfuncs are declared in cos_shim_intf.h.  bpftool's
+ * vmlinux.h does not emit every kfunc prototype, so the shim does not rely on it for kfuncs.
+ * Add a wrapper here when a kfunc is renamed or gains arguments.
+ * See docs/design.md, "Kernel API drift".
  */
 #ifndef _COS_SHIM_COMPAT_H
 #define _COS_SHIM_COMPAT_H
@@ -32,10 +33,9 @@ extern bool scx_bpf_dsq_move_vtime(struct bpf_iter_scx_dsq *it__iter, struct tas
 
 /*
  * Debian's 7.2.x BTF describes a few kfuncs (scx_bpf_create_dsq, scx_bpf_kick_cpu, ..._pick_*;
- * on 7.2.11 also scx_bpf_select_cpu_dfl)
- * with the implicit trailing 'aux' argument but without the "<name>_impl" twin that the 7.2
- * verifier looks for, so no BPF program can call them there ("cannot find function
- * scx_bpf_create_dsq_impl in BTF").  They are declared weak: test with cos_have() and degrade.
+ * on 7.2.11 also scx_bpf_select_cpu_dfl) with the implicit trailing 'aux' argument but without
+ * the "<name>_impl" twin the verifier looks for.  No BPF program can call them there ("cannot
+ * find function scx_bpf_create_dsq_impl in BTF").  So they are weak: test with cos_have().
  */
 #define cos_have(kfunc) bpf_ksym_exists(kfunc)
 
