@@ -41,6 +41,7 @@ static struct cos_slot **cos_taken;
 static struct cos_slot **cos_curr;
 
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
+static DEFINE_PER_CPU(call_single_data_t, cos_shoot_kick_csd);
 static DEFINE_PER_CPU(call_single_data_t, cos_latch_kick_csd);
 static DEFINE_PER_CPU(call_single_data_t, cos_idle_kick_csd);
 static DEFINE_PER_CPU(call_single_data_t, cos_throttle_kick_csd);
@@ -86,6 +87,22 @@ static void cos_kick_fn(void *info)
 static void cos_latch_kick_fn(void *info)
 {
 	if (!READ_ONCE(cos_curr[smp_processor_id()]))
+		cos_kick_fn(info);
+}
+
+/*
+ * The kick of a shoot: preempt what runs here only while a shot task still waits for this
+ * CPU (pending, or taken and not yet running).  The IPI may come after this CPU's dispatch
+ * has already started the shot task, and would then end that task's turn for nothing.  Exact:
+ * the shoot's store of the pending word comes before the IPI's queueing (a full barrier),
+ * and the words are cleared only by this CPU's dispatch and running or by a cancel, after
+ * which the shot task needs no kick.
+ */
+static void cos_shoot_kick_fn(void *info)
+{
+	int cpu = smp_processor_id();
+
+	if (READ_ONCE(cos_pending[cpu]) || READ_ONCE(cos_taken[cpu]))
 		cos_kick_fn(info);
 }
 
@@ -167,6 +184,12 @@ static void cos_kick_with(const struct cpumask *cpus, call_single_data_t __percp
 void cos_kick_cpus(const struct cpumask *cpus)
 {
 	cos_kick_with(cpus, &cos_kick_csd);
+}
+
+/* Kick @cpus for the shoots just made: as cos_kick_cpus(), once a shot task is still waiting. */
+void cos_kick_shot_cpus(const struct cpumask *cpus)
+{
+	cos_kick_with(cpus, &cos_shoot_kick_csd);
 }
 
 /* Kick @cpus for a latch: as cos_kick_cpus(), but a running COS task is left alone. */
@@ -343,7 +366,7 @@ void cos_pending_clear(struct cos_slot *t)
  * @cpu: the dispatching CPU
  *
  * Pairs with the shoot's store: a shoot stores cos_pending[@cpu], then kicks @cpu after its
- * commit (cos_kick_cpus() after the unlock; a local shoot, cos_lord_yield(), runs on @cpu
+ * commit (cos_kick_shot_cpus() after the unlock; a local shoot, cos_lord_yield(), runs on @cpu
  * itself).  The IPI's queueing (llist_add) is a full barrier.  So a dispatch that reads NULL
  * just before the store is followed by the kick's schedule, whose dispatch sees the store.
  * cos_taken[@cpu] is set only by @cpu's own dispatch, so a NULL read there is exact; while it
@@ -659,6 +682,7 @@ int cos_cpus_init(void)
 	}
 	for_each_possible_cpu(cpu) {
 		INIT_CSD(per_cpu_ptr(&cos_kick_csd, cpu), cos_kick_fn, NULL);
+		INIT_CSD(per_cpu_ptr(&cos_shoot_kick_csd, cpu), cos_shoot_kick_fn, NULL);
 		INIT_CSD(per_cpu_ptr(&cos_latch_kick_csd, cpu), cos_latch_kick_fn, NULL);
 		INIT_CSD(per_cpu_ptr(&cos_idle_kick_csd, cpu), cos_idle_kick_fn, NULL);
 		INIT_CSD(per_cpu_ptr(&cos_throttle_kick_csd, cpu), cos_throttle_kick_fn, NULL);

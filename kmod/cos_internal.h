@@ -323,6 +323,7 @@ void cos_cpus_exit(void);
 int cos_hold_dispatch(int cpu);
 int cos_held_cpu(void);
 void cos_kick_cpus(const struct cpumask *cpus);
+void cos_kick_shot_cpus(const struct cpumask *cpus);
 void cos_kick_latch_cpus(const struct cpumask *cpus);
 void cos_kick_idle(void);
 void cos_kick_spent(void);

@@ -4,7 +4,7 @@
  * slots, publish each accepted task to its CPU's pending slot and kick that CPU.  The shim's
  * ops.dispatch there takes it (cos_dispatch_take()) and inserts it into the local DSQ.
  *
- * The kick (cos_kick_cpus(), cos_cpu.c) is cos.ko's own IPI, not scx_bpf_kick_cpu: Debian's
+ * The kick (cos_kick_shot_cpus(), cos_cpu.c) is cos.ko's own IPI, not scx_bpf_kick_cpu: Debian's
  * 7.2.12 BTF hides that kfunc from BPF.  On the target CPU it zeroes the running task's slice
  * and sets need_resched; sched_ext then puts that task back and calls ops.dispatch.  The slice
  * write races only with the tick on the same CPU, which runs with IRQs off: not at all.
@@ -140,7 +140,7 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 	}
 	if (current == e->lord && cpumask_test_and_clear_cpu(e->lord_cpu, kick))
 		cos_lord_yield();
-	cos_kick_cpus(kick);
+	cos_kick_shot_cpus(kick);
 	cos_kick_latch_cpus(latch_kick);
 	ret = 0;
 out:
