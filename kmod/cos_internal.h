@@ -7,6 +7,8 @@
  * machine-wide on a COS task's scheduling path.  Every lock is a raw spinlock taken with IRQs
  * off, except shoot_mutex.  The locks, outermost first:
  *
+ *   cos_register_mutex (global, cos_lord.c)  serialises COS_IOC_REGISTER_LORD: a file's
+ *       "registered once" check and its publication of the enclave.
  *   e->shoot_mutex (per enclave; cos_shoot.c, cos_lord.c)  serialises shoot commits with
  *       cos_unregister().  Both use e->kick_mask; a commit re-checks e->registered under it.
  *   cos_lock (global, cos_slot.c)  the lord's side: the cos_enclave pointer (RCU-published),
@@ -43,7 +45,7 @@
  *       cpu.weight.  Taken alone, one group at a time.
  *   The group xarray's own lock is taken only in process context (ops.cgroup_init/exit).
  *
- * Order: rq lock (or pi_lock) -> t->lock.  shoot_mutex -> cos_lock -> t->lock -> custody lock |
+ * Order: rq lock (or pi_lock) -> t->lock.  cos_register_mutex -> shoot_mutex -> cos_lock -> t->lock -> custody lock |
  * latch lock | cos_fallback_lock (never two of the last three at once).  t->lock -> cos_bw.lock
  * -> g->lock.
  *
@@ -379,6 +381,8 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed);
 void cos_lord_shim_changed_locked(bool attached, u32 caps);
 void cos_lord_exited(struct task_struct *p);
 void cos_lord_cpu_hotplug(s32 cpu, bool online);
+extern atomic_t cos_enclaves_live;
+extern u32 cos_delay_register_us, cos_delay_release_us, cos_delay_exit_work_us;
 
 /*
  * The enclave of a lord's /dev/cos file, or NULL: published once by COS_IOC_REGISTER_LORD

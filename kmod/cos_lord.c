@@ -20,6 +20,7 @@
 #define pr_fmt(fmt) "cos: " fmt
 
 #include <linux/capability.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -50,6 +51,24 @@ u32 cos_shim_caps;
 pid_t cos_lord_pid;
 s32 cos_lord_cpu = -1;
 bool cos_lord_active;
+
+/* Serialises COS_IOC_REGISTER_LORD (the per-file check and publication). */
+static DEFINE_MUTEX(cos_register_mutex);
+
+/* debugfs cos/ (cos_main.c): the enclaves allocated and not yet freed, and delays that widen
+ * the lifecycle's race windows for the tests (microseconds, 0 = none) */
+atomic_t cos_enclaves_live;
+u32 cos_delay_register_us;
+u32 cos_delay_release_us;
+u32 cos_delay_exit_work_us;
+
+static void cos_test_delay(const u32 *us)
+{
+	u32 v = READ_ONCE(*us);
+
+	if (unlikely(v))
+		fsleep(v);
+}
 
 static size_t cos_ring_bytes(struct cos_enclave *e)
 {
@@ -329,6 +348,7 @@ static void cos_unregister(struct cos_enclave *e);
 /* The lord thread is gone: unregister its enclave (process context, a kworker). */
 static void cos_lord_exit_work(struct work_struct *work)
 {
+	cos_test_delay(&cos_delay_exit_work_us);
 	cos_unregister(container_of(work, struct cos_enclave, exit_work));
 }
 
@@ -345,6 +365,7 @@ static void cos_enclave_free(struct cos_enclave *e)
 	free_cpumask_var(e->latch_kick);
 	free_cpumask_var(e->timer_kick);
 	kfree(e);
+	atomic_dec(&cos_enclaves_live);
 }
 
 static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
@@ -353,6 +374,7 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 
 	if (!e)
 		return NULL;
+	atomic_inc(&cos_enclaves_live);
 	e->ring_entries = ring_entries;
 	e->ring = vmalloc_user(cos_ring_bytes(e));
 	e->shoot = vmalloc_user(cos_shoot_bytes());
@@ -373,7 +395,7 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 	init_irq_work(&e->wake_work, cos_wake_work_fn);
 	init_irq_work(&e->exit_irq, cos_exit_irq_fn);
 	INIT_WORK(&e->exit_work, cos_lord_exit_work);
-	hrtimer_setup(&e->stall_timer, cos_stall_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	hrtimer_setup(&e->stall_timer, cos_stall_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	return e;
 }
 
@@ -416,6 +438,9 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 		return -EINVAL;
 	if (args.lord_cpu >= nr_cpu_ids || !cpu_online(args.lord_cpu))
 		return -EINVAL;
+
+	/* one REGISTER at a time: a file's enclave is checked and published once, under it */
+	guard(mutex)(&cos_register_mutex);
 	if (cos_file_enclave(file))
 		return -EBUSY;
 
@@ -449,6 +474,9 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 		      !(cos_shim_caps & COS_SHIM_CAP_FAIR_DSQ) ? -EOPNOTSUPP : 0;
 		if (!ret) {
 			WRITE_ONCE(e->registered, true);
+			/* armed before anything can find @e: whoever unregisters it cancels it */
+			hrtimer_start(&e->stall_timer, ns_to_ktime(cos_stall_period(e)),
+				      HRTIMER_MODE_REL_HARD);
 			rcu_assign_pointer(cos_enclave, e);	/* e set up before it is seen */
 			WRITE_ONCE(cos_lord_pid, current->pid);
 			WRITE_ONCE(cos_lord_cpu, e->lord_cpu);
@@ -461,8 +489,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 		goto err_free;
 	}
 	smp_store_release(&file->private_data, e);	/* pairs with cos_file_enclave() */
-	hrtimer_start(&e->stall_timer, ns_to_ktime(cos_stall_period(e)),
-		      HRTIMER_MODE_REL);
+	cos_test_delay(&cos_delay_register_us);
 
 	args.ring_entries = entries;
 	args.ring_off = COS_OFF_RING;
@@ -532,21 +559,35 @@ long cos_ioc_unregister(struct file *file)
 	return 0;
 }
 
-/* The file is gone (the lord exited, was killed, or closed it): fall back, free everything. */
+/**
+ * cos_lord_release() - the file is gone (the lord exited, was killed, or closed it): fall back
+ * and free the enclave
+ * @file: the lord's file; no ioctl, mmap or io_uring command of it runs any more
+ *
+ * One ordered teardown, whatever state the enclave is in (registered, unregistered by an
+ * ioctl, or by the lord thread's exit work, which may still be queued or running):
+ * unpublish (after it nothing finds @e: not the scheduling path, not cos_lord_exited(), which
+ * looks @e up under cos_lock), stop the stall timer, wait out the scheduling path's readers
+ * (RCU-sched), then the irq_works and the work they queued, and free.
+ * Context: process context, may sleep; takes shoot_mutex and cos_lock.
+ */
 void cos_lord_release(struct file *file)
 {
 	struct cos_enclave *e = file->private_data;
 
 	if (!e)
 		return;
-	/* the lord thread's exit may have queued its unregistration: let it finish, or cancel it */
+	cos_test_delay(&cos_delay_release_us);
+	cos_unregister(e);
+	hrtimer_cancel(&e->stall_timer);
+	/* a reader that found @e before it was unpublished may still post (wake_work) */
+	synchronize_rcu();
+	irq_work_sync(&e->wake_work);
+	/* the lord thread's exit queued these before the unpublication, or never will */
 	irq_work_sync(&e->exit_irq);
 	cancel_work_sync(&e->exit_work);
-	cos_unregister(e);
-	/* the scheduling path may still hold @e (read before it was unpublished): wait for it */
-	synchronize_rcu();
-	cos_enclave_free(e);
 	file->private_data = NULL;
+	cos_enclave_free(e);
 }
 
 /**

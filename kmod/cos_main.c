@@ -135,6 +135,9 @@ static struct miscdevice cos_miscdev = {
  * group_init_fail: how many of the next cgroup inits fail with -ENOMEM (cos_group.c).
  * bw_stop_at_tick: throttled groups' tasks stop at their next tick only (cos_group.c).
  * bw_no_reserve: a CPU reserves no budget up front; its timer is armed for its share of it.
+ * enclaves: the enclaves allocated and not yet freed (read only: 0 once every lord file is
+ * closed).  delay_register_us, delay_release_us, delay_exit_work_us: sleeps that widen the
+ * race windows of a lord's life (cos_lord.c) for the tests.
  */
 static struct dentry *cos_debugfs;
 
@@ -192,6 +195,10 @@ static int __init cos_init(void)
 	debugfs_create_bool("bw_stop_at_tick", 0600, cos_debugfs, &cos_bw_stop_at_tick);
 	debugfs_create_bool("bw_no_reserve", 0600, cos_debugfs, &cos_bw_no_reserve);
 	debugfs_create_atomic_t("group_init_fail", 0600, cos_debugfs, &cos_group_init_fail);
+	debugfs_create_atomic_t("enclaves", 0400, cos_debugfs, &cos_enclaves_live);
+	debugfs_create_u32("delay_register_us", 0600, cos_debugfs, &cos_delay_register_us);
+	debugfs_create_u32("delay_release_us", 0600, cos_debugfs, &cos_delay_release_us);
+	debugfs_create_u32("delay_exit_work_us", 0600, cos_debugfs, &cos_delay_exit_work_us);
 	return 0;
 
 err_tasks:
