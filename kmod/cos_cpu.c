@@ -141,6 +141,8 @@ static void cos_throttle_kick_fn(void *info)
  * -1: none.  Written by cos_hold_dispatch(), read lock-free.
  */
 static int cos_hold_cpu = -1;
+/* debugfs cos/delay_latch_take_us: between the latch's peek and its disarm */
+u32 cos_delay_latch_take_us;
 
 /**
  * cos_hold_dispatch() - hold (@cpu >= 0) or release (-1) the pending shoot of one CPU
@@ -466,6 +468,8 @@ bool cos_taken_claim(s32 cpu, struct cos_slot *t)
 void cos_cpu_running(s32 cpu, struct cos_slot *t)
 {
 	lockdep_assert_held(&t->lock);
+	if (!cos_cpu_valid(cpu))
+		return;
 	cos_latch_arm(cpu);
 	/* before the taken word clears (a reader that sees neither, possible off x86, costs one
 	 * preemption: see cos_wake_cpu_free()) */
@@ -498,14 +502,21 @@ static struct task_struct *cos_task_acquire(struct task_struct *p)
 static struct task_struct *cos_latch_take(s32 cpu, u64 *slice)
 {
 	struct cos_latch *l = per_cpu_ptr(&cos_latch, cpu);
-	struct cos_slot *t = cos_latch_first_locked(cpu);
 	struct task_struct *p;
+	struct cos_slot *t;
 
-	if (!t) {
+	/*
+	 * The peek and the disarm are two critical sections.  A shoot that latches a task
+	 * between them saw @armed and sent no kick: look again rather than return empty with
+	 * the CPU still armed, where nothing would dispatch that task.
+	 */
+	while (!(t = cos_latch_first_locked(cpu))) {
+		cos_test_delay_atomic(&cos_delay_latch_take_us);
 		guard(raw_spinlock)(&l->lock);
-		if (!l->nr)
-			l->armed = false;
-		return NULL;	/* a shoot that came meanwhile kicks or finds it armed */
+		if (!l->nr) {
+			l->armed = false;	/* a later shoot sees it and kicks */
+			return NULL;
+		}
 	}
 	cos_latch_remove(t);
 	WRITE_ONCE(cos_taken[cpu], t);

@@ -6,7 +6,7 @@
  *
  * A task in custody (WAITING, or QUEUED on a CPU) is on the custody list of the CPU that
  * enqueued it, in the order it started waiting, so the oldest of each list is at its head:
- * the starvation check looks at every head.  Each CPU's custody lock protects its list and
+ * the starvation check looks at every head (and past heads that wait for a throttled group).  Each CPU's custody lock protects its list and
  * the t->custody_cpu of the tasks on it.  It is taken inside t->lock, except by the fallback,
  * which pops a task with it alone and then takes t->lock.  cos_fallback_lock protects the
  * fallback list and t->fallback; inside t->lock, or alone by ops.dispatch.
@@ -196,7 +196,11 @@ struct cos_slot *cos_custody_pop(int cpu)
  * cos_custody_oldest() - the task in custody that has waited longest
  * @oldest: filled with its pid, state, CPU and waiting_since
  *
- * The head of each CPU's custody list is the oldest of that list.
+ * Each list is in waiting_since order, but a task that waits for its throttled group counts
+ * only from the group's release (cos_group_ready_since(), never earlier than its
+ * waiting_since): a throttled head may look younger than the unthrottled task behind it.  So
+ * each list is read from its head up to its first unthrottled task, which no later task can
+ * be older than.
  * Context: any, IRQs off (the stall timer); takes each CPU's custody lock in turn.
  * Return: whether any task is in custody.
  */
@@ -211,20 +215,23 @@ bool cos_custody_oldest(struct cos_waiting *oldest)
 		struct cos_slot *t;
 
 		guard(raw_spinlock)(&c->lock);
-		t = list_first_entry_or_null(&c->tasks, struct cos_slot, custody_node);
-		if (!t)
-			continue;
 		/* on a custody list, a task is in use: its detach takes it off first */
-		since = t->throttled_gid ? cos_group_ready_since(t->throttled_gid, t->waiting_since)
-					 : t->waiting_since;
-		if (!found || (s64)(since - oldest->since) < 0) {
-			found = true;
-			*oldest = (struct cos_waiting){
-				.since = since,
-				.pid = t->p->pid,
-				.state = READ_ONCE(t->state),
-				.cpu = READ_ONCE(t->cpu),
-			};
+		list_for_each_entry(t, &c->tasks, custody_node) {
+			/* written under t->lock, which we do not hold: a snapshot */
+			u64 gid = READ_ONCE(t->throttled_gid);
+
+			since = gid ? cos_group_ready_since(gid, t->waiting_since) : t->waiting_since;
+			if (!found || (s64)(since - oldest->since) < 0) {
+				found = true;
+				*oldest = (struct cos_waiting){
+					.since = since,
+					.pid = t->p->pid,
+					.state = READ_ONCE(t->state),
+					.cpu = READ_ONCE(t->cpu),
+				};
+			}
+			if (!gid)
+				break;
 		}
 	}
 	return found;

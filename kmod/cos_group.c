@@ -830,10 +830,13 @@ u64 cos_group_released(void)
 	return g->id;
 }
 
-static void cos_group_info_fill(struct cos_group_info *info, struct cos_group *g, u64 now)
+static void cos_group_info_fill(struct cos_group_info *info, struct cos_group *g)
 {
+	u64 now;
+
 	guard(raw_spinlock_irqsave)(&cos_bw.lock);
 	guard(raw_spinlock)(&g->lock);
+	now = ktime_get_ns();	/* under the locks: not before a throttled_at set meanwhile */
 	if (g->quota_ns != COS_GROUP_NO_QUOTA)
 		cos_group_roll(g, now);
 	*info = (struct cos_group_info){
@@ -867,7 +870,6 @@ long cos_ioc_get_groups(void __user *uarg)
 	long usize = cos_user_size(uarg, COS_GROUPS_ARGS_SIZE_VER0);
 	struct cos_groups_args args;
 	struct cos_group_info *buf;
-	u64 now = ktime_get_ns();
 	struct cos_group *g;
 	unsigned long id;
 	u32 n = 0, cap;
@@ -892,7 +894,7 @@ long cos_ioc_get_groups(void __user *uarg)
 				args.next = id;
 				break;
 			}
-			cos_group_info_fill(&buf[n++], g, now);
+			cos_group_info_fill(&buf[n++], g);
 		}
 	}
 	args.count = n;
@@ -988,8 +990,10 @@ void cos_groups_clear(void)
 	unsigned long id;
 	int cpu;
 
-	xa_for_each(&cos_groups, id, g)
-		cos_group_exit(id);
+	/* a parent may exit before its child: keep every group freed meanwhile until the end */
+	scoped_guard(rcu)
+		xa_for_each(&cos_groups, id, g)
+			cos_group_exit(id);
 	for_each_possible_cpu(cpu) {
 		struct cos_group_cpu *c = per_cpu_ptr(&cos_group_cpus, cpu);
 

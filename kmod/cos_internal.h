@@ -61,6 +61,7 @@
 #include <linux/cleanup.h>
 #include <linux/cos.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
@@ -214,8 +215,9 @@ extern struct cos_counters cos_counters;
 extern struct cos_slot *cos_slots;
 extern struct cos_task_status *cos_status;
 /*
- * Defined in cos_lord.c: copies for lock-free reads in the shim's hot paths and GET_INFO
- * (written under cos_lock with WRITE_ONCE, read with READ_ONCE).
+ * Defined in cos_slot.c, written by cos_lord.c: copies for lock-free reads in the shim's hot
+ * paths, the task attach and GET_INFO (written under cos_lock with WRITE_ONCE, read with
+ * READ_ONCE).
  */
 extern pid_t cos_lord_pid;
 extern s32 cos_lord_cpu;
@@ -238,6 +240,27 @@ extern u32 cos_shim_caps;
  *   cos_kfuncs.c   the shim's kfuncs: adapters onto the files above
  *   cos_main.c     module init/exit and /dev/cos
  */
+
+/*
+ * Test delays (debugfs cos/delay_*, microseconds, 0 = none; cos_main.c): each widens one race
+ * window for the tests.  cos_test_delay() sleeps (process context); cos_test_delay_atomic()
+ * spins (any context).  Each costs one read when off.
+ */
+static inline void cos_test_delay(const u32 *us)
+{
+	u32 v = READ_ONCE(*us);
+
+	if (unlikely(v))
+		fsleep(v);
+}
+
+static inline void cos_test_delay_atomic(const u32 *us)
+{
+	u32 v = READ_ONCE(*us);
+
+	if (unlikely(v))
+		udelay(v);
+}
 
 /* cos_uaccess.c (process context, may fault) */
 long cos_user_size(const void __user *uarg, size_t min_size);
@@ -320,6 +343,7 @@ struct cos_slot *cos_custody_pop(int cpu);
 bool cos_custody_oldest(struct cos_waiting *oldest);
 
 /* cos_cpu.c: each CPU's pending, taken and running task, its latch, the kicks */
+extern u32 cos_delay_latch_take_us;
 int cos_cpus_init(void);
 void cos_cpus_exit(void);
 int cos_hold_dispatch(int cpu);

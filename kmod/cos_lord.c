@@ -20,7 +20,6 @@
 #define pr_fmt(fmt) "cos: " fmt
 
 #include <linux/capability.h>
-#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -46,11 +45,6 @@
 #define COS_OFF_SHOOT	0x20000000ULL
 #define COS_OFF_CTL	0x30000000ULL
 
-bool cos_shim_attached;
-u32 cos_shim_caps;
-pid_t cos_lord_pid;
-s32 cos_lord_cpu = -1;
-bool cos_lord_active;
 
 /* Serialises COS_IOC_REGISTER_LORD (the per-file check and publication). */
 static DEFINE_MUTEX(cos_register_mutex);
@@ -61,14 +55,6 @@ atomic_t cos_enclaves_live;
 u32 cos_delay_register_us;
 u32 cos_delay_release_us;
 u32 cos_delay_exit_work_us;
-
-static void cos_test_delay(const u32 *us)
-{
-	u32 v = READ_ONCE(*us);
-
-	if (unlikely(v))
-		fsleep(v);
-}
 
 static size_t cos_ring_bytes(struct cos_enclave *e)
 {
@@ -97,6 +83,8 @@ void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 	cos_counters.fallbacks++;
 	cos_fallback_all(e);
 	cpumask_or(kick, kick, e->cpus);
+	/* a local shoot's task may hold it: it goes back through ops.enqueue, to the fair policy */
+	cpumask_set_cpu(e->lord_cpu, kick);
 }
 
 static void cos_set_active_locked(struct cos_enclave *e, bool active)
@@ -410,7 +398,8 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
  * Context: process context, may sleep; takes cos_lock with IRQs off.
  * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if a lord exists or this file had one;
  * -ENXIO if the shim is not attached; -EOPNOTSUPP if it cannot give shot tasks priority on this
- * kernel (COS_SHIM_CAP_FAIR_DSQ); -EINVAL for bad sizes, flags or CPUs; -EFAULT; -ENOMEM.
+ * kernel (COS_SHIM_CAP_FAIR_DSQ); -EINVAL for bad sizes, flags or CPUs, or a caller whose
+ * policy is SCHED_EXT (a COS task); -EFAULT; -ENOMEM.
  * Nothing changes on error.
  */
 long cos_ioc_register_lord(struct file *file, void __user *uarg)
@@ -437,6 +426,9 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	if (!is_power_of_2(entries) || entries < COS_RING_MIN || entries > COS_RING_MAX)
 		return -EINVAL;
 	if (args.lord_cpu >= nr_cpu_ids || !cpu_online(args.lord_cpu))
+		return -EINVAL;
+	/* a COS task would wait in its own custody (libcos makes its lord SCHED_OTHER first) */
+	if (current->policy == SCHED_EXT)
 		return -EINVAL;
 
 	/* one REGISTER at a time: a file's enclave is checked and published once, under it */
@@ -473,6 +465,10 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 		ret = rcu_access_pointer(cos_enclave) ? -EBUSY : !cos_shim_attached ? -ENXIO :
 		      !(cos_shim_caps & COS_SHIM_CAP_FAIR_DSQ) ? -EOPNOTSUPP : 0;
 		if (!ret) {
+			/* CPUs that went offline since the check: hotplug reports only to a lord */
+			cpumask_andnot(e->offline, e->cpus, cpu_online_mask);
+			if (!cpu_online(e->lord_cpu))
+				cpumask_set_cpu(e->lord_cpu, e->offline);
 			WRITE_ONCE(e->registered, true);
 			/* armed before anything can find @e: whoever unregisters it cancels it */
 			hrtimer_start(&e->stall_timer, ns_to_ktime(cos_stall_period(e)),
@@ -618,8 +614,10 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
 	if (args.flags)
 		return -EINVAL;
 	smp_store_release(&e->ctl->consumed, args.consumed);
-	scoped_guard(raw_spinlock_irqsave, &cos_lock)
+	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
 		cos_lord_consumed(e, args.consumed);
+		cos_ring_poke(e);	/* caught up with an overflow: its OVERFLOW is pending now */
+	}
 	if (cos_ring_produced(e) > args.consumed)
 		return 1;
 	if (!args.timeout_ns)

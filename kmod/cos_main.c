@@ -14,6 +14,7 @@
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/kthread.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/uaccess.h>
@@ -87,10 +88,14 @@ static long cos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return cos_ioc_wait(file, uarg);
 	case _IOC_NR(COS_IOC_UNREGISTER):
 		return cos_ioc_unregister(file);
+	/*
+	 * The task and group lists name every COS task's pid and comm: only for a caller who
+	 * could open /dev/cos itself, not any holder of a passed file.
+	 */
 	case _IOC_NR(COS_IOC_GET_TASKS):
-		return cos_ioc_get_tasks(uarg);
+		return capable(CAP_SYS_NICE) ? cos_ioc_get_tasks(uarg) : -EPERM;
 	case _IOC_NR(COS_IOC_GET_GROUPS):
-		return cos_ioc_get_groups(uarg);
+		return capable(CAP_SYS_NICE) ? cos_ioc_get_groups(uarg) : -EPERM;
 	default:
 		return -ENOTTY;
 	}
@@ -137,7 +142,8 @@ static struct miscdevice cos_miscdev = {
  * bw_no_reserve: a CPU reserves no budget up front; its timer is armed for its share of it.
  * enclaves: the enclaves allocated and not yet freed (read only: 0 once every lord file is
  * closed).  delay_register_us, delay_release_us, delay_exit_work_us: sleeps that widen the
- * race windows of a lord's life (cos_lord.c) for the tests.
+ * race windows of a lord's life (cos_lord.c) for the tests.  delay_latch_take_us: a spin in
+ * ops.dispatch between the latch's peek and its disarm (cos_cpu.c).
  */
 static struct dentry *cos_debugfs;
 
@@ -154,6 +160,52 @@ static int cos_hold_set(void *data, u64 val)
 
 /* signed: the unsigned form would reject "-1" (release) */
 DEFINE_DEBUGFS_ATTRIBUTE_SIGNED(cos_hold_fops, cos_hold_get, cos_hold_set, "%lld\n");
+
+/*
+ * spin_kthread: write "CPU MS" to start a per-CPU kthread that runs on CPU for MS ms (at most
+ * 10 s), calling cond_resched() (what a busy ksoftirqd looks like to the scheduler).  It holds
+ * a module reference until it exits.
+ */
+static int cos_spin_fn(void *data)
+{
+	unsigned long end = jiffies + msecs_to_jiffies((unsigned long)data);
+
+	while (time_before(jiffies, end))
+		cond_resched();
+	module_put_and_kthread_exit(0);
+}
+
+static ssize_t cos_spin_write(struct file *file, const char __user *ubuf, size_t len,
+			      loff_t *ppos)
+{
+	struct task_struct *k;
+	unsigned int cpu, ms;
+	char buf[32];
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	if (sscanf(buf, "%u %u", &cpu, &ms) != 2 || cpu >= nr_cpu_ids || !cpu_online(cpu) ||
+	    ms > 10000)
+		return -EINVAL;
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	k = kthread_create_on_cpu(cos_spin_fn, (void *)(unsigned long)ms, cpu, "cos_spin/%u");
+	if (IS_ERR(k)) {
+		module_put(THIS_MODULE);
+		return PTR_ERR(k);
+	}
+	wake_up_process(k);
+	return len;
+}
+
+static const struct file_operations cos_spin_fops = {
+	.owner = THIS_MODULE,
+	.write = cos_spin_write,
+	.llseek = noop_llseek,
+};
 
 static int __init cos_init(void)
 {
@@ -199,6 +251,8 @@ static int __init cos_init(void)
 	debugfs_create_u32("delay_register_us", 0600, cos_debugfs, &cos_delay_register_us);
 	debugfs_create_u32("delay_release_us", 0600, cos_debugfs, &cos_delay_release_us);
 	debugfs_create_u32("delay_exit_work_us", 0600, cos_debugfs, &cos_delay_exit_work_us);
+	debugfs_create_u32("delay_latch_take_us", 0600, cos_debugfs, &cos_delay_latch_take_us);
+	debugfs_create_file("spin_kthread", 0200, cos_debugfs, NULL, &cos_spin_fops);
 	return 0;
 
 err_tasks:

@@ -138,11 +138,25 @@ static u64 cos_ring_reserve(struct cos_enclave *e, s32 cpu, struct cos_slot *t)
 	}
 }
 
+/* Wake a lord sleeping in COS_IOC_WAIT after a message was reserved in @e's ring. */
+static void cos_ring_wake(struct cos_enclave *e)
+{
+	/*
+	 * The successful cmpxchg of e->head in cos_ring_reserve() or cos_ring_poke() is fully
+	 * ordered: the new head is visible before we read the waiters' count; pairs with
+	 * cos_ioc_wait()'s smp_mb__after_atomic() between its count and its read of the head.
+	 */
+	if (atomic_read(&e->waiters))
+		irq_work_queue(&e->wake_work);
+}
+
 /**
  * cos_ring_poke() - end @e's overflow if the lord has consumed everything
  * @e: the enclave
  *
- * The stall timer calls it, in case no message is posted for a while after the lord caught up.
+ * COS_IOC_WAIT and the stall timer call it, in case no message is posted for a while after
+ * the lord caught up: the OVERFLOW it writes wakes a lord sleeping in WAIT, which would
+ * otherwise sleep past it and be declared stalled.
  * Context: any, IRQs off; lock-free.
  */
 void cos_ring_poke(struct cos_enclave *e)
@@ -150,9 +164,11 @@ void cos_ring_poke(struct cos_enclave *e)
 	u64 head = atomic64_read(&e->head), seq = head & ~COS_RING_OVF;
 
 	if ((head & COS_RING_OVF) && smp_load_acquire(&e->ctl->consumed) >= seq &&
-	    atomic64_try_cmpxchg(&e->head, &head, seq + 1))
+	    atomic64_try_cmpxchg(&e->head, &head, seq + 1)) {
 		cos_ring_write(e, seq + 1, COS_MSG_OVERFLOW, smp_processor_id(), NULL,
 			       atomic64_xchg(&e->ovf_dropped, 0));
+		cos_ring_wake(e);
+	}
 }
 
 /**
@@ -186,13 +202,7 @@ void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 
 			cos_status_sync(t);
 		}
 	}
-	/*
-	 * The successful cmpxchg of e->head in cos_ring_reserve() is fully ordered: the new head
-	 * is visible before we read the waiters' count; pairs with cos_ioc_wait()'s
-	 * smp_mb__after_atomic() between its count and its read of the head.
-	 */
-	if (atomic_read(&e->waiters))
-		irq_work_queue(&e->wake_work);
+	cos_ring_wake(e);
 }
 
 /* Messages posted since the module loaded (COS_IOC_GET_INFO). */

@@ -63,7 +63,7 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 	    cpumask_test_cpu(cpu, e->offline) ||	/* cos_lord_cpu_hotplug() */
 	    (cpu == e->lord_cpu && (req->flags & COS_SHOOT_F_LATCH)))	/* nothing behind it */
 		return COS_SHOOT_BAD_CPU;
-	if (cpu == e->lord_cpu && !slice)
+	if (cpu == e->lord_cpu && (!slice || slice > e->stall_ns / 2))
 		slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */
 	return cos_task_shoot(req->slot, req->gen, cpu, slice, consumed, req->flags, kick);
 }
@@ -138,8 +138,17 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 		}
 		cos_counters.placed += placed;
 	}
-	if (current == e->lord && cpumask_test_and_clear_cpu(e->lord_cpu, kick))
-		cos_lord_yield();
+	/*
+	 * The lord yields only where it runs: on lord_cpu.  Off it (its own setaffinity, a
+	 * hotplug cycle) its yield would free the wrong CPU; lord_cpu is kicked like any other.
+	 */
+	if (current == e->lord && cpumask_test_cpu(e->lord_cpu, kick)) {
+		guard(preempt)();
+		if (smp_processor_id() == e->lord_cpu) {
+			cpumask_clear_cpu(e->lord_cpu, kick);
+			cos_lord_yield();
+		}
+	}
 	cos_kick_shot_cpus(kick);
 	cos_kick_latch_cpus(latch_kick);
 	ret = 0;

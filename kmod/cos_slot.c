@@ -33,6 +33,12 @@ MODULE_PARM_DESC(max_tasks_per_user,
 
 DEFINE_RAW_SPINLOCK(cos_lock);
 struct cos_enclave __rcu *cos_enclave;
+/* copies of the lord's and the shim's state for lock-free reads (cos_internal.h) */
+bool cos_shim_attached;
+u32 cos_shim_caps;
+pid_t cos_lord_pid;
+s32 cos_lord_cpu = -1;
+bool cos_lord_active;
 struct cos_counters cos_counters;
 struct cos_slot *cos_slots;
 struct cos_task_status *cos_status;

@@ -57,6 +57,9 @@ s32 cos_task_attach(struct task_struct *p, bool runnable)
 {
 	struct cos_slot *t;
 
+	/* the lord is never a COS task: it would wait in its own custody */
+	if (p->pid == READ_ONCE(cos_lord_pid))
+		return -EPERM;
 	if (cos_slots_full())
 		return -ENOSPC;
 	/* every kuid maps in init_user_ns: never (uid_t)-1, which marks a free uid entry */
@@ -114,9 +117,10 @@ static u32 cos_wake_rules(struct cos_enclave *e)
 /*
  * May the wake rules start @p on @cpu?  A CPU of @e's enclave (never the lord's), online for
  * it, allowed for @p, and free: no COS task runs, is shot, latched or taken there.  A lock-free
- * snapshot: a shoot that races with the placement finds the CPU busy (COS_SHOOT_BUSY) or
- * preempts the placed task (PREEMPTED, BY_COS), and the lord's books follow its messages
- * either way.
+ * snapshot: a shoot that races with the placement usually preempts the placed task
+ * (PREEMPTED, BY_COS), and the lord's books follow its messages.  If its kick is spent on the
+ * switch to the placed task, the shot task waits until that one stops (a known gap: see
+ * docs/design.md, "Wake rules").
  */
 static bool cos_wake_cpu_free(struct cos_enclave *e, const struct task_struct *p, s32 cpu)
 {

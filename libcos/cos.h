@@ -259,7 +259,8 @@ struct cos_lord_opts {
  * @opts: required
  *
  * Opens /dev/cos, registers (the calling thread is pinned to @opts->lord_cpu) and maps the ring,
- * status table, shoot area and control page.  The shim must be attached.
+ * status table, shoot area and control page.  The shim must be attached.  A calling thread
+ * under SCHED_EXT (inherited) is moved to SCHED_OTHER first: a lord is never a COS task.
  * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if another lord holds CPUs; -ENXIO if the shim
  * is not attached; -EOPNOTSUPP if this kernel cannot run lords (see COS_SHIM_CAP_FAIR_DSQ in
  * shim/cos_shim_intf.h); -EINVAL for bad options; -ENODEV without cos.ko; see cos_strerror().

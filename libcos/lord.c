@@ -133,6 +133,21 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 	lord->args.ring_entries = opts->ring_entries;
 	lord->args.cpumask_size = opts->enclave_size;
 	lord->args.cpumask = (uintptr_t)opts->enclave;
+	/*
+	 * A lord is never a COS task (it would wait in its own custody, and the module refuses
+	 * one): a thread that inherited SCHED_EXT (cosctl run, a parent's policy) leaves it.
+	 */
+	if (sched_getscheduler(0) == COS_SCHED_EXT) {
+		struct sched_param sp = { .sched_priority = 0 };
+
+		if (sched_setscheduler(0, SCHED_OTHER, &sp)) {
+			err = -errno;
+			close(lord->fd);
+			free(lord);
+			return cos_fail(err, "the lord thread runs under SCHED_EXT and cannot leave it: %s",
+					strerror(-err));
+		}
+	}
 	if (ioctl(lord->fd, COS_IOC_REGISTER_LORD, &lord->args)) {
 		err = -errno;
 		close(lord->fd);

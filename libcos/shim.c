@@ -8,8 +8,10 @@
  * link is created and the scheduler is already gone.  So after attaching we read the exit kind
  * the shim's ops.exit recorded, and turn a non-zero one into an error.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,16 +209,70 @@ COS_EXPORT int cos_shim_pin(struct cos_shim *shim, const char *path)
 	return 0;
 }
 
+/* Files of /dev/cos this process holds: each holds a reference to cos.ko. */
+static long own_device_files(void)
+{
+	char path[300], target[64];
+	struct dirent *d;
+	long n = 0;
+	DIR *dir = opendir("/proc/self/fd");
+
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = 0;
+			n += !strcmp(target, "/dev/" COS_DEVICE_NAME);
+		}
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * After a detach, wait (at most 3 s) until cos.ko's references drop to this process's own
+ * files: the shim's programs hold references that the kernel drops after an RCU grace period,
+ * and `cosctl shim detach; rmmod cos` would otherwise find the module busy.  Others holding
+ * /dev/cos keep it busy anyway: the wait then ends at its bound.
+ */
+static void wait_module_released(void)
+{
+	long own = own_device_files();
+
+	for (int i = 0; i < 300; i++) {
+		FILE *f = fopen("/sys/module/cos/refcnt", "r");
+		long refs = -1;
+
+		if (!f)
+			return;	/* no module (built in, or gone) */
+		if (fscanf(f, "%ld", &refs) != 1)
+			refs = -1;
+		fclose(f);
+		if (refs <= own)
+			return;
+		usleep(10000);
+	}
+}
+
 COS_EXPORT int cos_shim_detach(struct cos_shim *shim)
 {
+	bool detached;
+
 	if (!shim)
 		return 0;
 	/* A pinned link stays attached: destroy only drops this process's reference. */
-	if (shim->link && !bpf_link__pin_path(shim->link))
+	detached = shim->link && !bpf_link__pin_path(shim->link);
+	if (detached)
 		bpf_link__detach(shim->link);
 	bpf_link__destroy(shim->link);
 	cos_shim_bpf__destroy(shim->skel);
 	free(shim);
+	if (detached)
+		wait_module_released();
 	return 0;
 }
 
@@ -240,5 +296,7 @@ COS_EXPORT int cos_shim_detach_pinned(const char *path)
 		err = cos_fail(-errno, "cannot detach the shim: %s", strerror(errno));
 	unlink(path);
 	bpf_link__destroy(link);
+	if (!err)
+		wait_module_released();
 	return err;
 }

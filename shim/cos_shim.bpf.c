@@ -255,7 +255,11 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 slot = tctx ? cos_slot(p, tctx, true) : COS_NO_SLOT;
 
 	if (cos_is_pcpu_kthread(p)) {
-		/* short work others may wait for: it preempts whatever runs, COS tasks too */
+		/*
+		 * Short work others may wait for: it preempts whatever runs, COS tasks too.  A busy
+		 * one does not keep its CPU: when its slice ends, ops.dispatch runs (and moves a
+		 * fair task to the local DSQ) before it is put back here.
+		 */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | scx_bpf_task_cpu(p), cos_slice_ns,
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
 		return;
@@ -384,9 +388,13 @@ void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 		tctx->budgeted = false;
 	}
 	used = p->se.sum_exec_runtime - tctx->exec_at_start;
-	if (cos_nr_weighted)
-		p->scx.dsq_vtime += used * 100 * COS_GROUP_SHARE_ONE /
-				    (cos_kf_group_share(cos_task_cgid(p), weight) ?: 1);
+	if (cos_nr_weighted) {
+		/* used * 100 * ONE / share in two steps: the product overflows after ~47 min */
+		u64 share = cos_kf_group_share(cos_task_cgid(p), weight) ?: 1;
+
+		p->scx.dsq_vtime += used / share * 100 * COS_GROUP_SHARE_ONE +
+				    used % share * 100 * COS_GROUP_SHARE_ONE / share;
+	}
 	else
 		p->scx.dsq_vtime += used * 100 / (weight ?: 1);
 	if (tctx->slot >= 0)
@@ -397,9 +405,11 @@ void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
  * The tick rule: a COS task gives way at the tick to whatever waits in its CPU's local DSQ, a
  * tier above it.  A kthread's SCX_ENQ_PREEMPT can be lost: the core drops the rq lock while it
  * flushes the dispatch buffer, and the shot task is inserted at the head after the kthread.
- * Such a kthread then waits at most a tick.  ops.dispatch puts nothing else behind a shot task, so nothing
- * else ends its slice early.  Any task is also charged what it ran since its last charge, and
- * stops if that throttled its group.
+ * Such a kthread then waits at most a tick.  ops.dispatch puts nothing else behind a shot
+ * task, so nothing else ends its slice early.  The fair floor: a COS task that has run
+ * COS_FAIR_WAIT_NS without a stop gives way to the fair tier if a task waits there (it may be
+ * one that can run only on this CPU).  Any task is also charged what it ran since its last
+ * charge, and stops if that throttled its group.
  */
 SEC("struct_ops/cos_tick")
 void BPF_PROG(cos_tick, struct task_struct *p)
@@ -415,8 +425,13 @@ void BPF_PROG(cos_tick, struct task_struct *p)
 	tctx->exec_charged = p->se.sum_exec_runtime;
 	if (throttled && cos_bw_enforced && !cos_is_pcpu_kthread(p))
 		p->scx.slice = 0;
-	if (tctx->slot >= 0 && cos_have(scx_bpf_dsq_nr_queued) &&
-	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0)
+	if (tctx->slot < 0 || !cos_have(scx_bpf_dsq_nr_queued))
+		return;
+	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0)
+		p->scx.slice = 0;
+	/* the fair floor: a task that may run only here must not wait for sched_ext's watchdog */
+	else if (p->se.sum_exec_runtime - tctx->exec_at_start >= COS_FAIR_WAIT_NS &&
+		 scx_bpf_dsq_nr_queued(COS_FAIR_DSQ) > 0)
 		p->scx.slice = 0;
 }
 

@@ -248,6 +248,40 @@ TEST_CASE("root without CAP_SYS_NICE cannot open /dev/cos", "[device][privilege]
 	CHECK(rc == 0);
 }
 
+TEST_CASE("a /dev/cos file passed to a process without CAP_SYS_NICE lists no tasks or groups", "[device][privilege]")
+{
+	Shim shim;	/* groups exist while the shim is attached */
+	int fd = cos_open();
+	REQUIRE(fd >= 0);
+	int rc = in_child([fd] {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			return 10;	/* every capability gone with root */
+		cos_task_info tasks[4];
+		cos_tasks_args ta = {};
+		ta.size = sizeof(ta);
+		ta.capacity = 4;
+		ta.tasks = (uintptr_t)tasks;
+		if (ioctl(fd, COS_IOC_GET_TASKS, &ta) == 0 || errno != EPERM)
+			return 11;
+		cos_group_info groups[4];
+		cos_groups_args ga = {};
+		ga.size = sizeof(ga);
+		ga.capacity = 4;
+		ga.groups = (uintptr_t)groups;
+		if (ioctl(fd, COS_IOC_GET_GROUPS, &ga) == 0 || errno != EPERM)
+			return 12;
+		cos_info info;
+		return cos_get_info(fd, &info) == 0 ? 0 : 13;	/* GET_INFO stays open */
+	});
+	CHECK(rc == 0);
+	/* the opener itself still may */
+	cos_task_info *tasks = nullptr;
+	size_t nr = 0;
+	CHECK(cos_get_tasks(fd, &tasks, &nr) == 0);
+	free(tasks);
+	close(fd);
+}
+
 TEST_CASE("libcos explains a refused open", "[device][libcos]")
 {
 	int rc = in_child([] {

@@ -87,6 +87,19 @@ TEST_CASE("after a shim attach/detach the module unloads (retrying the transient
 	reload();
 }
 
+TEST_CASE("cosctl shim detach returns once the module can be unloaded: detach; rmmod works", "[module][shim][cosctl]")
+{
+	const std::string cosctl = build_path("bin/cosctl");
+	for (int i = 0; i < 3; i++) {
+		std::string out;
+		REQUIRE(sh(cosctl + " shim attach 2>&1", &out) == 0);
+		REQUIRE(sh(cosctl + " shim detach 2>&1", &out) == 0);
+		INFO("round " << i << ": delete_module right after the detach, no retry");
+		CHECK(unload_module_once() == 0);
+		reload();
+	}
+}
+
 TEST_CASE("without the module, libcos and cosctl say how to load it", "[module][libcos]")
 {
 	REQUIRE(unload_module() == 0);

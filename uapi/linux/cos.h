@@ -274,8 +274,8 @@ enum cos_shoot_status {
  *
  * Local shoot: the slot of the lord's own CPU (not in the enclave) gives that CPU to the task
  * once the ioctl returns; the lord runs again when the task blocks, yields or is preempted, or
- * when its slice ends.  A local shoot without a slice gets stall_ms / 2, so that the lord is
- * back before it could be declared stalled.
+ * when its slice ends.  A local shoot's slice is at most stall_ms / 2 (0 gets that), so that
+ * the lord is back before it could be declared stalled.
  *
  * Latch (COS_SHOOT_F_LATCH): the task does not preempt the COS task running on the CPU; it
  * waits behind it, in the CPU's latch (first in, first out, at most COS_SHOOT_LATCH_MAX
@@ -575,7 +575,8 @@ struct cos_groups_args {
 #define COS_IOC_GET_INFO	_IOWR(COS_IOC_MAGIC, 0x00, struct cos_info)
 /* Become the lord of an enclave.  Errors: EPERM (no CAP_SYS_NICE), EBUSY (an enclave overlaps,
  * or this file has a lord already), ENXIO (no shim), EOPNOTSUPP (the shim cannot give shot tasks
- * priority on this kernel), EINVAL (size, flags, CPUs), EFAULT, ENOMEM. */
+ * priority on this kernel), EINVAL (size, flags, CPUs; a caller under SCHED_EXT: a lord is never
+ * a COS task), EFAULT, ENOMEM. */
 #define COS_IOC_REGISTER_LORD	_IOWR(COS_IOC_MAGIC, 0x01, struct cos_lord_args)
 /* Commit shoot slots. */
 #define COS_IOC_SHOOT		_IOW(COS_IOC_MAGIC, 0x02, struct cos_shoot_args)
@@ -583,9 +584,11 @@ struct cos_groups_args {
 #define COS_IOC_WAIT		_IOW(COS_IOC_MAGIC, 0x03, struct cos_wait_args)
 /* Give up the enclave (also done when the file is released).  Errors: EPERM (not the lord). */
 #define COS_IOC_UNREGISTER	_IO(COS_IOC_MAGIC, 0x04)
-/* List COS tasks (struct cos_tasks_args); any opener.  Errors: EINVAL, EFAULT, ENOMEM. */
+/* List COS tasks (struct cos_tasks_args); the caller needs CAP_SYS_NICE (at the call, not only
+ * at open).  Errors: EPERM, EINVAL, EFAULT, ENOMEM. */
 #define COS_IOC_GET_TASKS	_IOWR(COS_IOC_MAGIC, 0x05, struct cos_tasks_args)
-/* List bandwidth groups (struct cos_groups_args); any opener.  Errors: EINVAL, EFAULT, ENOMEM. */
+/* List bandwidth groups (struct cos_groups_args); the caller needs CAP_SYS_NICE (at the call).
+ * Errors: EPERM, EINVAL, EFAULT, ENOMEM. */
 #define COS_IOC_GET_GROUPS	_IOWR(COS_IOC_MAGIC, 0x06, struct cos_groups_args)
 #endif
 
