@@ -111,6 +111,21 @@ struct CpuOffline {
 	CpuOffline &operator=(const CpuOffline &) = delete;
 };
 
+/* A cos.ko debugfs knob (/sys/kernel/debug/cos/@name) set to @v for the scope, 0 after. */
+struct DebugfsKnob {
+	std::string path;
+	DebugfsKnob(const std::string &name, unsigned v) : path("/sys/kernel/debug/cos/" + name) { set(v); }
+	void set(unsigned v) const
+	{
+		std::ofstream f(path);
+		f << v << std::flush;
+		REQUIRE(f.good());
+	}
+	~DebugfsKnob() { set(0); }
+	DebugfsKnob(const DebugfsKnob &) = delete;
+	DebugfsKnob &operator=(const DebugfsKnob &) = delete;
+};
+
 /* Paths the suite runner exports (tests/guest/run-suite). */
 inline std::string build_path(const std::string &rel) { return env("COS_BUILD") + "/" + rel; }
 

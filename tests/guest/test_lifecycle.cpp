@@ -36,18 +36,6 @@ int enclaves_after_release()
 	return n;
 }
 
-/* A debugfs delay (microseconds) for the scope. */
-struct Delay {
-	std::string path;
-	Delay(const std::string &name, unsigned us) : path(dbg + name) { set(us); }
-	void set(unsigned us) const
-	{
-		std::ofstream f(path);
-		f << us << std::flush;
-		REQUIRE(f.good());
-	}
-	~Delay() { set(0); }
-};
 
 /* Reports of KASAN, debug objects, lockdep, WARN or BUG in the kernel log since construction. */
 struct Splats {
@@ -140,7 +128,7 @@ TEST_CASE("UNREGISTER while REGISTER returns: the stall timer dies with the encl
 	Splats splats("register-unregister");
 	for (int round = 0; round < 5; round++) {
 		/* REGISTER sleeps after its file shows the enclave: a sibling unregisters meanwhile */
-		Delay d("delay_register_us", 200000);
+		DebugfsKnob d("delay_register_us", 200000);
 		int rc = in_child([] {
 			int fd = cos_open();
 			if (fd < 0)
@@ -171,8 +159,8 @@ TEST_CASE("a lord thread dies while another thread releases the file: no use aft
 	Splats splats("release-vs-exit");
 	/* The release sleeps before it unregisters; the lord thread dies meanwhile, and its
 	 * unregistration (exit work) sleeps past the release's end. */
-	Delay release("delay_release_us", 300000);
-	Delay exit_work("delay_exit_work_us", 600000);
+	DebugfsKnob release("delay_release_us", 300000);
+	DebugfsKnob exit_work("delay_exit_work_us", 600000);
 	int rc = in_child([] {
 		int fd = cos_open();
 		if (fd < 0)

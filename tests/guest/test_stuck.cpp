@@ -21,18 +21,6 @@ namespace {
 
 const std::string dbg = "/sys/kernel/debug/cos/";
 
-/* A debugfs knob set for the scope. */
-struct Knob {
-	std::string path;
-	Knob(const std::string &name, unsigned v) : path(dbg + name) { set(v); }
-	void set(unsigned v) const
-	{
-		std::ofstream f(path);
-		f << v << std::flush;
-		REQUIRE(f.good());
-	}
-	~Knob() { set(0); }
-};
 
 void pin(int cpu)
 {
@@ -246,7 +234,7 @@ TEST_CASE("a task latched while its CPU's dispatch finds the latch empty still s
 	REQUIRE(f.shoot1(1, s1, g1) == COS_SHOOT_OK);
 	REQUIRE(f.ran(1, 1));
 	/* thread 0 runs on CPU 2 and blocks: CPU 2's dispatch finds its latch empty and spins */
-	Knob delay("delay_latch_take_us", 500000);
+	DebugfsKnob delay("delay_latch_take_us", 500000);
 	f.wake(0);
 	auto [s0, g0] = f.waiting(0);
 	size_t from = f.log.size();
