@@ -110,11 +110,11 @@ def read_overhead(out):
     return rows
 
 
-def read_wakeup(out):
-    """{scheduler: [per-round p99 in us]} from wakeup/<scheduler>.csv."""
+def read_wakeup(out, sub="wakeup"):
+    """{scheduler: [per-round p99 in us]} from <sub>/<scheduler>.csv."""
     res = {}
     for sched in ("default", "cos"):
-        path = os.path.join(out, "wakeup", sched + ".csv")
+        path = os.path.join(out, sub, sched + ".csv")
         if not os.path.exists(path):
             continue
         rounds = {}
@@ -136,6 +136,99 @@ def summarize_wakeup(wk):
         if d and r is not d and d["p99_median"]:
             r["p99_median_ratio"] = r["p99_median"] / d["p99_median"]
     return rows
+
+
+def read_wakeup_hogs(out):
+    """The many-core profile's wake-ups beside N hogs (wakeup/h<N>/<scheduler>.csv): one row per
+    hog count and scheduler, as summarize_wakeup's."""
+    rows = []
+    base = os.path.join(out, "wakeup")
+    subs = sorted((int(d[1:]), d) for d in (os.listdir(base) if os.path.isdir(base) else [])
+                  if d.startswith("h") and d[1:].isdigit())
+    for hogs, sub in subs:
+        for r in summarize_wakeup(read_wakeup(out, os.path.join("wakeup", sub))):
+            r["hogs"] = hogs
+            rows.append(r)
+    return rows
+
+
+def read_hooks_cpus(out):
+    """The many-core profile's hooks-cpus.csv: per CPU count, perf bench sched pipe and hackbench
+    seconds under the default scheduler and with the shim attached, the ratio (default / cos: the
+    shim's throughput relative to the default's), and the shim's hook costs (hooks-c<N>/)."""
+    vals = read_grouped(os.path.join(out, "hooks-cpus.csv"), ("cpus", "benchmark", "scheduler"),
+                        lambda r: float(r["seconds"]) if r["seconds"] else float("nan"))
+    rows = []
+    for cpus, bench in sorted({(int(c), b) for c, b, _ in vals}):
+        d = vals.get((str(cpus), bench, "default"), [float("nan")])[0]
+        c = vals.get((str(cpus), bench, "cos"), [float("nan")])[0]
+        rows.append({"cpus": cpus, "benchmark": bench, "default_s": d, "cos_s": c,
+                     "throughput_ratio": d / c if c else float("nan"),
+                     "hooks": read_hooks(out, f"hooks-c{cpus}")})
+    return rows
+
+
+def read_host_wait(out):
+    """vm/host-wait.csv (the benchmark pack's host): per vCPU thread, the share of its runnable
+    time it waited for a host CPU over the whole boot.  A vCPU that waits blurs cross-CPU
+    latencies: more than a few percent and the run is host-bound."""
+    path = os.path.join(out, "vm", "host-wait.csv")
+    if not os.path.exists(path):
+        return []
+    first, last = {}, {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            if not r["thread"].startswith("CPU "):
+                continue
+            v = (int(r["run_ns"]), int(r["wait_ns"]))
+            first.setdefault(r["thread"], v)
+            last[r["thread"]] = v
+    rows = []
+    for t in sorted(last, key=lambda t: int(t.split()[1].split("/")[0])):
+        run, wait = (last[t][0] - first[t][0]), (last[t][1] - first[t][1])
+        rows.append({"vcpu": t, "run_s": run / 1e9, "wait_s": wait / 1e9,
+                     "wait_pct": 100.0 * wait / (run + wait) if run + wait else 0.0})
+    return rows
+
+
+def many_core_lines(wk_hogs, hooks_cpus, host_wait):
+    """report.md's sections for the many-core profile's rows and the host's vCPU waits."""
+    lines = []
+    if wk_hogs:
+        lines += ["## Wake-ups beside 1-3 hogs", "",
+                  "The timer task on CPU 1 (as in the wake-up section) with N stress-ng hogs on "
+                  "CPUs 1..N; `cos`: a COS task under cos-fifo. Per round its P99; the median of "
+                  "the rounds' P99 and its ratio to the default's (goal <= 0.5).", "",
+                  "| hogs | scheduler | rounds | P99 median | P99 mean | ratio |",
+                  "|---|---|---|---|---|---|"]
+        for r in wk_hogs:
+            ratio = f"{r['p99_median_ratio']:.2f}×" if "p99_median_ratio" in r else "—"
+            lines.append(f"| {r['hogs']} | {r['scheduler']} | {r['rounds']} | "
+                         f"{r['p99_median']:.1f} µs | {r['p99_mean']:.1f} µs | {ratio} |")
+        lines.append("")
+    if hooks_cpus:
+        lines += ["## The shim's cost by CPU count", "",
+                  "`perf bench sched pipe` and hackbench (N groups) confined to CPUs 0..N-1, "
+                  "default scheduler then the shim attached (no lord, fair tasks). Ratio: "
+                  "default's seconds / the shim's (goal >= 0.97). Then the shim's three busiest "
+                  "hooks during the shim's run.", "",
+                  "| CPUs | benchmark | default | shim | ratio | busiest hooks (ns per call) |",
+                  "|---|---|---|---|---|---|"]
+        for r in hooks_cpus:
+            top = ", ".join(f"{h['op']} {h['ns_per_call']:.0f}" for h in r["hooks"][:3])
+            lines.append(f"| {r['cpus']} | {r['benchmark']} | {r['default_s']:.3f} s | "
+                         f"{r['cos_s']:.3f} s | {r['throughput_ratio']:.2f}× | "
+                         f"{top if r['benchmark'] == 'hackbench' else ''} |")
+        lines.append("")
+    if host_wait:
+        worst = max(host_wait, key=lambda r: r["wait_pct"])
+        mean = statistics.mean(r["wait_pct"] for r in host_wait)
+        lines += ["## The host's side", "",
+                  f"The vCPU threads waited for a host CPU {mean:.1f} % of their runnable time on "
+                  f"average over the boot, at most {worst['wait_pct']:.1f} % ({worst['vcpu']})"
+                  + (": host-bound, cross-CPU latencies here are not evidence." if worst["wait_pct"] > 5
+                     else "."), ""]
+    return lines
 
 
 def read_apps(out):
@@ -450,7 +543,8 @@ def md_table(cols, rows):
 
 
 def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), hooks=(),
-           hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=(), bw=(), bw_acc=(), bw_w=()):
+           hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=(), bw=(), bw_acc=(), bw_w=(),
+           extra=()):
     accel = str(meta.get("accel", "tcg")).split()[0]
     host = meta.get("host_cores")
     cpus = enclave_text(meta)
@@ -627,6 +721,7 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
         if rows:
             section(title, text, ["op", "calls", "ns per call"],
                     [[r["op"], r["calls"], f"{r['ns_per_call']:.0f}"] for r in rows])
+    lines += extra
     for name in made:
         lines.append(f"![{name}]({name})")
     with open(os.path.join(out, "report.md"), "w") as f:
@@ -659,17 +754,22 @@ def main():
     bw = read_bandwidth(out)
     bw_acc = read_bw_accuracy(out)
     bw_w = read_bw_weights(out)
+    wk_hogs = read_wakeup_hogs(out)
+    hooks_cpus = read_hooks_cpus(out)
+    host_wait = read_host_wait(out)
     made = plots(out, runs, deleg, over, wake, lord, sj)
     summary = {"meta": meta, "delegation": deleg, "lord": lord,
                "overhead": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in over],
                "shinjuku": sj, "shinjuku_best": sj_best, "shinjuku_interfere": sji,
                "shinjuku_interfere_best": sji_best, "wakeup": wake, "hooks": hooks,
                "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "bandwidth": bw, "bandwidth_accuracy": bw_acc,
-               "bandwidth_weights": bw_w, "plots": made}
+               "bandwidth_weights": bw_w, "wakeup_hogs": wk_hogs, "hooks_cpus": hooks_cpus,
+               "host_wait": host_wait, "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks, hooks_cos, hooks_lord,
-                 sji, sji_best, apps, bw, bw_acc, bw_w))
+                 sji, sji_best, apps, bw, bw_acc, bw_w,
+                 many_core_lines(wk_hogs, hooks_cpus, host_wait)))
     return 0
 
 
