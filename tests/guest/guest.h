@@ -54,8 +54,8 @@ inline std::string env(const char *name)
 
 /*
  * How many times slower than a stock kernel this guest's kernel runs the suite: COS_TEST_TIME_SCALE
- * when set (1-100), else 10 on the debug kernel (release "*-cos-debug": lockdep and KASAN slow
- * the scheduling paths), else 1.  It scales the limits of a lord that must NOT be declared
+ * when set (1-100), else 10 on the debug kernels (release "*-cos-debug": lockdep and KASAN,
+ * "*-cos-kcsan": KCSAN slow the scheduling paths), else 1.  It scales the limits of a lord that must NOT be declared
  * stalled or starved (limit_ms below): a rule meant to catch a stuck lord must not fire on a
  * healthy one that the kernel's own checks slow down.  Tests that stop a lord on purpose keep
  * their short limits: there the rule must fire.  See docs/testing.md, "The debug kernel".
@@ -71,9 +71,11 @@ inline unsigned time_scale()
 		std::ifstream f("/proc/sys/kernel/osrelease");
 		std::string rel;
 		std::getline(f, rel);
-		const std::string dbg = "-cos-debug";
-		bool debug = rel.size() >= dbg.size() && rel.compare(rel.size() - dbg.size(), dbg.size(), dbg) == 0;
-		return debug ? 10u : 1u;
+		auto ends = [&rel](const std::string &tail) {
+			return rel.size() >= tail.size() &&
+			       rel.compare(rel.size() - tail.size(), tail.size(), tail) == 0;
+		};
+		return ends("-cos-debug") || ends("-cos-kcsan") ? 10u : 1u;
 	}();
 	return scale;
 }
