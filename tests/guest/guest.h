@@ -15,8 +15,10 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <map>
 #include <new>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
@@ -233,6 +235,16 @@ inline uint64_t now_ns()
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* Allow the calling thread only @cpus; sched_setaffinity()'s result. */
+inline int set_cpus(const std::vector<int> &cpus)
+{
+	cpu_set_t s;
+	CPU_ZERO(&s);
+	for (int c : cpus)
+		CPU_SET(c, &s);
+	return sched_setaffinity(0, sizeof(s), &s);
+}
+
 /* Allow every CPU again (a child of the lord inherits the lord's pinning). */
 inline void unpin_self()
 {
@@ -305,6 +317,57 @@ struct LordOpts {
 	LordOpts(const LordOpts &) = delete;
 	LordOpts &operator=(const LordOpts &) = delete;
 };
+
+/*
+ * COS_IOC_REGISTER_LORD's arguments as libcos would not send them, for tests of the ioctl
+ * itself: enclave @cpus, lord CPU 0, the module's defaults unless set.  register_on(fd) calls
+ * the ioctl; 0 or the errno.  The CPU set lives in the object (not copyable).
+ */
+struct RawLordArgs {
+	cpu_set_t set;
+	cos_lord_args a = {};
+	explicit RawLordArgs(const std::vector<int> &cpus = {1})
+	{
+		CPU_ZERO(&set);
+		for (int c : cpus)
+			CPU_SET(c, &set);
+		a.size = sizeof(a);
+		a.cpumask = (uintptr_t)&set;
+		a.cpumask_size = sizeof(set);
+	}
+	RawLordArgs(const RawLordArgs &) = delete;
+	RawLordArgs &operator=(const RawLordArgs &) = delete;
+	int register_on(int fd) { return ioctl(fd, COS_IOC_REGISTER_LORD, &a) ? errno : 0; }
+};
+
+/* What a test's lord knows of its tasks from their messages: tid -> (slot, gen). */
+using TaskSlots = std::map<pid_t, std::pair<uint32_t, uint32_t>>;
+
+/*
+ * Wait up to 5 s until task @tid waits for a shoot (WAITING, of the generation @task knows,
+ * every message about it consumed), calling @drain (which fills @task) between looks.  True
+ * with *@slot set; false with *@last set to its last status seen.
+ */
+template <class Drain>
+bool await_waiting(cos_lord *lord, const TaskSlots &task, pid_t tid, Drain drain,
+		   std::pair<uint32_t, uint32_t> *slot, cos_task_status *last)
+{
+	*last = {};
+	for (int tries = 0; tries < 5000; tries++) {
+		drain();
+		auto it = task.find(tid);
+		if (it != task.end()) {
+			cos_lord_task_status(lord, it->second.first, last);
+			if (last->state == COS_TASK_WAITING && last->gen == it->second.second &&
+			    last->last_seq <= cos_lord_consumed(lord)) {
+				*slot = it->second;
+				return true;
+			}
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	return false;
+}
 
 /* A policy program running in its own process; its stderr is collected through a pipe. */
 struct PolicyProc {

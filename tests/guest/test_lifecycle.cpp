@@ -57,24 +57,18 @@ struct Splats {
 
 /* struct cos_lord_args for a lord on CPU 0 with enclave {1}, the longest stall limits. */
 struct RawArgs {
-	cpu_set_t set;
-	cos_lord_args a = {};
+	RawLordArgs r;
 	RawArgs()
 	{
-		CPU_ZERO(&set);
-		CPU_SET(1, &set);
-		a.size = sizeof(a);
-		a.cpumask = (uintptr_t)&set;
-		a.cpumask_size = sizeof(set);
-		a.stall_ms = 10000;	/* the longest stall timer period (100 ms) */
-		a.starve_ms = 10000;
+		r.a.stall_ms = 10000;	/* the longest stall timer period (100 ms) */
+		r.a.starve_ms = 10000;
 	}
 };
 
 int raw_register(int fd)
 {
 	RawArgs r;
-	return ioctl(fd, COS_IOC_REGISTER_LORD, &r.a) ? errno : 0;
+	return r.r.register_on(fd);
 }
 
 } // namespace

@@ -656,15 +656,10 @@ TEST_CASE("only the lord's process may map its regions", "[lord][mmap][errors]")
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
 	int rc = guest::in_child([] {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(1, &set);
-		cos_lord_args a = {};
-		a.size = sizeof(a);
-		a.cpumask = (uintptr_t)&set;
-		a.cpumask_size = sizeof(set);
+		RawLordArgs r;
+		cos_lord_args &a = r.a;
 		int fd = cos_open();
-		if (fd < 0 || ioctl(fd, COS_IOC_REGISTER_LORD, &a))
+		if (fd < 0 || r.register_on(fd))
 			return 10;
 		struct Region { uint64_t off, size; int prot; } regions[] = {
 			{a.ring_off, a.ring_size, PROT_READ},

@@ -44,7 +44,7 @@ struct Fixture {
 	Board *board;
 	pid_t child = -1;
 	int wake3[2];		/* a pipe that thread 3 blocks on */
-	std::map<pid_t, std::pair<uint32_t, uint32_t>> task;	/* tid -> slot, gen */
+	TaskSlots task;
 	std::set<pid_t> dead;					/* tids seen in TASK_DEAD */
 	std::vector<cos_msg> log;				/* every message consumed */
 
@@ -167,22 +167,11 @@ struct Fixture {
 	/* Wait until task i waits for a shoot; returns its (slot, gen). */
 	std::pair<uint32_t, uint32_t> waiting(int i)
 	{
-		for (int tries = 0; tries < 5000; tries++) {
-			drain();
-			auto it = task.find(board->tids[i]);
-			if (it != task.end()) {
-				cos_task_status st;
-				cos_lord_task_status(lord, it->second.first, &st);
-				if (st.state == COS_TASK_WAITING && st.gen == it->second.second &&
-				    st.last_seq <= cos_lord_consumed(lord))
-					return it->second;
-			}
-			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		}
+		std::pair<uint32_t, uint32_t> slot;
+		cos_task_status st;
+		if (await_waiting(lord, task, board->tids[i], [this] { drain(); }, &slot, &st))
+			return slot;
 		auto it = task.find(board->tids[i]);
-		cos_task_status st = {};
-		if (it != task.end())
-			cos_lord_task_status(lord, it->second.first, &st);
 		FAIL("task " << i << " (tid " << board->tids[i] << ") never waited for the lord: known "
 			     << (it != task.end()) << " state " << st.state << " cpu " << st.cpu
 			     << " last_seq " << st.last_seq << " consumed " << cos_lord_consumed(lord)

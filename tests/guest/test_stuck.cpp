@@ -21,7 +21,6 @@ namespace {
 
 const std::string dbg = "/sys/kernel/debug/cos/";
 
-
 void pin(int cpu)
 {
 	cpu_set_t s;
@@ -30,14 +29,6 @@ void pin(int cpu)
 	sched_setaffinity(0, sizeof(s), &s);
 }
 
-void set_cpus(const std::vector<int> &cpus)
-{
-	cpu_set_t s;
-	CPU_ZERO(&s);
-	for (int c : cpus)
-		CPU_SET(c, &s);
-	sched_setaffinity(0, sizeof(s), &s);
-}
 
 struct Board {
 	std::atomic<int> ready;
@@ -60,7 +51,7 @@ struct Pipes {
 	pid_t child = -1;
 	int n;
 	std::vector<std::array<int, 2>> pipes;
-	std::map<pid_t, std::pair<uint32_t, uint32_t>> task;	/* tid -> slot, gen */
+	TaskSlots task;
 	std::vector<cos_msg> log;
 
 	Pipes(int n_, unsigned stall_ms, unsigned starve_ms, unsigned ring = 0,
@@ -163,20 +154,11 @@ struct Pipes {
 	/* Wait until thread i waits for a shoot; its (slot, gen). */
 	std::pair<uint32_t, uint32_t> waiting(int i)
 	{
-		for (int tries = 0; tries < 5000; tries++) {
-			drain();
-			auto it = task.find(board->tids[i]);
-			if (it != task.end()) {
-				cos_task_status st;
-				cos_lord_task_status(lord, it->second.first, &st);
-				if (st.state == COS_TASK_WAITING && st.gen == it->second.second &&
-				    st.last_seq <= cos_lord_consumed(lord))
-					return it->second;
-			}
-			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		}
-		FAIL("thread " << i << " never waited for the lord");
-		return {0, 0};
+		std::pair<uint32_t, uint32_t> slot;
+		cos_task_status st;
+		if (!await_waiting(lord, task, board->tids[i], [this] { drain(); }, &slot, &st))
+			FAIL("thread " << i << " never waited for the lord (state " << st.state << ")");
+		return slot;
 	}
 
 	unsigned shoot1(int cpu, uint32_t slot, uint32_t gen, uint64_t slice = 0,
@@ -329,17 +311,11 @@ TEST_CASE("a lord is never a COS task", "[stuck][lord][errors]")
 		int rc = in_child([] {
 			if (become_cos_task())
 				return 10;
-			cpu_set_t set;
-			CPU_ZERO(&set);
-			CPU_SET(1, &set);
-			cos_lord_args a = {};
-			a.size = sizeof(a);
-			a.cpumask = (uintptr_t)&set;
-			a.cpumask_size = sizeof(set);
+			RawLordArgs r;
 			int fd = cos_open();
 			if (fd < 0)
 				return 11;
-			if (ioctl(fd, COS_IOC_REGISTER_LORD, &a) == 0 || errno != EINVAL)
+			if (r.register_on(fd) != EINVAL)
 				return 12;
 			close(fd);
 			LordOpts lo({1});
