@@ -137,6 +137,9 @@ struct cos_enclave {
 	bool active;			/* the lord has control (false while stalled or gone); under
 					 * cos_lock, read by cos_task_wait() under a custody lock */
 	bool lord_dead;			/* the lord thread exited: never active again */
+	bool orphaned;			/* the shim's binding was orphaned: not active until a
+					 * shim attaches again (cos_lord_orphaned_locked());
+					 * under cos_lock */
 	u32 flags;			/* COS_LORD_F_* */
 	cpumask_var_t cpus;
 	cpumask_var_t offline;		/* of cpus and lord_cpu, the offline ones (under cos_lock) */
@@ -403,6 +406,8 @@ void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick);
 void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick);
 bool cos_lord_consumed(struct cos_enclave *e, u64 consumed);
 void cos_lord_shim_changed_locked(bool attached, u32 caps);
+void cos_lord_orphaned_locked(struct cpumask *kick);
+long cos_ioc_shim_bind(void __user *uarg);
 void cos_lord_exited(struct task_struct *p);
 void cos_lord_cpu_hotplug(s32 cpu, bool online);
 extern atomic_t cos_enclaves_live;

@@ -35,24 +35,94 @@
 
 /*
  * Binding.  The kfuncs marked COS_KFUNC_BOUND (shim/cos_shim_intf.h) act only for a program of
- * the shim that attached: the struct_ops map whose ops.init called cos_kf_shim_attached(true)
- * while none was bound, until its ops.exit.  The kernel ties each struct_ops program to the one
- * map it was put in (bpf_prog_get_assoc_struct_ops(): NULL for a program put in two maps).  The
- * verifier hands each bound kfunc its caller's bpf_prog_aux (KF_IMPLICIT_ARGS).  A program of
- * another map (a look-alike scheduler, a sub-scheduler, a program put in a second map since)
- * is answered as for a task that is not a COS task.  The ops.exit of a program of no single
- * map ends the binding too: it may be the bound shim's, so fail safe.  A look-alike that is
- * itself the attached root scheduler cannot be told apart: sched_ext has one, and cos.ko
- * serves it.  cos_shim_ops is written under cos_lock, read lock-free, and only compared.
+ * the shim that attached: the struct_ops map libcos named with COS_IOC_SHIM_BIND (by its map
+ * id) before attaching it, from its ops.init's cos_kf_shim_attached(true) until its ops.exit.
+ * The kernel ties each struct_ops program to the one map it was put in
+ * (bpf_prog_get_assoc_struct_ops(): NULL for a program put in two maps).  The verifier hands
+ * each bound kfunc its caller's bpf_prog_aux (KF_IMPLICIT_ARGS).  A program of another map (a
+ * look-alike scheduler attached without SHIM_BIND, a sub-scheduler) is answered as for a task
+ * that is not a COS task; a look-alike's ops.init is refused the binding.
+ *
+ * Orphaned.  A program of no single map while a shim is bound may be the bound shim's, put in
+ * a second map since: from then on nothing can tell its programs from another's.  The first
+ * such call orphans the binding: the lord loses control for good and its tasks go to the fair
+ * policy, and only the kfuncs that let them leave custody stay open to programs of no single
+ * map (fallback_take, task_detach, exit_task), so that no task waits for sched_ext's watchdog.
+ * The ops.exit of a program of no single map ends the binding too: fail safe.
+ *
+ * cos_shim_ops, cos_shim_expected and cos_shim_orphaned are written under cos_lock, read
+ * lock-free; cos_shim_ops is only compared.
  */
 static void *cos_shim_ops;
+static u32 cos_shim_expected;	/* the map id SHIM_BIND named, 0: none */
+static bool cos_shim_orphaned;
+
+/* A bound shim's program was put in a second map (see "Orphaned").  Takes cos_lock. */
+static void cos_kf_orphan(void)
+{
+	static struct cpumask kick;	/* under cos_lock until the kick */
+
+	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+		if (!cos_shim_ops || cos_shim_orphaned)
+			return;
+		WRITE_ONCE(cos_shim_orphaned, true);
+		cpumask_clear(&kick);
+		cos_lord_orphaned_locked(&kick);
+	}
+	pr_warn("the shim's programs were put in a second struct_ops map: its COS tasks go to the fair policy\n");
+	cos_kick_cpus(&kick);	/* after the unlock: see cos_internal.h */
+}
 
 /* Is the calling program one of the attached shim's?  Context: any; lock-free. */
 static bool cos_kf_bound(const struct bpf_prog_aux *aux)
 {
-	void *ops = READ_ONCE(cos_shim_ops);
+	void *ops = READ_ONCE(cos_shim_ops), *assoc;
 
-	return ops && bpf_prog_get_assoc_struct_ops(aux) == ops;
+	if (!ops)
+		return false;
+	assoc = bpf_prog_get_assoc_struct_ops(aux);
+	if (likely(assoc == ops))
+		return !READ_ONCE(cos_shim_orphaned);
+	if (!assoc && !READ_ONCE(cos_shim_orphaned))
+		cos_kf_orphan();
+	return false;
+}
+
+/* As cos_kf_bound(), or a program of no single map once the binding is orphaned. */
+static bool cos_kf_bound_or_orphan(const struct bpf_prog_aux *aux)
+{
+	void *ops = READ_ONCE(cos_shim_ops), *assoc;
+
+	if (!ops)
+		return false;
+	assoc = bpf_prog_get_assoc_struct_ops(aux);
+	if (assoc == ops)
+		return true;
+	if (!assoc && !READ_ONCE(cos_shim_orphaned))
+		cos_kf_orphan();
+	return !assoc;
+}
+
+/**
+ * cos_ioc_shim_bind() - COS_IOC_SHIM_BIND: the struct_ops map the next attach must be
+ * @uarg: user pointer to struct cos_shim_bind
+ *
+ * Context: process context (the caller has CAP_SYS_ADMIN); takes cos_lock.
+ * Return: 0, -EFAULT, -EINVAL (flags, id 0), -EBUSY (a shim is bound).
+ */
+long cos_ioc_shim_bind(void __user *uarg)
+{
+	struct cos_shim_bind b;
+
+	if (copy_from_user(&b, uarg, sizeof(b)))
+		return -EFAULT;
+	if (b.flags || !b.map_id)
+		return -EINVAL;
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	if (cos_shim_ops)
+		return -EBUSY;
+	WRITE_ONCE(cos_shim_expected, b.map_id);
+	return 0;
 }
 
 __bpf_kfunc_start_defs();
@@ -78,17 +148,25 @@ __bpf_kfunc u32 cos_kf_abi_version(void)
  * so the lord, if any, has lost its tasks; it is deactivated until a shim attaches again, and
  * then gets control back only if it is alive and caught up (cos_lord_shim_changed_locked()).
  * Its bandwidth groups go too (the next shim's ops.cgroup_init makes them again).
+ * Attaching binds the module to the calling program's map if it is the one COS_IOC_SHIM_BIND
+ * named (see "Binding").
  * Context: ops.init / ops.exit (sleepable or not), process context; takes cos_lock with IRQs
  * off, then (leaving) the group table's lock.
+ * Return: 0; attaching: -EBUSY (of no single map, or a shim is bound), -EPERM (not the map
+ * named; the shim fails its ops.init).
  */
-__bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps, struct bpf_prog_aux *aux)
+__bpf_kfunc s32 cos_kf_shim_attached(bool attached, u32 caps, struct bpf_prog_aux *aux)
 {
 	void *ops = bpf_prog_get_assoc_struct_ops(aux);
 
 	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
 		if (attached) {
 			if (!ops || cos_shim_ops)
-				return;		/* of no single map, or a shim is bound already */
+				return -EBUSY;	/* of no single map, or a shim is bound already */
+			if (!cos_shim_expected || bpf_struct_ops_id(ops) != cos_shim_expected)
+				return -EPERM;	/* not the map libcos named (COS_IOC_SHIM_BIND) */
+			WRITE_ONCE(cos_shim_expected, 0);
+			WRITE_ONCE(cos_shim_orphaned, false);
 			WRITE_ONCE(cos_shim_ops, ops);
 		} else {
 			/*
@@ -98,14 +176,16 @@ __bpf_kfunc void cos_kf_shim_attached(bool attached, u32 caps, struct bpf_prog_a
 			 * map's exit is not ours.
 			 */
 			if (!cos_shim_ops || (ops && ops != cos_shim_ops))
-				return;
+				return 0;
 			WRITE_ONCE(cos_shim_ops, NULL);
+			WRITE_ONCE(cos_shim_orphaned, false);
 		}
 		cos_lord_shim_changed_locked(attached, caps);
 	}
 	/* sched_ext exits every cgroup before ops.exit; what is left now would be stale */
 	if (!attached)
 		cos_groups_clear();
+	return 0;
 }
 
 /**
@@ -134,7 +214,7 @@ __bpf_kfunc s32 cos_kf_task_attach(struct task_struct *p, bool runnable, struct 
  */
 __bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
-	if (cos_kf_bound(aux))
+	if (cos_kf_bound_or_orphan(aux))
 		cos_task_detach(p, slot);
 }
 
@@ -149,7 +229,7 @@ __bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot, struct bpf_
  */
 __bpf_kfunc void cos_kf_exit_task(struct task_struct *p, struct bpf_prog_aux *aux)
 {
-	if (p->pid == READ_ONCE(cos_lord_pid) && cos_kf_bound(aux))
+	if (p->pid == READ_ONCE(cos_lord_pid) && cos_kf_bound_or_orphan(aux))
 		cos_lord_exited(p);
 }
 
@@ -276,7 +356,7 @@ __bpf_kfunc void cos_kf_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu
  */
 __bpf_kfunc s32 cos_kf_fallback_take(struct bpf_prog_aux *aux)
 {
-	if (!READ_ONCE(cos_fallback_pending) || !cos_kf_bound(aux))
+	if (!READ_ONCE(cos_fallback_pending) || !cos_kf_bound_or_orphan(aux))
 		return 0;
 	return cos_fallback_take();
 }

@@ -106,7 +106,8 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
 		e->seen_consumed = consumed;
 		e->seen_at = ktime_get_ns();
 	}
-	if (!e->active && e->registered && !e->lord_dead && consumed >= cos_ring_produced(e)) {
+	if (!e->active && e->registered && !e->lord_dead && !e->orphaned &&
+	    consumed >= cos_ring_produced(e)) {
 		cos_set_active_locked(e, true);
 		return true;
 	}
@@ -135,10 +136,33 @@ void cos_lord_shim_changed_locked(bool attached, u32 caps)
 	WRITE_ONCE(cos_shim_caps, attached ? caps : 0);
 	if (!e)
 		return;
-	if (attached)
+	if (attached) {
+		e->orphaned = false;	/* a new shim, bound afresh */
 		cos_lord_consumed(e, e->seen_consumed);
-	else
+	} else {
 		cos_set_active_locked(e, false);
+	}
+}
+
+/**
+ * cos_lord_orphaned_locked() - the shim's binding is orphaned: the lord loses control for good
+ * @kick: gets the CPUs to kick after the caller drops cos_lock
+ *
+ * The shim's programs can no longer be told from another's (kmod/cos_kfuncs.c, "Orphaned"):
+ * the shim counts as gone (no lord registers), every task in custody goes to the fair
+ * policy, and the lord gets control back only once a shim attaches again.  Caller holds
+ * cos_lock.
+ */
+void cos_lord_orphaned_locked(struct cpumask *kick)
+{
+	struct cos_enclave *e = rcu_dereference_protected(cos_enclave, lockdep_is_held(&cos_lock));
+
+	lockdep_assert_held(&cos_lock);
+	cos_lord_shim_changed_locked(false, 0);	/* as if it left: no lord registers meanwhile */
+	if (!e || e->orphaned)
+		return;
+	e->orphaned = true;
+	cos_fallback_locked(e, kick);
 }
 
 /**

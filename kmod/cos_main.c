@@ -96,6 +96,9 @@ static long cos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return capable(CAP_SYS_NICE) ? cos_ioc_get_tasks(uarg) : -EPERM;
 	case _IOC_NR(COS_IOC_GET_GROUPS):
 		return capable(CAP_SYS_NICE) ? cos_ioc_get_groups(uarg) : -EPERM;
+	/* attaching a sched_ext scheduler needs CAP_SYS_ADMIN: naming the one to serve too */
+	case _IOC_NR(COS_IOC_SHIM_BIND):
+		return capable(CAP_SYS_ADMIN) ? cos_ioc_shim_bind(uarg) : -EPERM;
 	default:
 		return -ENOTTY;
 	}

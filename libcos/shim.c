@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -114,6 +115,33 @@ static int shim_precheck(const struct cos_shim_opts *opts)
 	return 0;
 }
 
+/*
+ * Tell cos.ko which struct_ops map is its shim (COS_IOC_SHIM_BIND): it serves only that map's
+ * programs, so a look-alike scheduler attached some other way gets nothing of it.
+ */
+static int shim_name_map(const struct bpf_map *map)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	struct cos_shim_bind bind = {};
+	int fd, err;
+
+	if (bpf_map_get_info_by_fd(bpf_map__fd(map), &info, &len))
+		return cos_fail(-errno, "cannot read the shim's map id: %s", strerror(errno));
+	fd = cos_open();
+	if (fd < 0)
+		return fd;
+	bind.map_id = info.id;
+	err = ioctl(fd, COS_IOC_SHIM_BIND, &bind) ? -errno : 0;
+	close(fd);
+	if (err == -EBUSY)
+		return cos_fail(err, "cos module serves another shim already");
+	if (err)
+		return cos_fail(err, "cos module refused the shim's map (COS_IOC_SHIM_BIND): %s",
+				strerror(-err));
+	return 0;
+}
+
 COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_opts *opts)
 {
 	const struct cos_exit_info *ei;
@@ -164,6 +192,9 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 				 bpf_msg[0] ? bpf_msg : "set COS_DEBUG=1 for libbpf's log");
 		goto out_destroy;
 	}
+	err = shim_name_map(shim->skel->maps.cos_ops);
+	if (err)
+		goto out_destroy;
 	shim->link = bpf_map__attach_struct_ops(shim->skel->maps.cos_ops);
 	if (!shim->link) {
 		err = -errno;

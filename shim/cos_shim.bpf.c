@@ -612,9 +612,10 @@ s32 BPF_PROG(cos_init)
 	ret = cos_fair_vtime ? scx_bpf_create_dsq(COS_FAIR_DSQ, -1) : 0;
 	if (!ret && cos_fair_vtime)
 		ret = scx_bpf_create_dsq(COS_LORD_DSQ, -1);
+	/* -EPERM: the module expects another map (COS_IOC_SHIM_BIND); fail the attach */
 	if (!ret)
-		cos_kf_shim_attached(true, (cos_fair_vtime ? COS_SHIM_CAP_FAIR_DSQ : 0) |
-					   (cos_bw_enforced ? COS_SHIM_CAP_BANDWIDTH : 0));
+		ret = cos_kf_shim_attached(true, (cos_fair_vtime ? COS_SHIM_CAP_FAIR_DSQ : 0) |
+						 (cos_bw_enforced ? COS_SHIM_CAP_BANDWIDTH : 0));
 	return ret;
 }
 

@@ -88,7 +88,7 @@ struct bpf_prog_aux;
 
 #if defined(__VMLINUX_H__) || defined(__KERNEL__)	/* libcos takes only struct cos_exit_info */
 COS_KFUNC(u32, cos_kf_abi_version, void);
-COS_KFUNC_BOUND(void, cos_kf_shim_attached, bool attached, u32 caps);
+COS_KFUNC_BOUND(s32, cos_kf_shim_attached, bool attached, u32 caps);
 COS_KFUNC_BOUND(s32, cos_kf_task_attach, struct task_struct *p, bool runnable);
 COS_KFUNC_BOUND(void, cos_kf_task_detach, struct task_struct *p, s32 slot);
 COS_KFUNC_BOUND(void, cos_kf_exit_task, struct task_struct *p);

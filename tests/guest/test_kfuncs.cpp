@@ -3,8 +3,9 @@
 // it) that passes a made-up or a walked task pointer, or that calls a dispatch kfunc from
 // ops.enqueue, is refused when it loads, as is a program not named like the shim; the genuine
 // call (ops.enqueue passing the task it was given to cos_kf_enqueue) loads.  And the kfuncs act
-// only for the struct_ops map that attached as the shim: a look-alike scheduler whose programs
-// belong to two maps is ignored while attached, one with its own map is served.
+// only for the struct_ops map libcos named (COS_IOC_SHIM_BIND): a look-alike scheduler attached
+// without it is not served, the named one is, and its programs put in a second map orphan the
+// binding (the module counts the shim as gone).
 // See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
@@ -15,7 +16,9 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <bpf/bpf.h>
 #include <unistd.h>
 
 extern "C" {
@@ -150,31 +153,39 @@ bool shim_attached_per_module(int fd)
 
 } // namespace
 
-TEST_CASE("the kfuncs act only for the struct_ops map that attached as the shim",
-	  "[kfuncs][security]")
-{
-	REQUIRE(module_loaded());
-	REQUIRE(sched_ext_state() == "disabled");
-	int fd = cos_open();
-	REQUIRE(fd >= 0);
-	pid_t task = spawn_cos_task();	/* wakes up every millisecond: ops.select_cpu sees it */
-	REQUIRE(task > 0);
+namespace {
 
-	int err;
-	bpf_object *obj = open_rogue("rogue-bind", &err);
-	INFO(verifier_log);
-	REQUIRE(err == 0);
+/* The rogue-bind scheduler, loaded: its `rogue` variables and what ops.select_cpu got. */
+struct Rogue {
+	bpf_object *obj = nullptr;
 	rogue_vars *vars = nullptr;
-	bpf_map *map;
-	bpf_object__for_each_map(map, obj) {
-		size_t size = 0;
-		const char *name = bpf_map__name(map);
-		if (strlen(name) > 5 && !strcmp(name + strlen(name) - 5, ".data"))
-			vars = (rogue_vars *)bpf_map__initial_value(map, &size);
+
+	Rogue()
+	{
+		int err;
+		obj = open_rogue("rogue-bind", &err);
+		INFO(verifier_log);
+		REQUIRE(err == 0);
+		bpf_map *map;
+		bpf_object__for_each_map(map, obj) {
+			size_t size = 0;
+			const char *name = bpf_map__name(map);
+			if (strlen(name) > 5 && !strcmp(name + strlen(name) - 5, ".data"))
+				vars = (rogue_vars *)bpf_map__initial_value(map, &size);
+		}
+		REQUIRE(vars != nullptr);
 	}
-	REQUIRE(vars != nullptr);
-	/* what ops.select_cpu got from cos_kf_task_attach() for the COS task (2 s at most) */
-	auto probe = [&](uint32_t *calls) {
+	~Rogue() { bpf_object__close(obj); }
+	bpf_map *map(const char *name) { return bpf_object__find_map_by_name(obj, name); }
+	uint32_t map_id(const char *name)
+	{
+		bpf_map_info info = {};
+		uint32_t len = sizeof(info);
+		return bpf_map_get_info_by_fd(bpf_map__fd(map(name)), &info, &len) ? 0 : info.id;
+	}
+	/* what cos_kf_task_attach() answered the COS task's wake-ups (2 s at most) */
+	int32_t probe(uint32_t *calls)
+	{
 		vars->attach_ret = 1;
 		vars->attach_calls = 0;
 		for (int i = 0; i < 200 && !vars->attach_calls; i++)
@@ -182,36 +193,101 @@ TEST_CASE("the kfuncs act only for the struct_ops map that attached as the shim"
 		usleep(50000);
 		*calls = vars->attach_calls;
 		return vars->attach_ret;
-	};
-	uint32_t calls = 0;
+	}
+};
 
-	bpf_link *link = bpf_map__attach_struct_ops(bpf_object__find_map_by_name(obj, "cos_rogue_a"));
-	REQUIRE(link != nullptr);
-	CHECK(sched_ext_ops() == "cos_rogue_a");
-	/* its programs belong to the attached map alone: it is the shim, for cos.ko */
-	CHECK(shim_attached_per_module(fd));
-	int32_t ret = probe(&calls);
-	INFO("attach answered " << ret << " (" << calls << " calls) while the programs are the attached map's");
-	CHECK(calls > 0);
-	CHECK(ret >= 0);
+/* COS_IOC_SHIM_BIND with @map_id and @flags; 0 or -errno. */
+int shim_bind(int fd, uint32_t map_id, uint32_t flags = 0)
+{
+	cos_shim_bind b = {};
+	b.map_id = map_id;
+	b.flags = flags;
+	return ioctl(fd, COS_IOC_SHIM_BIND, &b) ? -errno : 0;
+}
 
-	/* the programs go into a second map too; cos_rogue_a stays the scheduler */
-	bpf_link *second = bpf_map__attach_struct_ops(bpf_object__find_map_by_name(obj, "cos_rogue_b"));
-	CHECK(second == nullptr);
-	CHECK(sched_ext_ops() == "cos_rogue_a");
-	ret = probe(&calls);
-	INFO("attach answered " << ret << " (" << calls << " calls) once the programs are in two maps");
-	CHECK(calls > 0);
-	CHECK(ret == -EPERM);
-
-	/* its ops.exit (a program of no single map now) still ends the binding: fail safe */
-	bpf_link__destroy(link);
+void wait_disabled()
+{
 	for (int i = 0; i < 100 && sched_ext_state() != "disabled"; i++)
 		usleep(20000);
-	CHECK(sched_ext_state() == "disabled");
-	CHECK_FALSE(shim_attached_per_module(fd));
-	bpf_link__destroy(second);
-	bpf_object__close(obj);
+}
+
+} // namespace
+
+TEST_CASE("the kfuncs act only for the struct_ops map libcos named", "[kfuncs][security]")
+{
+	REQUIRE(module_loaded());
+	REQUIRE(sched_ext_state() == "disabled");
+	int fd = cos_open();
+	REQUIRE(fd >= 0);
+	pid_t task = spawn_cos_task();	/* wakes up every millisecond: ops.select_cpu sees it */
+	REQUIRE(task > 0);
+	uint32_t calls = 0;
+	int32_t ret;
+
+	SECTION("a look-alike attached without COS_IOC_SHIM_BIND is not served")
+	{
+		Rogue r;
+		bpf_link *link = bpf_map__attach_struct_ops(r.map("cos_rogue_a"));
+		REQUIRE(link != nullptr);
+		CHECK(sched_ext_ops() == "cos_rogue_a");
+		CHECK_FALSE(shim_attached_per_module(fd));
+		ret = r.probe(&calls);
+		INFO("attach answered " << ret << " (" << calls << " calls)");
+		CHECK(calls > 0);
+		CHECK(ret == -EPERM);
+		/* nor may a lord register under it */
+		RawLordArgs args;
+		CHECK(args.register_on(fd) == ENXIO);
+		bpf_link__destroy(link);
+		wait_disabled();
+		CHECK(sched_ext_state() == "disabled");
+	}
+	SECTION("the named map is served; its programs put in a second map orphan the binding")
+	{
+		Rogue r;
+		/* another map named: this one is refused at its ops.init, and not served */
+		REQUIRE(shim_bind(fd, r.map_id("cos_rogue_b")) == 0);
+		bpf_link *link = bpf_map__attach_struct_ops(r.map("cos_rogue_a"));
+		REQUIRE(link != nullptr);
+		CHECK_FALSE(shim_attached_per_module(fd));
+		CHECK(r.probe(&calls) == -EPERM);
+		bpf_link__destroy(link);
+		wait_disabled();
+		REQUIRE(sched_ext_state() == "disabled");
+
+		Rogue g;
+		REQUIRE(shim_bind(fd, g.map_id("cos_rogue_a")) == 0);
+		link = bpf_map__attach_struct_ops(g.map("cos_rogue_a"));
+		REQUIRE(link != nullptr);
+		CHECK(shim_attached_per_module(fd));
+		ret = g.probe(&calls);
+		INFO("attach answered " << ret << " (" << calls << " calls) for the named map");
+		CHECK(calls > 0);
+		CHECK(ret >= 0);
+		CHECK(shim_bind(fd, g.map_id("cos_rogue_b")) == -EBUSY);	/* one shim at a time */
+
+		/* the programs go into a second map too; cos_rogue_a stays the scheduler */
+		bpf_link *second = bpf_map__attach_struct_ops(g.map("cos_rogue_b"));
+		CHECK(second == nullptr);
+		CHECK(sched_ext_ops() == "cos_rogue_a");
+		ret = g.probe(&calls);
+		INFO("attach answered " << ret << " (" << calls << " calls) once the programs are in two maps");
+		CHECK(calls > 0);
+		CHECK(ret == -EPERM);
+		/* orphaned: the module counts the shim as gone, so no lord can register */
+		CHECK_FALSE(shim_attached_per_module(fd));
+
+		/* its ops.exit (a program of no single map now) still ends the binding: fail safe */
+		bpf_link__destroy(link);
+		wait_disabled();
+		CHECK(sched_ext_state() == "disabled");
+		bpf_link__destroy(second);
+	}
+	SECTION("COS_IOC_SHIM_BIND refuses flags and map id 0")
+	{
+		CHECK(shim_bind(fd, 0) == -EINVAL);
+		CHECK(shim_bind(fd, 1, 1) == -EINVAL);
+	}
 	kill(task, SIGKILL);
 	waitpid(task, nullptr, 0);
 	close(fd);

@@ -25,7 +25,7 @@
 #endif
 
 /* Bumped on any incompatible change; the shim refuses to attach to a module of another version. */
-#define COS_ABI_VERSION		1
+#define COS_ABI_VERSION		2
 
 #define COS_DEVICE_NAME		"cos"
 #define COS_DEVICE_PATH		"/dev/cos"
@@ -568,6 +568,21 @@ struct cos_groups_args {
 #define COS_GROUPS_ARGS_SIZE_VER0	40
 #define COS_GROUPS_BATCH_MAX		256
 
+/**
+ * struct cos_shim_bind - COS_IOC_SHIM_BIND: the shim the module is to serve
+ * @map_id:	the id of the struct_ops map (struct sched_ext_ops) about to be attached
+ * @flags:	0
+ *
+ * libcos loads the shim, names its map here, then attaches it.  The module serves only the
+ * programs of that map (its kfuncs answer any other program as for a task that is not a COS
+ * task), so a look-alike scheduler attached some other way gets nothing of it.  Only the next
+ * attach may bind: a later SHIM_BIND replaces an unused one.
+ */
+struct cos_shim_bind {
+	__u32 map_id;
+	__u32 flags;
+};
+
 #define COS_IOC_MAGIC		0xCE
 
 #ifndef __VMLINUX_H__
@@ -590,6 +605,9 @@ struct cos_groups_args {
 /* List bandwidth groups (struct cos_groups_args); the caller needs CAP_SYS_NICE (at the call).
  * Errors: EPERM, EINVAL, EFAULT, ENOMEM. */
 #define COS_IOC_GET_GROUPS	_IOWR(COS_IOC_MAGIC, 0x06, struct cos_groups_args)
+/* Name the shim's struct_ops map before attaching it (struct cos_shim_bind); the caller needs
+ * CAP_SYS_ADMIN.  Errors: EPERM, EINVAL (flags, id 0), EBUSY (a shim is bound), EFAULT. */
+#define COS_IOC_SHIM_BIND	_IOW(COS_IOC_MAGIC, 0x07, struct cos_shim_bind)
 #endif
 
 #endif /* _UAPI_LINUX_COS_H */
