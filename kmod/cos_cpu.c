@@ -43,7 +43,6 @@ static struct cos_slot **cos_curr;
 static DEFINE_PER_CPU(call_single_data_t, cos_kick_csd);
 static DEFINE_PER_CPU(call_single_data_t, cos_shoot_kick_csd);
 static DEFINE_PER_CPU(call_single_data_t, cos_latch_kick_csd);
-static DEFINE_PER_CPU(call_single_data_t, cos_idle_kick_csd);
 static DEFINE_PER_CPU(call_single_data_t, cos_throttle_kick_csd);
 
 /*
@@ -106,16 +105,6 @@ static void cos_shoot_kick_fn(void *info)
 		cos_kick_fn(info);
 }
 
-/*
- * The kick of a bandwidth group's refill (cos_group.c): an idle CPU reschedules, so that its
- * ops.dispatch takes the released groups' parked tasks; a busy CPU is left alone (its next
- * dispatch does it).
- */
-static void cos_idle_kick_fn(void *info)
-{
-	if (is_idle_task(current))
-		cos_kick_fn(info);
-}
 
 /* A per-CPU kthread is never stopped for its group's budget, as in the shim's ops.tick. */
 static bool cos_budget_exempt(struct task_struct *p)
@@ -200,10 +189,19 @@ void cos_kick_latch_cpus(const struct cpumask *cpus)
 	cos_kick_with(cpus, &cos_latch_kick_csd);
 }
 
-/* Every idle online CPU reschedules (a group was released).  Any context; no lock of cos.ko. */
+/*
+ * Every idle online CPU reschedules (a group was released), so that its ops.dispatch takes the
+ * released groups' parked tasks; a busy CPU is left alone (its next dispatch does it).  The
+ * kernel looks at each CPU's current task first and interrupts only the idle ones (a polling
+ * one not even that): a refill costs no IPI to a busy machine.  Any context but under an rq
+ * lock (wake_up_if_idle() takes the idle CPU's); no lock of cos.ko.
+ */
 void cos_kick_idle(void)
 {
-	cos_kick_with(cpu_online_mask, &cos_idle_kick_csd);
+	scoped_guard(preempt)
+		if (is_idle_task(current))	/* the refill timer fired on an idle CPU */
+			cos_kick_fn(NULL);
+	wake_up_all_idle_cpus();
 }
 
 /*
@@ -695,7 +693,6 @@ int cos_cpus_init(void)
 		INIT_CSD(per_cpu_ptr(&cos_kick_csd, cpu), cos_kick_fn, NULL);
 		INIT_CSD(per_cpu_ptr(&cos_shoot_kick_csd, cpu), cos_shoot_kick_fn, NULL);
 		INIT_CSD(per_cpu_ptr(&cos_latch_kick_csd, cpu), cos_latch_kick_fn, NULL);
-		INIT_CSD(per_cpu_ptr(&cos_idle_kick_csd, cpu), cos_idle_kick_fn, NULL);
 		INIT_CSD(per_cpu_ptr(&cos_throttle_kick_csd, cpu), cos_throttle_kick_fn, NULL);
 		raw_spin_lock_init(&per_cpu_ptr(&cos_latch, cpu)->lock);
 	}

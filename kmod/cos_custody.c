@@ -53,10 +53,27 @@ void cos_custody_init(void)
 	}
 }
 
-/* Tasks waiting for a lord now, every enclave's.  Lock-free. */
+/*
+ * Tasks waiting for a lord now that it could place, every enclave's: not those parked for a
+ * throttled group (cos_group.c, "Parked").  Lock-free: two counters read apart, so a moment's
+ * snapshot.
+ */
 int cos_tasks_waiting(void)
 {
-	return atomic_read(&cos_nr_waiting);
+	return atomic_read(&cos_nr_waiting) - cos_groups_parked_now();
+}
+
+/*
+ * @t no longer waits for the throttled group TASK_THROTTLED named (it was placed, leaves
+ * custody, or is told again).  Caller holds t->lock; takes cos_bw.lock if it was parked.
+ */
+void cos_task_unpark(struct cos_slot *t)
+{
+	lockdep_assert_held(&t->lock);
+	if (t->throttled_gid) {
+		cos_group_unpark(t->throttled_gid);
+		WRITE_ONCE(t->throttled_gid, 0);
+	}
 }
 
 /* Leave the custody list @t is on, if any.  Caller holds t->lock. */
@@ -100,6 +117,8 @@ void cos_task_set_state(struct cos_slot *t, u32 state)
 {
 	lockdep_assert_held(&t->lock);
 	cos_fallback_clear(t);
+	if (state != COS_TASK_WAITING)
+		cos_task_unpark(t);
 	if (state != COS_TASK_QUEUED)
 		cos_custody_leave(t);
 	if (t->state == COS_TASK_WAITING)

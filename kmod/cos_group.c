@@ -48,13 +48,15 @@ struct cos_group {
 	int nr_active;			/* how many (< 0 for a moment if a change overtook another) */
 	u32 counted_weight;		/* the weight it adds to its parent's @active_weight */
 	atomic_t nr_running;		/* CPUs running a task of it or below it (budgeted; not root) */
+	/* under cos_bw.lock */
+	u32 nr_parked;			/* COS tasks in custody told they wait for it (see "Parked") */
 	/* under @lock */
 	u64 period_ns;
 	u64 quota_ns;			/* COS_GROUP_NO_QUOTA: no limit */
 	u64 burst_ns;
 	s64 runtime;			/* budget left in this period; < 0: debt */
 	u64 period_end;			/* when the current period ends (ktime_get_ns()) */
-	u64 usage_ns;			/* CPU time charged, in all */
+	u64 __percpu *usage;		/* CPU time charged, in all: each CPU its own, IRQs off */
 	u64 period_usage;		/* charged in the current period (limited groups) */
 	u64 last_usage;			/* charged in the last complete period */
 	u64 overrun_ns;			/* charged beyond the budget, in all */
@@ -74,6 +76,14 @@ static const struct cos_group_hooks *cos_group_hooks;
 static atomic_t cos_groups_limited = ATOMIC_INIT(0);	/* groups with a quota */
 /* non-root groups of weight != 100; while 0 every task weighs the same, whatever its group */
 static atomic_t cos_groups_weighted = ATOMIC_INIT(0);
+/*
+ * Parked: COS tasks in custody told they wait for a throttled group (TASK_THROTTLED) cannot be
+ * placed by the lord until its release, so they must not hold the wake rules off for everyone
+ * (cos_tasks_waiting()).  @cos_groups_parked is the sum of @nr_parked over the groups throttled
+ * now: written under cos_bw.lock as tasks park and unpark and groups throttle and release;
+ * read lock-free.
+ */
+static atomic_t cos_groups_parked = ATOMIC_INIT(0);
 
 static struct {
 	raw_spinlock_t lock;
@@ -186,6 +196,7 @@ static bool cos_group_throttle(struct cos_group *g, u64 now)
 	g->throttled = true;
 	g->throttled_at = now;
 	g->nr_throttled++;
+	atomic_add(g->nr_parked, &cos_groups_parked);	/* still waiting from its last throttling */
 	list_move_tail(&g->node, &cos_bw.throttled);	/* from released (not yet taken), or none */
 	cos_group_arm(g->period_end);
 	return true;
@@ -228,6 +239,7 @@ static void cos_group_release(struct cos_group *g, u64 now)
 	lockdep_assert_held(&cos_bw.lock);
 	lockdep_assert_held(&g->lock);
 	g->throttled = false;
+	atomic_sub(g->nr_parked, &cos_groups_parked);	/* the lord may place them again */
 	g->throttled_ns += now - g->throttled_at;
 	g->released_at = now;
 	list_move_tail(&g->node, &cos_bw.released);
@@ -270,6 +282,15 @@ static enum hrtimer_restart cos_group_timer_fn(struct hrtimer *timer)
 
 static void cos_group_deactivate(struct cos_group *g);
 
+/* RCU callback of cos_group_exit(): no lookup can find @head's group any more. */
+static void cos_group_free(struct rcu_head *head)
+{
+	struct cos_group *g = container_of(head, struct cos_group, rcu);
+
+	free_percpu(g->usage);
+	kfree(g);
+}
+
 /**
  * cos_group_init() - a cgroup with a cpu controller appeared (or the shim attached)
  * @id: its cgroup id
@@ -298,6 +319,11 @@ int cos_group_init(u64 id, u64 parent_id, u32 weight)
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
 	if (!g)
 		return -ENOMEM;
+	g->usage = alloc_percpu(u64);
+	if (!g->usage) {
+		kfree(g);
+		return -ENOMEM;
+	}
 	g->id = id;
 	g->parent = parent;
 	g->weight = weight ?: 100;
@@ -308,6 +334,7 @@ int cos_group_init(u64 id, u64 parent_id, u32 weight)
 	INIT_LIST_HEAD(&g->node);
 	ret = xa_insert(&cos_groups, id, g, GFP_KERNEL);
 	if (ret) {
+		free_percpu(g->usage);
 		kfree(g);
 		return ret == -EBUSY ? -EEXIST : ret;
 	}
@@ -333,13 +360,15 @@ void cos_group_exit(u64 id)
 	cos_group_deactivate(g);
 	scoped_guard(raw_spinlock_irqsave, &cos_bw.lock) {
 		list_del_init(&g->node);
+		if (g->throttled)	/* it has no tasks: none should be parked */
+			atomic_sub(g->nr_parked, &cos_groups_parked);
 		g->throttled = false;
 		if (g->quota_ns != COS_GROUP_NO_QUOTA)
 			atomic_dec(&cos_groups_limited);
 	}
 	if (g->parent && g->weight != 100)
 		atomic_dec(&cos_groups_weighted);
-	kfree_rcu(g, rcu);
+	call_rcu(&g->rcu, cos_group_free);
 }
 
 /**
@@ -370,7 +399,8 @@ void cos_group_set_bandwidth(u64 id, u64 period_us, u64 quota_us, u64 burst_us)
 		guard(raw_spinlock)(&g->lock);
 		had = g->quota_ns != COS_GROUP_NO_QUOTA;
 		g->period_ns = (period_us ?: 100000) * NSEC_PER_USEC;
-		g->quota_ns = has ? quota_us * NSEC_PER_USEC : COS_GROUP_NO_QUOTA;
+		/* read lock-free first by cos_group_charge() */
+		WRITE_ONCE(g->quota_ns, has ? quota_us * NSEC_PER_USEC : COS_GROUP_NO_QUOTA);
 		g->burst_ns = has ? burst_us * NSEC_PER_USEC : 0;
 		g->runtime = has ? g->quota_ns : 0;
 		g->period_end = now + g->period_ns;
@@ -503,10 +533,12 @@ void cos_group_quiescent(u64 id, u32 weight)
  *
  * What this CPU reserved for the chain pays first (see "Reservation"); every group of the
  * chain that has a quota loses the rest of @ns from its budget.  One that has none left while
- * this CPU has no reservation left either is throttled (cos_group_throttle()).
+ * this CPU has no reservation left either is throttled (cos_group_throttle()).  Usage is
+ * counted per CPU: only a group with a quota is locked, so the root and the other groups
+ * without one are no machine-wide lock on every tick and stop.
  * Context: the shim's ops.stopping (before cos_group_stopped()) or ops.tick, on the task's CPU,
- * its rq lock held, IRQs off; takes the groups' locks one at a time (cos_bw.lock too when one
- * runs out).
+ * its rq lock held, IRQs off; takes the locks of the chain's groups with a quota, one at a
+ * time (cos_bw.lock too when one runs out).
  * Return: whether the task should stop: its chain is throttled and this CPU holds no
  * reservation for it.
  */
@@ -532,8 +564,13 @@ bool cos_group_charge(u64 id, u64 ns)
 	for (g = cos_group_find(id); g; g = g->parent) {
 		bool out = false;
 
+		u64 *usage = this_cpu_ptr(g->usage);
+
+		WRITE_ONCE(*usage, *usage + ns);	/* read by cos_group_info_fill() */
+		/* a quota set meanwhile starts with a full budget: missing this charge is fair */
+		if (READ_ONCE(g->quota_ns) == COS_GROUP_NO_QUOTA)
+			continue;
 		scoped_guard(raw_spinlock_irqsave, &g->lock) {
-			g->usage_ns += ns;
 			if (g->quota_ns != COS_GROUP_NO_QUOTA) {
 				cos_group_roll(g, now);
 				g->period_usage += ns;
@@ -832,7 +869,11 @@ u64 cos_group_released(void)
 
 static void cos_group_info_fill(struct cos_group_info *info, struct cos_group *g)
 {
-	u64 now;
+	u64 now, usage = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)	/* each CPU's count is one aligned word: no torn reads */
+		usage += READ_ONCE(*per_cpu_ptr(g->usage, cpu));
 
 	guard(raw_spinlock_irqsave)(&cos_bw.lock);
 	guard(raw_spinlock)(&g->lock);
@@ -846,7 +887,7 @@ static void cos_group_info_fill(struct cos_group_info *info, struct cos_group *g
 		.quota_ns = g->quota_ns,
 		.burst_ns = g->burst_ns,
 		.runtime_ns = g->runtime,
-		.usage_ns = g->usage_ns,
+		.usage_ns = usage,
 		.last_usage_ns = g->last_usage,
 		.throttled_ns = g->throttled_ns + (g->throttled ? now - g->throttled_at : 0),
 		.nr_throttled = g->nr_throttled,
@@ -936,6 +977,50 @@ bool cos_group_hold_throttled(u64 id, bool *first)
 	return true;
 }
 
+/*
+ * A COS task in custody is told it waits for group @id, held throttled by
+ * cos_group_hold_throttled() (see "Parked").  Caller holds cos_bw.lock (the hold).
+ */
+void cos_group_park(u64 id)
+{
+	struct cos_group *g;
+
+	lockdep_assert_held(&cos_bw.lock);
+	guard(rcu)();
+	g = cos_group_find(id);
+	if (g) {	/* the hold found it: found again */
+		g->nr_parked++;
+		atomic_inc(&cos_groups_parked);
+	}
+}
+
+/*
+ * A task cos_group_park() counted for group @id no longer waits for it (placed, gone, or
+ * waiting afresh).  Context: its t->lock held (t->lock -> cos_bw.lock), IRQs off; takes
+ * cos_bw.lock.
+ */
+void cos_group_unpark(u64 id)
+{
+	struct cos_group *g;
+
+	guard(rcu)();
+	g = cos_group_find(id);
+	if (!g)		/* gone: cos_group_exit() took its count out */
+		return;
+	guard(raw_spinlock_irqsave)(&cos_bw.lock);
+	if (!WARN_ON_ONCE(!g->nr_parked)) {
+		g->nr_parked--;
+		if (g->throttled)
+			atomic_dec(&cos_groups_parked);
+	}
+}
+
+/* Tasks in custody that wait for a group throttled now (see "Parked").  Lock-free. */
+int cos_groups_parked_now(void)
+{
+	return atomic_read(&cos_groups_parked);
+}
+
 /* The end of cos_group_hold_throttled()'s hold: drops cos_bw.lock. */
 void cos_group_unhold(void)
 {
@@ -1008,5 +1093,5 @@ void cos_groups_exit(void)
 {
 	cos_groups_clear();
 	hrtimer_cancel(&cos_bw.timer);
-	rcu_barrier();		/* the kfree_rcu()s of cos_group_exit() */
+	rcu_barrier();		/* the cos_group_free()s of cos_group_exit() */
 }

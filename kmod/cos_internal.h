@@ -308,6 +308,9 @@ u64 cos_group_released(void);
 long cos_ioc_get_groups(void __user *uarg);
 bool cos_group_hold_throttled(u64 id, bool *first);
 void cos_group_unhold(void);
+void cos_group_park(u64 id);
+void cos_group_unpark(u64 id);
+int cos_groups_parked_now(void);
 u64 cos_group_ready_since(u64 id, u64 since);
 
 /* cos_slot.c: the task table and the state the module shares */
@@ -338,6 +341,7 @@ u64 cos_dropped_total(void);
 /* cos_custody.c: the custody and fallback lists, a task's state changes */
 void cos_custody_init(void);
 int cos_tasks_waiting(void);
+void cos_task_unpark(struct cos_slot *t);
 void cos_task_set_state(struct cos_slot *t, u32 state);
 bool cos_task_wait(struct cos_slot *t, struct cos_enclave *e);
 void cos_fallback_add(struct cos_slot *t);

@@ -64,6 +64,26 @@ static struct cos_uid_slots *cos_uids;
 static u32 cos_uids_size;		/* a power of two >= cos_max_tasks */
 static u32 cos_user_limit, cos_root_reserve;
 
+/*
+ * A user at its limit is refused without cos_slots_lock until a slot is released: a task
+ * refused a slot asks again at each of its events, and a user with thousands of SCHED_EXT
+ * threads would otherwise take the lock, IRQs off, for each.  @cos_slots_released counts
+ * releases; a refusal of @uid records (@uid << 32 | that count) in its entry of
+ * @cos_refused.  While the count has not moved, no count of any user has gone down, so the
+ * answer stands.  Both written under cos_slots_lock, read lock-free (one word each).
+ */
+#define COS_REFUSED_BITS	6
+static u64 cos_refused[1 << COS_REFUSED_BITS];
+static u32 cos_slots_released;
+
+/* Was @uid (not root) refused with no slot released since?  Lock-free. */
+static bool cos_slot_refused(u32 uid)
+{
+	u64 r = READ_ONCE(cos_refused[hash_32(uid, COS_REFUSED_BITS)]);
+
+	return r == ((u64)uid << 32 | READ_ONCE(cos_slots_released));
+}
+
 /* @uid's entry in cos_uids: found, or made.  Caller holds cos_slots_lock. */
 static struct cos_uid_slots *cos_uid_entry(u32 uid)
 {
@@ -92,7 +112,8 @@ static struct cos_uid_slots *cos_uid_entry(u32 uid)
 /*
  * Take the free slot freed longest ago for a task of user @uid.  Return: the slot; -ENOSPC
  * when the table is full (for a user other than root: all but root's reserve), -EDQUOT when
- * @uid holds cos_user_limit slots already.
+ * @uid holds cos_user_limit slots already (lock-free when nothing was released since its last
+ * refusal).
  */
 struct cos_slot *cos_slot_alloc(u32 uid)
 {
@@ -100,13 +121,20 @@ struct cos_slot *cos_slot_alloc(u32 uid)
 	struct cos_slot *t;
 	u32 slot;
 
+	if (uid && cos_slot_refused(uid))
+		return ERR_PTR(-EDQUOT);
 	guard(raw_spinlock_irqsave)(&cos_slots_lock);
 	if (cos_free_count <= (uid ? cos_root_reserve : 0))
 		return ERR_PTR(-ENOSPC);
 	if (uid) {
 		u = cos_uid_entry(uid);
-		if (WARN_ON_ONCE(!u) || u->tasks >= cos_user_limit)
+		if (WARN_ON_ONCE(!u))
 			return ERR_PTR(-EDQUOT);
+		if (u->tasks >= cos_user_limit) {
+			WRITE_ONCE(cos_refused[hash_32(uid, COS_REFUSED_BITS)],
+				   (u64)uid << 32 | cos_slots_released);
+			return ERR_PTR(-EDQUOT);
+		}
 		u->tasks++;
 	}
 	slot = cos_free_slots[cos_free_head];
@@ -125,6 +153,7 @@ void cos_slot_release(struct cos_slot *t)
 	WARN_ON_ONCE(cos_free_count >= cos_max_tasks);
 	cos_free_slots[(cos_free_head + cos_free_count) % cos_max_tasks] = cos_slot_nr(t);
 	cos_free_count++;
+	WRITE_ONCE(cos_slots_released, cos_slots_released + 1);
 	cos_counters.tasks--;
 	if (t->uid)
 		cos_uid_entry(t->uid)->tasks--;

@@ -48,8 +48,8 @@ static bool cos_task_is(const struct cos_slot *t, const struct task_struct *p)
  * @runnable: whether it is runnable now (TASK_NEW's arg)
  *
  * Context: the op that first sees @p as a COS task (@p's rq lock or pi_lock held, IRQs off);
- * takes cos_slots_lock (not when the table is full: a task refused then asks again at each
- * event), then the slot's t->lock.
+ * takes cos_slots_lock (not when the table is full, nor for a user refused since the last
+ * release: a task refused asks again at each event), then the slot's t->lock.
  * Return: the slot; -ENOSPC when the table is full (for a user other than root, when only
  * root's reserve is left); -EDQUOT when @p's user holds max_tasks_per_user slots already.
  */
@@ -202,11 +202,13 @@ static bool cos_task_throttled(struct cos_enclave *e, struct cos_slot *t, u64 gi
 	bool first;
 
 	lockdep_assert_held(&t->lock);
+	cos_task_unpark(t);	/* told again: counted once */
 	if (!gid || !cos_group_hold_throttled(gid, &first))
 		return false;
 	if (first)
 		cos_post(e, COS_MSG_GROUP_THROTTLED, t->cpu, NULL, gid);
-	t->throttled_gid = gid;
+	cos_group_park(gid);
+	WRITE_ONCE(t->throttled_gid, gid);
 	cos_post(e, COS_MSG_TASK_THROTTLED, t->cpu, t, gid);
 	cos_group_unhold();
 	return true;
@@ -259,7 +261,7 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	t->next_msg = 0;
 	t->cpu = task_cpu(p);
 	t->cgid = cgid;
-	t->throttled_gid = 0;
+	cos_task_unpark(t);
 	gid = cos_group_throttled(cgid);
 	if (!gid && wake && msg == COS_MSG_TASK_RUNNABLE && cos_wake_place(e, t, p)) {
 		cos_post(e, COS_MSG_TASK_PLACED, t->cpu, t, t->cpu);
@@ -486,7 +488,6 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flag
 	if (t->state == COS_TASK_WAITING &&
 	    cos_task_throttled(cos_enclave_now(), t, cos_group_throttled(t->cgid)))
 		return COS_SHOOT_THROTTLED;	/* TASK_THROTTLED tells the lord which group */
-	t->throttled_gid = 0;
 	old_slice = t->slice;
 	t->slice = slice;	/* read under t->lock by cos_dispatch_take() */
 	if (!cos_pending_put(t, cpu, flags, kick)) {

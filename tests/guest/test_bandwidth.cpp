@@ -16,7 +16,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <sys/select.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 #include <vector>
 
@@ -313,6 +315,172 @@ TEST_CASE("a lord hears of throttling: GROUP_THROTTLED, then TASK_THROTTLED, sho
 	CHECK(task_msgs >= episodes);
 	CHECK(out_of_episode == 0);
 	CHECK(unpaired == 0);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+namespace {
+
+/*
+ * A COS task in its own process, on CPU 1, in cgroup @cg (none: where the test runs): it
+ * blocks in read() until wake(), then says it ran (ran() counts) and blocks again.  Killed at
+ * the end.
+ */
+struct Sleeper {
+	pid_t pid = -1;
+	int wake_fd = -1, ran_fd = -1;
+
+	explicit Sleeper(const Cgroup *cg)
+	{
+		int w[2], r[2];
+		REQUIRE(pipe(w) == 0);
+		REQUIRE(pipe(r) == 0);
+		pid = fork();
+		if (pid == 0) {
+			close(w[1]);
+			close(r[0]);
+			if ((cg && write_str(cg->path + "/cgroup.procs", "0")) || set_cpus({1}) ||
+			    become_cos_task())
+				_exit(1);
+			(void)!write(r[1], "s", 1);	/* started */
+			char c;
+			while (read(w[0], &c, 1) == 1)
+				(void)!write(r[1], "r", 1);
+			_exit(0);
+		}
+		REQUIRE(pid > 0);
+		close(w[0]);
+		close(r[1]);
+		wake_fd = w[1];
+		ran_fd = r[0];
+		char c = 0;
+		REQUIRE(read(ran_fd, &c, 1) == 1);
+		REQUIRE(c == 's');
+		/* asleep in read(): not runnable when a lord registers */
+		for (int i = 0; i < 2000 && proc_state(pid) != 'S'; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	~Sleeper()
+	{
+		kill(pid, SIGKILL);
+		waitpid(pid, nullptr, 0);
+		close(wake_fd);
+		close(ran_fd);
+	}
+	void wake() { REQUIRE(write(wake_fd, "x", 1) == 1); }
+	/* Did it run after a wake() within @ms? */
+	bool ran(int ms)
+	{
+		fd_set set;
+		FD_ZERO(&set);
+		FD_SET(ran_fd, &set);
+		timeval tv = {ms / 1000, (ms % 1000) * 1000};
+		char c;
+		return select(ran_fd + 1, &set, nullptr, nullptr, &tv) == 1 && read(ran_fd, &c, 1) == 1;
+	}
+	static char proc_state(pid_t pid)
+	{
+		std::string st = read_file("/proc/" + std::to_string(pid) + "/stat");
+		size_t p = st.rfind(')');
+		return p != std::string::npos && p + 2 < st.size() ? st[p + 2] : 0;
+	}
+};
+
+/* A lord of CPU 1 that reads every message and never shoots; its log. */
+struct IdleLord {
+	LordOpts lo;
+	cos_lord *lord = nullptr;
+	std::vector<cos_msg> log;
+
+	IdleLord(unsigned starve_ms) : lo({1}, 0, starve_ms)
+	{
+		REQUIRE(cos_lord_register(&lord, &lo.o) == 0);
+	}
+	~IdleLord() { cos_lord_destroy(lord); }
+	void drain()
+	{
+		const cos_msg *m;
+		while ((m = cos_lord_peek(lord))) {
+			log.push_back(*m);
+			cos_lord_consume(lord);
+		}
+		cos_lord_publish(lord);
+	}
+	/* Drain for @ms or until @done. */
+	template <class Done> bool drain_until(int ms, Done done)
+	{
+		for (uint64_t end = now_ns() + ms * 1000000ull; now_ns() < end;) {
+			drain();
+			if (done())
+				return true;
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+		return false;
+	}
+	bool told(unsigned type, pid_t pid) const
+	{
+		for (const cos_msg &m : log)
+			if (m.type == type && (pid_t)m.pid == pid)
+				return true;
+		return false;
+	}
+};
+
+} // namespace
+
+TEST_CASE("a task parked for its throttled group neither hides a starving task nor turns the wake rules off",
+	  "[bandwidth][lord][starve]")
+{
+	Shim shim;
+	SKIP_UNLESS_ENFORCED();
+	REQUIRE_LORD_SUPPORT();
+	Cgroup cg("cos-bw-parked");
+	/* a 1 s period with a tiny quota, spent by a fair spinner: throttled almost all the time */
+	REQUIRE(cg.set("cpu.max", "1000 1000000") == 0);
+	Spinners spin(cg, 1);
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	Sleeper parked(&cg), other(nullptr);
+	/* wake it until it waits parked: a wake-up in the 1 ms a period leaves may just run */
+	auto park = [&](IdleLord &lord) {
+		for (int i = 0; i < 5; i++) {
+			parked.wake();
+			if (lord.drain_until(1500, [&] { return lord.told(COS_MSG_TASK_THROTTLED, parked.pid); }))
+				return true;
+		}
+		return false;
+	};
+
+	SECTION("the starvation rule looks past the parked task at the head of CPU 1's custody")
+	{
+		const unsigned starve_ms = limit_ms(300, 0);
+		auto stalls = [] {
+			cos_info info = {};
+			int fd = cos_open();
+			if (fd >= 0)
+				cos_get_info(fd, &info);
+			close(fd);
+			return info.stalls;
+		};
+		const uint64_t stalls0 = stalls();
+		IdleLord lord(300);
+		REQUIRE(park(lord));	/* waits in custody, parked: TASK_THROTTLED */
+		other.wake();		/* behind it on CPU 1, not throttled, never shot */
+		/* starving: the lord is declared stalled and the task goes to the fair policy */
+		bool ran = false;
+		lord.drain_until(starve_ms + 5000, [&] { return ran = other.ran(0); });
+		CAPTURE(starve_ms);
+		CHECK(ran);
+		CHECK(stalls() > stalls0);	/* the starvation rule fired (the lord, caught up, is back) */
+	}
+	SECTION("the wake rules still start a waking task while the only waiting one is parked")
+	{
+		IdleLord lord(10000);
+		REQUIRE(cos_lord_set_wake_rules(lord.lord, COS_WAKE_IDLE, 0) == 0);
+		REQUIRE(park(lord));
+		other.wake();
+		CHECK(lord.drain_until(2000, [&] { return lord.told(COS_MSG_TASK_PLACED, other.pid); }));
+		CHECK(other.ran(2000));
+		CHECK_FALSE(lord.told(COS_MSG_TASK_RUNNABLE, other.pid));
+	}
 	CHECK(sched_ext_state() == "enabled");
 }
 

@@ -246,14 +246,22 @@ TEST_CASE("no user locks the others out: a slot limit per user, root exempt", "[
 		return ts;
 	};
 	Shim shim;
-	struct Sync { std::atomic<int> ready; std::atomic<bool> stop; };
+	struct Sync { std::atomic<int> ready; std::atomic<bool> stop, shrink; };
+	constexpr int kept = 10;	/* the user's threads left after it shrinks */
 	Sync *user = shared_new<Sync>();
 	pid_t child = fork();
 	if (child == 0) {	/* an unprivileged user (nobody) with more COS threads than its share */
 		if (setgroups(0, nullptr) || setresgid(65534, 65534, 65534) ||
 		    setresuid(65534, 65534, 65534))
 			_exit(10);
-		auto ts = spawn(threads, &user->ready, &user->stop);
+		std::vector<std::thread> ts;
+		for (int i = 0; i < threads; i++)
+			ts.emplace_back([=] {
+				if (become_cos_task() == 0)
+					user->ready++;
+				while (!user->stop && !(user->shrink && i >= kept))
+					std::this_thread::sleep_for(std::chrono::milliseconds(2));
+			});
 		for (auto &th : ts)
 			th.join();
 		_exit(0);
@@ -275,6 +283,13 @@ TEST_CASE("no user locks the others out: a slot limit per user, root exempt", "[
 	stop = true;
 	for (auto &th : ts)
 		th.join();
+	CHECK(mod.wait_tasks(per_user) == (uint32_t)per_user);
+	/*
+	 * The user's refusals are cached until a slot is released: once 20 of its threads exit
+	 * (some of them with slots), every one of the 10 left gets a slot at its next wake-up.
+	 */
+	user->shrink = true;
+	CHECK(mod.wait_tasks(kept) == (uint32_t)kept);
 	user->stop = true;
 	int st = -1;
 	waitpid(child, &st, 0);
