@@ -160,7 +160,7 @@ TEST_CASE("cos-bench-shinjuku --pin keeps each worker on one enclave CPU, two pe
 			    " >/tmp/bench-pin.txt 2>&1 & P=$!; "
 			    /* the threads allowed on one enclave CPU (the generator is on CPU 0, RocksDB's
 			     * own threads on every CPU), once there are as many as workers */
-			    "for i in $(seq 400); do "
+			    "for i in $(seq 1200); do "
 			    "  l=$(sed -n 's/^Cpus_allowed_list:\t//p' /proc/$P/task/*/status 2>/dev/null |"
 			    "     grep -x '[1-9][0-9]*' | sort -n); "
 			    "  [ \"$(echo \"$l\" | grep -c .)\" = " + std::to_string(w) + " ] && break; sleep 0.05; "
