@@ -35,10 +35,11 @@
  *   cos_slots_lock (global, cos_slot.c)  the free-slot FIFO, the task count, the slots per
  *       user.  Taken alone, by attach and detach.
  *   cos_bw.lock (global, cos_group.c)  the throttled and released group lists, each group's
- *       throttled, lord_told and throttle times, the refill timer's expiry.  Taken when a group
- *       runs out or is refilled, and by ops.dispatch when a group was released.  Also inside
- *       t->lock while a COS task is told it is throttled (cos_group_hold_throttled()): the
- *       release's GROUP_UNTHROTTLED, posted under it too, cannot overtake that TASK_THROTTLED.
+ *       throttled, lord_told, nr_parked and throttle times, the refill timer's expiry.  Taken
+ *       when a group runs out or is refilled, and by ops.dispatch when a group was released.
+ *       Also inside t->lock while a COS task is told it is throttled (cos_group_hold_throttled()):
+ *       the release's GROUP_UNTHROTTLED, posted under it too, cannot overtake that
+ *       TASK_THROTTLED; and when a parked task stops waiting (cos_group_unpark()).
  *   g->lock (per group, cos_group.c)  the group's budget.  Taken alone by the charge (each
  *       ops.stopping/tick in a limited group) and the reservation, or inside cos_bw.lock.
  *   g->share_lock (per group, cos_group.c)  the group's runnable count and active weight for
