@@ -340,6 +340,24 @@ struct RawLordArgs {
 	int register_on(int fd) { return ioctl(fd, COS_IOC_REGISTER_LORD, &a) ? errno : 0; }
 };
 
+/*
+ * Consume every message in @lord's ring: each goes to @seen, then into @log; publishes the
+ * consumption once at the end.  Returns how many.
+ */
+template <class Seen> int drain_ring(cos_lord *lord, std::vector<cos_msg> &log, Seen seen)
+{
+	int n = 0;
+	const cos_msg *m;
+	while ((m = cos_lord_peek(lord))) {
+		seen(*m);
+		log.push_back(*m);
+		cos_lord_consume(lord);
+		n++;
+	}
+	cos_lord_publish(lord);
+	return n;
+}
+
 /* What a test's lord knows of its tasks from their messages: tid -> (slot, gen). */
 using TaskSlots = std::map<pid_t, std::pair<uint32_t, uint32_t>>;
 

@@ -398,12 +398,7 @@ struct IdleLord {
 	~IdleLord() { cos_lord_destroy(lord); }
 	void drain()
 	{
-		const cos_msg *m;
-		while ((m = cos_lord_peek(lord))) {
-			log.push_back(*m);
-			cos_lord_consume(lord);
-		}
-		cos_lord_publish(lord);
+		drain_ring(lord, log, [](const cos_msg &) {});
 	}
 	/* Drain for @ms or until @done. */
 	template <class Done> bool drain_until(int ms, Done done)

@@ -149,19 +149,12 @@ struct Fixture {
 	/* Consume every pending message, learning slots and generations. */
 	int drain()
 	{
-		int n = 0;
-		const cos_msg *m;
-		while ((m = cos_lord_peek(lord))) {
-			if (m->type == COS_MSG_TASK_NEW || m->type == COS_MSG_TASK_RUNNABLE)
-				task[m->pid] = {m->slot, m->gen};
-			if (m->type == COS_MSG_TASK_DEAD)
-				dead.insert(m->pid);
-			log.push_back(*m);
-			cos_lord_consume(lord);
-			n++;
-		}
-		cos_lord_publish(lord);
-		return n;
+		return drain_ring(lord, log, [this](const cos_msg &m) {
+			if (m.type == COS_MSG_TASK_NEW || m.type == COS_MSG_TASK_RUNNABLE)
+				task[m.pid] = {m.slot, m.gen};
+			if (m.type == COS_MSG_TASK_DEAD)
+				dead.insert(m.pid);
+		});
 	}
 
 	/* Wait until task i waits for a shoot; returns its (slot, gen). */

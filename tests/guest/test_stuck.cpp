@@ -137,18 +137,11 @@ struct Pipes {
 
 	int drain()
 	{
-		int k = 0;
-		const cos_msg *m;
-		while ((m = cos_lord_peek(lord))) {
-			if (m->type == COS_MSG_TASK_NEW || m->type == COS_MSG_TASK_RUNNABLE ||
-			    m->type == COS_MSG_TASK_PREEMPTED)
-				task[m->pid] = {m->slot, m->gen};
-			log.push_back(*m);
-			cos_lord_consume(lord);
-			k++;
-		}
-		cos_lord_publish(lord);
-		return k;
+		return drain_ring(lord, log, [this](const cos_msg &m) {
+			if (m.type == COS_MSG_TASK_NEW || m.type == COS_MSG_TASK_RUNNABLE ||
+			    m.type == COS_MSG_TASK_PREEMPTED)
+				task[m.pid] = {m.slot, m.gen};
+		});
 	}
 
 	/* Wait until thread i waits for a shoot; its (slot, gen). */
