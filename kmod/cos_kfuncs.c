@@ -45,8 +45,8 @@
  *
  * Orphaned.  A program of no single map while a shim is bound may be the bound shim's, put in
  * a second map since: from then on nothing can tell its programs from another's.  The first
- * such call orphans the binding: the lord loses control for good and its tasks go to the fair
- * policy, and only the kfuncs that let them leave custody stay open to programs of no single
+ * such call orphans the binding: the lord loses control until a shim attaches again, its tasks
+ * go to the fair policy, and only the kfuncs that let them leave custody stay open to programs of no single
  * map (fallback_take, task_detach, exit_task), so that no task waits for sched_ext's watchdog.
  * The ops.exit of a program of no single map ends the binding too: fail safe.
  *
@@ -73,34 +73,39 @@ static void cos_kf_orphan(void)
 	cos_kick_cpus(&kick);	/* after the unlock: see cos_internal.h */
 }
 
-/* Is the calling program one of the attached shim's?  Context: any; lock-free. */
-static bool cos_kf_bound(const struct bpf_prog_aux *aux)
+/* Who calls a bound kfunc: a program of the bound shim's map, of no single map, or other. */
+enum cos_kf_caller { COS_KF_OTHER, COS_KF_SHIM, COS_KF_NO_MAP };
+
+/*
+ * The calling program's kind while a shim is bound (COS_KF_OTHER while none is).  The first
+ * call of a program of no single map orphans the binding.  Context: any; lock-free.
+ */
+static enum cos_kf_caller cos_kf_caller(const struct bpf_prog_aux *aux)
 {
 	void *ops = READ_ONCE(cos_shim_ops), *assoc;
 
 	if (!ops)
-		return false;
+		return COS_KF_OTHER;
 	assoc = bpf_prog_get_assoc_struct_ops(aux);
 	if (likely(assoc == ops))
-		return !READ_ONCE(cos_shim_orphaned);
-	if (!assoc && !READ_ONCE(cos_shim_orphaned))
+		return COS_KF_SHIM;
+	if (assoc)
+		return COS_KF_OTHER;
+	if (!READ_ONCE(cos_shim_orphaned))
 		cos_kf_orphan();
-	return false;
+	return COS_KF_NO_MAP;
 }
 
-/* As cos_kf_bound(), or a program of no single map once the binding is orphaned. */
+/* Is the calling program one of the attached shim's, its binding not orphaned? */
+static bool cos_kf_bound(const struct bpf_prog_aux *aux)
+{
+	return cos_kf_caller(aux) == COS_KF_SHIM && !READ_ONCE(cos_shim_orphaned);
+}
+
+/* As cos_kf_bound(), or a program of no single map or the shim's once orphaned. */
 static bool cos_kf_bound_or_orphan(const struct bpf_prog_aux *aux)
 {
-	void *ops = READ_ONCE(cos_shim_ops), *assoc;
-
-	if (!ops)
-		return false;
-	assoc = bpf_prog_get_assoc_struct_ops(aux);
-	if (assoc == ops)
-		return true;
-	if (!assoc && !READ_ONCE(cos_shim_orphaned))
-		cos_kf_orphan();
-	return !assoc;
+	return cos_kf_caller(aux) != COS_KF_OTHER;
 }
 
 /**
