@@ -412,7 +412,6 @@ void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick);
 bool cos_lord_consumed(struct cos_enclave *e, u64 consumed);
 void cos_lord_shim_changed_locked(bool attached, u32 caps);
 void cos_lord_orphaned_locked(struct cpumask *kick);
-long cos_ioc_shim_bind(void __user *uarg);
 void cos_lord_exited(struct task_struct *p);
 void cos_lord_cpu_hotplug(s32 cpu, bool online);
 extern atomic_t cos_enclaves_live;
@@ -435,5 +434,6 @@ int cos_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags);
 
 /* cos_kfuncs.c */
 int cos_kfuncs_init(void);
+long cos_ioc_shim_bind(void __user *uarg);
 
 #endif /* _KMOD_COS_H */
