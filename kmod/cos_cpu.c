@@ -475,6 +475,24 @@ void cos_cpu_running(s32 cpu, struct cos_slot *t)
 	cos_taken_clear(cpu);
 }
 
+/*
+ * @p, started by the wake rules, starts running on @cpu: if a shoot to @cpu came after the
+ * placement, @p stops at once, as that shoot's kick would have stopped it.  The kick may have
+ * been spent on the switch to @p: it landed on the task @p replaces, and sched_ext then took
+ * @p off the local DSQ without calling ops.dispatch.  Only placed tasks: a task the lord shot
+ * here keeps its turn, since the lord's books count on it (docs/design.md, "Wake rules").
+ * The shoot stores the pending word before its IPI: if that IPI came first, this read sees
+ * the store; if not, the IPI comes once @p runs and stops it itself.
+ * Context: ops.running on @cpu, before the switch to @p (rq lock held, IRQs off).
+ */
+void cos_cpu_placed_running(s32 cpu, struct task_struct *p)
+{
+	if (!cos_cpu_valid(cpu) || !READ_ONCE(cos_pending[cpu]))
+		return;
+	p->scx.slice = 0;
+	set_tsk_need_resched(p);	/* p's own flag: __schedule clears only prev's */
+}
+
 /* @t stops running on @cpu.  Context: ops.stopping (@cpu's rq lock held), t->lock held. */
 void cos_cpu_stopped(s32 cpu, struct cos_slot *t)
 {

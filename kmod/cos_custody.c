@@ -117,6 +117,7 @@ void cos_task_set_state(struct cos_slot *t, u32 state)
 {
 	lockdep_assert_held(&t->lock);
 	cos_fallback_clear(t);
+	t->placed = false;
 	if (state != COS_TASK_WAITING)
 		cos_task_unpark(t);
 	if (state != COS_TASK_QUEUED)
@@ -142,6 +143,7 @@ bool cos_task_wait(struct cos_slot *t, struct cos_enclave *e)
 	if (!e)
 		return false;
 	cos_fallback_clear(t);
+	t->placed = false;
 	cos_custody_leave(t);
 	guard(raw_spinlock)(&c->lock);
 	if (!READ_ONCE(e->active))

@@ -115,6 +115,8 @@ struct cos_slot {
 	s32 latch_cpu;
 	/* In custody but handed to the fair policy: the shim must take it (cos_fallback_lock). */
 	bool fallback;
+	/* QUEUED by the wake rules (cos_wake_place()), not by a shoot; under @lock. */
+	bool placed;
 	struct list_head fallback_node;
 };
 
@@ -375,6 +377,7 @@ bool cos_cpu_pending(s32 cpu, const struct cos_slot *t);
 bool cos_cpu_free(s32 cpu);
 bool cos_taken_claim(s32 cpu, struct cos_slot *t);
 void cos_cpu_running(s32 cpu, struct cos_slot *t);
+void cos_cpu_placed_running(s32 cpu, struct task_struct *p);
 void cos_cpu_stopped(s32 cpu, struct cos_slot *t);
 struct task_struct *cos_dispatch_take(s32 cpu, u64 *slice);
 bool cos_pending_put(struct cos_slot *t, s32 cpu, u32 flags, bool *kick);

@@ -11,12 +11,14 @@
 #define pr_fmt(fmt) "cos: " fmt
 
 #include <linux/capability.h>
+#include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
 
@@ -147,6 +149,7 @@ static struct miscdevice cos_miscdev = {
  * closed).  delay_register_us, delay_release_us, delay_exit_work_us: sleeps that widen the
  * race windows of a lord's life (cos_lord.c) for the tests.  delay_latch_take_us: a spin in
  * ops.dispatch between the latch's peek and its disarm (cos_cpu.c).
+ * spin_kthread, spin_nopreempt: busy kthreads (below).
  */
 static struct dentry *cos_debugfs;
 
@@ -210,6 +213,83 @@ static const struct file_operations cos_spin_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * spin_nopreempt: write "CPU MS" to start a kthread that spins on CPU with preemption disabled
+ * for MS ms (at most 5 s, well below the soft-lockup detector's threshold), or until "stop" is
+ * written (-ESRCH if none spins).  The write returns once it spins.  One at a time (-EBUSY).  A long non-preemptible
+ * kernel section: what is woken or shot onto that CPU meanwhile waits for its end, which holds
+ * a CPU between a wake-up's enqueue and the switch to it (test_stuck's wake-placed shoot).
+ */
+static atomic_t cos_nopreempt_busy = ATOMIC_INIT(0);
+static bool cos_nopreempt_stop;
+
+struct cos_nopreempt {
+	unsigned long ms;
+	struct completion spinning;
+};
+
+static int cos_nopreempt_fn(void *data)
+{
+	struct cos_nopreempt *arg = data;
+	unsigned long end = jiffies + msecs_to_jiffies(arg->ms);
+
+	preempt_disable();
+	complete(&arg->spinning);	/* @arg is the writer's: not touched after this */
+	while (time_before(jiffies, end) && !READ_ONCE(cos_nopreempt_stop))
+		cpu_relax();
+	preempt_enable();
+	atomic_set(&cos_nopreempt_busy, 0);
+	module_put_and_kthread_exit(0);
+}
+
+static ssize_t cos_nopreempt_write(struct file *file, const char __user *ubuf, size_t len,
+				   loff_t *ppos)
+{
+	struct cos_nopreempt arg;
+	struct task_struct *k;
+	unsigned int cpu, ms;
+	char buf[32];
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	if (sysfs_streq(buf, "stop")) {
+		if (!atomic_read(&cos_nopreempt_busy))
+			return -ESRCH;	/* over already: the test's window closed early */
+		WRITE_ONCE(cos_nopreempt_stop, true);
+		return len;
+	}
+	if (sscanf(buf, "%u %u", &cpu, &ms) != 2 || cpu >= nr_cpu_ids || !cpu_online(cpu) ||
+	    ms > 5000)
+		return -EINVAL;
+	if (atomic_cmpxchg(&cos_nopreempt_busy, 0, 1))
+		return -EBUSY;
+	if (!try_module_get(THIS_MODULE)) {
+		atomic_set(&cos_nopreempt_busy, 0);
+		return -ENODEV;
+	}
+	WRITE_ONCE(cos_nopreempt_stop, false);
+	arg.ms = ms;
+	init_completion(&arg.spinning);
+	k = kthread_create_on_cpu(cos_nopreempt_fn, &arg, cpu, "cos_nopreempt/%u");
+	if (IS_ERR(k)) {
+		module_put(THIS_MODULE);
+		atomic_set(&cos_nopreempt_busy, 0);
+		return PTR_ERR(k);
+	}
+	wake_up_process(k);
+	wait_for_completion(&arg.spinning);
+	return len;
+}
+
+static const struct file_operations cos_nopreempt_fops = {
+	.owner = THIS_MODULE,
+	.write = cos_nopreempt_write,
+	.llseek = noop_llseek,
+};
+
 static int __init cos_init(void)
 {
 	int ret;
@@ -256,6 +336,7 @@ static int __init cos_init(void)
 	debugfs_create_u32("delay_exit_work_us", 0600, cos_debugfs, &cos_delay_exit_work_us);
 	debugfs_create_u32("delay_latch_take_us", 0600, cos_debugfs, &cos_delay_latch_take_us);
 	debugfs_create_file("spin_kthread", 0200, cos_debugfs, NULL, &cos_spin_fops);
+	debugfs_create_file("spin_nopreempt", 0200, cos_debugfs, NULL, &cos_nopreempt_fops);
 	return 0;
 
 err_tasks:

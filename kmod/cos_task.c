@@ -117,10 +117,9 @@ static u32 cos_wake_rules(struct cos_enclave *e)
 /*
  * May the wake rules start @p on @cpu?  A CPU of @e's enclave (never the lord's), online for
  * it, allowed for @p, and free: no COS task runs, is shot, latched or taken there.  A lock-free
- * snapshot: a shoot that races with the placement usually preempts the placed task
- * (PREEMPTED, BY_COS), and the lord's books follow its messages.  If its kick is spent on the
- * switch to the placed task, the shot task waits until that one stops (a known gap: see
- * docs/design.md, "Wake rules").
+ * snapshot: a shoot that races with the placement preempts the placed task (PREEMPTED,
+ * BY_COS), by its kick or, if that kick was spent on the switch to it, as it starts
+ * (cos_cpu_placed_running()); the lord's books follow its messages.
  */
 static bool cos_wake_cpu_free(struct cos_enclave *e, const struct task_struct *p, s32 cpu)
 {
@@ -187,6 +186,7 @@ static bool cos_wake_place(struct cos_enclave *e, struct cos_slot *t, struct tas
 	if (!cos_wake_rules(e) || !cos_wake_cpu_free(e, p, cpu) || !cos_taken_claim(cpu, t))
 		return false;
 	cos_task_set_state(t, COS_TASK_QUEUED);
+	t->placed = true;
 	t->slice = READ_ONCE(e->ctl->wake_slice_ns);
 	return true;
 }
@@ -354,12 +354,15 @@ void cos_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu)
 void cos_task_running(struct task_struct *p, s32 slot, s32 cpu)
 {
 	struct cos_enclave *e;
-	bool shot;
+	bool shot, placed;
 	COS_TASK_LOCK(t, p, slot);
 
 	e = cos_enclave_now();
 	shot = t->state == COS_TASK_QUEUED;
+	placed = t->placed;
 	cos_cpu_running(cpu, t);
+	if (placed)
+		cos_cpu_placed_running(cpu, p);
 	/* Woken without ops.enqueue (exiting, migration-disabled): say it is runnable. */
 	if (t->state == COS_TASK_BLOCKED)
 		cos_post(e, COS_MSG_TASK_RUNNABLE, cpu, t, COS_RUNNABLE_BYPASS);

@@ -1,7 +1,8 @@
 // test_stuck.cpp — tasks that must not get stuck: a latched task whose CPU went idle, a lord
-// asleep in WAIT when an overflow ends, local shoots, a lord that is a COS task, busy per-CPU kthreads and fair tasks that may run only
-// where COS tasks run.  Each would wait for the starvation rule or sched_ext's watchdog.
-// debugfs cos/delay_* widen the race windows.  See docs/testing.md.
+// asleep in WAIT when an overflow ends, local shoots, a lord that is a COS task, busy per-CPU
+// kthreads, a wake-placed task a shoot must preempt before it starts, and fair tasks that may
+// run only where COS tasks run.  Each would wait for the starvation rule or sched_ext's
+// watchdog.  debugfs cos/delay_* widen the race windows.  See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <array>
@@ -417,5 +418,75 @@ TEST_CASE("a fair task that may run only on an enclave CPU gets it from a long C
 	fair.join();
 	INFO("the fair thread ran again after " << after_ms << " ms of the COS task's 4 s");
 	CHECK(moved);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+/* Write @what to debugfs cos/@name; whether the write succeeded. */
+static bool write_dbg(const std::string &name, const std::string &what)
+{
+	std::ofstream f(dbg + name);
+	f << what << std::flush;
+	return f.good();
+}
+
+TEST_CASE("a shoot to a CPU whose wake-placed task has not started yet preempts that task", "[stuck][wake]")
+{
+	file_shim();
+	REQUIRE_LORD_SUPPORT();
+	/* A (thread 0, spins 3 s when woken) and B (thread 1) may run only on CPU 1 */
+	Pipes f(2, 10000, 10000, 0, [](Board *b) {
+		for (int i = 0; i < 2; i++) {
+			b->cpus[i][0] = 1;
+			b->cpus[i][1] = -1;
+		}
+		b->spin_ms[0] = 3000;
+	});
+	REQUIRE(cos_lord_set_wake_rules(f.lord, COS_WAKE_PREV, 0) == 0);
+	/*
+	 * A kthread holds CPU 1 without preemption.  A, woken, is placed there (free: no COS task)
+	 * and waits for the switch.  B, woken next, waits for the lord (CPU 1 is A's), who shoots
+	 * it to CPU 1: nothing is pending there, so the shoot is accepted, and its kick lands on
+	 * the kthread.  When the kthread lets go, sched_ext switches to A without ops.dispatch.
+	 */
+	REQUIRE(write_dbg("spin_nopreempt", "1 5000"));
+	size_t from = f.log.size();
+	f.wake(0);
+	auto saw = [&](uint32_t type, int i, uint64_t *arg = nullptr) {
+		for (size_t k = from; k < f.log.size(); k++)
+			if (f.log[k].type == type && (pid_t)f.log[k].pid == f.board->tids[i]) {
+				if (arg)
+					*arg = f.log[k].arg;
+				return true;
+			}
+		return false;
+	};
+	for (int k = 0; k < 2000 && !saw(COS_MSG_TASK_PLACED, 0); k++) {
+		f.drain();
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	bool placed = saw(COS_MSG_TASK_PLACED, 0);
+	unsigned shot = ~0u;
+	if (placed) {
+		f.wake(1);
+		auto [s1, g1] = f.waiting(1);
+		shot = f.shoot1(1, s1, g1);
+	}
+	int a_before = f.board->runs[0];
+	bool held = write_dbg("spin_nopreempt", "stop");	/* the kthread still held CPU 1 */
+	REQUIRE(placed);
+	REQUIRE(held);
+	REQUIRE(a_before == 0);
+	CHECK(shot == COS_SHOOT_OK);
+	bool b_ran = f.ran(1, 1, 8000);
+	int a_runs = f.board->runs[0];
+	f.drain();
+	uint64_t why = 0;
+	bool preempted = saw(COS_MSG_TASK_PREEMPTED, 0, &why);
+	INFO("B ran: " << b_ran << "; A's runs by then: " << a_runs << "; A preempted: "
+	     << preempted << " (arg " << why << ")");
+	CHECK(b_ran);
+	CHECK(a_runs == 0);	/* A did not take B's turn: it stopped as it started */
+	CHECK(preempted);
+	CHECK((why & 0xff) == COS_PREEMPT_BY_COS);
 	CHECK(sched_ext_state() == "enabled");
 }
