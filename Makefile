@@ -16,7 +16,7 @@ ifneq ($(COS_INNER),1)
 
 KVERS ?= $(if $(KVER),$(KVER),matrix)
 
-.PHONY: help all build test run bench bench-pack vm-run native install uninstall dkms-source dkms-install dkms-uninstall clean distclean
+.PHONY: help all build test run bench bench-pack peers vm-run native install uninstall dkms-source dkms-install dkms-uninstall clean distclean
 help all:
 	@echo 'cos: user-space delegated CPU scheduling on sched_ext.  Targets:'
 	@echo ''
@@ -33,6 +33,8 @@ help all:
 	@echo '  make vm-run CMD=  run CMD in a fresh guest with cos.ko loaded'
 	@echo '  make bench        the benchmarks, in a guest (BENCH=a,b; BENCH_QUICK=1)'
 	@echo '  make bench-pack   build/cos-bench-pack.tar.xz: the benchmark guest for any x86-64 host'
+	@echo '  make peers        the sched_ext schedulers cos is measured beside (scx_simple, ...;'
+	@echo '                    make bench and bench-pack build them first; COS_PEERS= for none)'
 	@echo '  make clean        remove build/ (the cached trees stay)'
 	@echo ''
 	@echo 'See README.md, docs/testing.md and docs/operating.md.'
@@ -47,11 +49,14 @@ run:
 	tests/vm/build $(if $(KVER),$(KVER),auto) >/dev/null
 	tests/vm/run --kver $(if $(KVER),$(KVER),auto) -- tests/demo
 
-bench:
-	BENCH=$(BENCH) BENCH_QUICK=$(BENCH_QUICK) bench/host $(KVER)
+bench: peers
+	BENCH=$(BENCH) BENCH_QUICK=$(BENCH_QUICK) BENCH_SMP=$(BENCH_SMP) bench/host $(KVER)
 
-bench-pack:
+bench-pack: peers
 	bench/pack $(KVER)
+
+peers:
+	bench/peers $(KVER)
 
 vm-run:
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command' [KVER=...]" >&2; exit 2; }

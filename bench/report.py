@@ -93,7 +93,15 @@ def read_grouped(path, keys, value):
     return vals
 
 
+def peer_order(s):
+    """Sort key for schedulers: the default, cos's configurations, then the peers (scx_*)."""
+    return (s != "default", s.startswith("scx_"), s)
+
+
 def read_overhead(out):
+    """overhead.csv: per benchmark, the default's and the shim's median seconds and the
+    throughput ratio (default / shim: > 1 means the shim is faster, the goal is >= 0.97), and
+    under `peers` the same for each peer scheduler that ran (scx_simple, ...)."""
     vals = read_grouped(os.path.join(out, "overhead.csv"), ("benchmark", "scheduler"),
                         lambda r: float(r["seconds"]))
     rows = []
@@ -103,20 +111,26 @@ def read_overhead(out):
             rows.append({"benchmark": bench, "missing": True})  # said so in the report
             continue
         md, mc = statistics.median(d), statistics.median(c)
-        # throughput ratio: > 1 means cos is faster, the goal is >= 0.95
+        peers = {}
+        for s in sorted({s for b, s in vals if b == bench and s.startswith("scx_")}):
+            mp = statistics.median(vals[(bench, s)])
+            peers[s] = {"s": mp, "reps": len(vals[(bench, s)]),
+                        "throughput_ratio": md / mp if mp else float("nan"),
+                        "shim_to_peer": mp / mc if mc else float("nan")}
         rows.append({"benchmark": bench, "default_s": md, "cos_s": mc, "reps": min(len(d), len(c)),
-                     "throughput_ratio": md / mc if mc else float("nan"),
+                     "throughput_ratio": md / mc if mc else float("nan"), "peers": peers,
                      "default_all": d, "cos_all": c})
     return rows
 
 
 def read_wakeup(out, sub="wakeup"):
-    """{scheduler: [per-round p99 in us]} from <sub>/<scheduler>.csv."""
+    """{scheduler: [per-round p99 in us]} from <sub>/<scheduler>.csv (default, cos, then the
+    peers)."""
     res = {}
-    for sched in ("default", "cos"):
-        path = os.path.join(out, sub, sched + ".csv")
-        if not os.path.exists(path):
-            continue
+    d = os.path.join(out, sub)
+    names = [f[:-4] for f in (os.listdir(d) if os.path.isdir(d) else []) if f.endswith(".csv")]
+    for sched in sorted(names, key=peer_order):
+        path = os.path.join(d, sched + ".csv")
         rounds = {}
         with open(path) as f:
             for r in csv.DictReader(f):
@@ -168,30 +182,68 @@ def read_hooks_cpus(out):
     return rows
 
 
-def read_host_wait(out):
-    """vm/host-wait.csv (the benchmark pack's host): per vCPU thread, the share of its runnable
-    time it waited for a host CPU over the whole boot.  A vCPU that waits blurs cross-CPU
-    latencies: more than a few percent and the run is host-bound."""
+HOST_BOUND_PCT = 5  # a vCPU that waited more than this share of its runnable time: not evidence
+
+
+def read_host_wait_samples(out):
+    """vm/host-wait.csv (tests/vm/host-wait, on the host): {vCPU thread: [(run_ns, wait_ns,
+    phase), ...]} in sample order; phase is the benchmark the guest's console last named."""
     path = os.path.join(out, "vm", "host-wait.csv")
+    samples = {}
     if not os.path.exists(path):
-        return []
-    first, last = {}, {}
+        return samples
     with open(path) as f:
         for r in csv.DictReader(f):
             if not r["thread"].startswith("CPU "):
                 continue
-            v = (int(r["run_ns"]), int(r["wait_ns"]))
-            first.setdefault(r["thread"], v)
-            last[r["thread"]] = v
+            try:
+                v = (int(r["run_ns"]), int(r["wait_ns"]), r.get("phase") or "")
+            except (ValueError, TypeError):
+                continue  # a line cut short when QEMU ended
+            samples.setdefault(r["thread"], []).append(v)
+    return samples
+
+
+def wait_pct(run, wait):
+    return 100.0 * wait / (run + wait) if run + wait else 0.0
+
+
+def read_host_wait(out):
+    """Per vCPU thread, the share of its runnable time it waited for a host CPU over the whole
+    boot.  A vCPU that waits blurs cross-CPU latencies: more than a few percent and the run is
+    host-bound."""
+    samples = read_host_wait_samples(out)
     rows = []
-    for t in sorted(last, key=lambda t: int(t.split()[1].split("/")[0])):
-        run, wait = (last[t][0] - first[t][0]), (last[t][1] - first[t][1])
-        rows.append({"vcpu": t, "run_s": run / 1e9, "wait_s": wait / 1e9,
-                     "wait_pct": 100.0 * wait / (run + wait) if run + wait else 0.0})
+    for t in sorted(samples, key=lambda t: int(t.split()[1].split("/")[0])):
+        (r0, w0, _), (r1, w1, _) = samples[t][0], samples[t][-1]
+        rows.append({"vcpu": t, "run_s": (r1 - r0) / 1e9, "wait_s": (w1 - w0) / 1e9,
+                     "wait_pct": wait_pct(r1 - r0, w1 - w0)})
     return rows
 
 
-def many_core_lines(wk_hogs, hooks_cpus, host_wait):
+def read_host_wait_phases(out):
+    """Per benchmark phase (in the order they ran): each vCPU's wait share over the samples of
+    that phase (a 5 s interval counts for the phase its first sample named), their mean and the
+    worst, and whether the phase was host-bound."""
+    acc, order = {}, []
+    for t, s in read_host_wait_samples(out).items():
+        for (r0, w0, ph), (r1, w1, _) in zip(s, s[1:]):
+            if not ph:
+                continue
+            if ph not in order:
+                order.append(ph)
+            a = acc.setdefault(ph, {}).setdefault(t, [0, 0])
+            a[0] += r1 - r0
+            a[1] += w1 - w0
+    rows = []
+    for ph in order:
+        pcts = [wait_pct(run, wait) for run, wait in acc[ph].values()]
+        rows.append({"phase": ph, "mean_pct": statistics.mean(pcts), "max_pct": max(pcts),
+                     "host_bound": max(pcts) > HOST_BOUND_PCT})
+    return rows
+
+
+def many_core_lines(wk_hogs, hooks_cpus, host_wait, host_phases=()):
     """report.md's sections for the many-core profile's rows and the host's vCPU waits."""
     lines = []
     if wk_hogs:
@@ -226,8 +278,58 @@ def many_core_lines(wk_hogs, hooks_cpus, host_wait):
         lines += ["## The host's side", "",
                   f"The vCPU threads waited for a host CPU {mean:.1f} % of their runnable time on "
                   f"average over the boot, at most {worst['wait_pct']:.1f} % ({worst['vcpu']})"
-                  + (": host-bound, cross-CPU latencies here are not evidence." if worst["wait_pct"] > 5
-                     else "."), ""]
+                  + (": host-bound, cross-CPU latencies here are not evidence."
+                     if worst["wait_pct"] > HOST_BOUND_PCT else "."), ""]
+    if host_phases:
+        lines += ["Each benchmark's share (5 s samples; a row whose vCPUs waited more than "
+                  f"{HOST_BOUND_PCT} % is host-bound: its cross-CPU latencies are not evidence):", "",
+                  "| benchmark | vCPU wait, mean | worst vCPU | |", "|---|---|---|---|"]
+        for r in host_phases:
+            lines.append(f"| {r['phase']} | {r['mean_pct']:.1f} % | {r['max_pct']:.1f} % | "
+                         f"{'host-bound: not evidence' if r['host_bound'] else ''} |")
+        lines.append("")
+    return lines
+
+
+def read_work(out):
+    """work.csv (bench/run's work_done): per benchmark and scheduler, the medians over the
+    repetitions of the work per unit (a pipe round trip, a hackbench message, a request):
+    context switches, IPIs (rescheduling + function call), cos.ko's messages and placements,
+    and the lord's CPU time in µs.  These do not depend on the emulator's speed."""
+    def per_unit(r):
+        u = float(r["units"])
+        if u <= 0:
+            raise ValueError("no units")
+        return {"ctxt": int(r["ctxt"]) / u, "ipi": (int(r["ipi_res"]) + int(r["ipi_cal"])) / u,
+                "messages": int(r["messages"]) / u, "placed": int(r["placed"]) / u,
+                "lord_us": int(r["lord_ms"]) * 1000.0 / u}
+    vals = read_grouped(os.path.join(out, "work.csv"), ("benchmark", "scheduler"), per_unit)
+    rows = []
+    for (bench, sched) in sorted(vals, key=lambda k: (k[0], peer_order(k[1]))):
+        v = vals[(bench, sched)]
+        r = {"benchmark": bench, "scheduler": sched, "reps": len(v)}
+        for k in v[0]:
+            r[k] = statistics.median(x[k] for x in v)
+        rows.append(r)
+    return rows
+
+
+def work_lines(work):
+    """report.md's section for the work per request (read_work())."""
+    if not work:
+        return []
+    lines = ["## Work per request", "",
+             "Counted, not timed (the same on any hardware): per unit of work (`pipe`: a round "
+             "trip; `hackbench`: a message; `nginx`, `redis`: a request), the machine's context "
+             "switches, rescheduling and function-call IPIs, cos.ko's ring messages and "
+             "placements, and the lord's CPU time. Medians over the repetitions.", "",
+             "| benchmark | scheduler | reps | context switches | IPIs | messages | placed | "
+             "lord CPU |", "|---|---|---|---|---|---|---|---|"]
+    for r in work:
+        lines.append(f"| {r['benchmark']} | {r['scheduler']} | {r['reps']} | {r['ctxt']:.2f} | "
+                     f"{r['ipi']:.3f} | {r['messages']:.2f} | {r['placed']:.2f} | "
+                     f"{r['lord_us']:.2f} µs |")
+    lines.append("")
     return lines
 
 
@@ -237,12 +339,12 @@ def read_apps(out):
     vals = read_grouped(os.path.join(out, "apps", "apps.csv"), ("app", "scheduler"),
                         lambda r: (float(r["requests_per_s"]), float(r["p50_us"]),
                                    float(r["p99_us"])))
-    order = ["default", "shim", "cos-fifo", "cos-fifo-nospin", "cos-shinjuku"]
+    order = ["default", "shim", "cos-fifo", "cos-fifo-nospin", "cos-shinjuku"]  # then the peers
     rows = []
     for app in sorted({a for a, _ in vals}):
         base = vals.get((app, "default"))
         for sched in sorted({s for a, s in vals if a == app},
-                            key=lambda s: order.index(s) if s in order else len(order)):
+                            key=lambda s: (order.index(s) if s in order else len(order), s)):
             v = vals[(app, sched)]
             r = {"app": app, "scheduler": sched, "reps": len(v),
                  "requests_per_s": statistics.median(x[0] for x in v),
@@ -599,11 +701,22 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                   f"{r['calls_per_s']:.0f}", f"{r['shoots_per_call']:.2f}",
                   f"{r['us_per_shoot']:.1f}"] for r in lord])
     if over:
-        section("## Overhead on normal tasks (shim attached vs default scheduler)", None,
-                ["benchmark", "default (s)", "with the shim (s)", "throughput ratio"],
-                [[r["benchmark"], "no result on one side (see log.txt)", "", ""] if r.get("missing")
-                 else [r["benchmark"], f"{r['default_s']:.3f}", f"{r['cos_s']:.3f}",
-                       f"{r['throughput_ratio']:.2f}"] for r in over])
+        rows = []
+        for r in over:
+            if r.get("missing"):
+                rows.append([r["benchmark"], "no result on one side (see log.txt)", "", "", ""])
+                continue
+            rows.append([r["benchmark"], "shim", f"{r['default_s']:.3f}", f"{r['cos_s']:.3f}",
+                         f"{r['throughput_ratio']:.2f}"])
+            for s, p in r.get("peers", {}).items():
+                rows.append([r["benchmark"], s, f"{r['default_s']:.3f}", f"{p['s']:.3f}",
+                             f"{p['throughput_ratio']:.2f}"])
+        section("## Overhead on normal tasks (shim attached, or a peer, vs default scheduler)",
+                "Medians over the repetitions; throughput ratio: the default's seconds / the "
+                "scheduler's (goal for the shim: >= 0.97 and >= each peer's). `scx_*`: the peer "
+                "scheduler for the whole machine.",
+                ["benchmark", "scheduler", "default (s)", "scheduler (s)", "throughput ratio"],
+                rows)
     if sj:
         section("## Shinjuku tail latency",
                 f"Open-loop RocksDB server, {meta.get('shinjuku_seconds')} s of Poisson arrivals per "
@@ -641,7 +754,8 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
     if wake:
         section("## Wake-up latency under batch load (per-round P99)",
                 f"A timer loop (1 ms period) on CPU 1 with stress-ng CPU hogs on {cpus}: under the "
-                "default scheduler, and as a COS task under cos-fifo (the hogs stay normal tasks).",
+                "default scheduler, as a COS task under cos-fifo (the hogs stay normal tasks), and "
+                "under each peer scheduler (`scx_*`, task and hogs alike).",
                 ["scheduler", "rounds", "P99 mean", "P99 median", "P99 stdev", "median ratio"],
                 [[r["scheduler"], r["rounds"], fmt_us(r["p99_mean"]), fmt_us(r["p99_median"]),
                   fmt_us(r["p99_stdev"]), ratio(r, "p99_median_ratio")] for r in wake])
@@ -757,6 +871,8 @@ def main():
     wk_hogs = read_wakeup_hogs(out)
     hooks_cpus = read_hooks_cpus(out)
     host_wait = read_host_wait(out)
+    host_phases = read_host_wait_phases(out)
+    work = read_work(out)
     made = plots(out, runs, deleg, over, wake, lord, sj)
     summary = {"meta": meta, "delegation": deleg, "lord": lord,
                "overhead": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in over],
@@ -764,12 +880,13 @@ def main():
                "shinjuku_interfere_best": sji_best, "wakeup": wake, "hooks": hooks,
                "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "bandwidth": bw, "bandwidth_accuracy": bw_acc,
                "bandwidth_weights": bw_w, "wakeup_hogs": wk_hogs, "hooks_cpus": hooks_cpus,
-               "host_wait": host_wait, "plots": made}
+               "host_wait": host_wait, "host_wait_phases": host_phases, "work": work,
+               "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks, hooks_cos, hooks_lord,
                  sji, sji_best, apps, bw, bw_acc, bw_w,
-                 many_core_lines(wk_hogs, hooks_cpus, host_wait)))
+                 many_core_lines(wk_hogs, hooks_cpus, host_wait, host_phases) + work_lines(work)))
     return 0
 
 
