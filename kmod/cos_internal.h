@@ -115,9 +115,9 @@ struct cos_slot {
 	s32 latch_cpu;
 	/* In custody but handed to the fair policy: the shim must take it (cos_fallback_lock). */
 	bool fallback;
+	struct list_head fallback_node;
 	/* QUEUED by the wake rules (cos_wake_place()), not by a shoot; under @lock. */
 	bool placed;
-	struct list_head fallback_node;
 };
 
 /* The oldest task in custody, as the stall check reports it (cos_custody_oldest()). */
