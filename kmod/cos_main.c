@@ -181,20 +181,36 @@ static int cos_spin_fn(void *data)
 	module_put_and_kthread_exit(0);
 }
 
+/* A debugfs write of @len bytes at @ubuf into @buf (NUL-terminated), or -EINVAL, -EFAULT. */
+static int cos_dbg_read(char *buf, size_t size, const char __user *ubuf, size_t len)
+{
+	if (len >= size)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	return 0;
+}
+
+/* "CPU MS" of a spin file: an online CPU and at most @max_ms; false if not. */
+static bool cos_dbg_cpu_ms(const char *buf, unsigned int max_ms, unsigned int *cpu,
+			   unsigned int *ms)
+{
+	return sscanf(buf, "%u %u", cpu, ms) == 2 && *cpu < nr_cpu_ids && cpu_online(*cpu) &&
+	       *ms <= max_ms;
+}
+
 static ssize_t cos_spin_write(struct file *file, const char __user *ubuf, size_t len,
 			      loff_t *ppos)
 {
 	struct task_struct *k;
 	unsigned int cpu, ms;
 	char buf[32];
+	int ret = cos_dbg_read(buf, sizeof(buf), ubuf, len);
 
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = 0;
-	if (sscanf(buf, "%u %u", &cpu, &ms) != 2 || cpu >= nr_cpu_ids || !cpu_online(cpu) ||
-	    ms > 10000)
+	if (ret)
+		return ret;
+	if (!cos_dbg_cpu_ms(buf, 10000, &cpu, &ms))
 		return -EINVAL;
 	if (!try_module_get(THIS_MODULE))
 		return -ENODEV;
@@ -249,20 +265,17 @@ static ssize_t cos_nopreempt_write(struct file *file, const char __user *ubuf, s
 	struct task_struct *k;
 	unsigned int cpu, ms;
 	char buf[32];
+	int ret = cos_dbg_read(buf, sizeof(buf), ubuf, len);
 
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = 0;
+	if (ret)
+		return ret;
 	if (sysfs_streq(buf, "stop")) {
 		if (!atomic_read(&cos_nopreempt_busy))
 			return -ESRCH;	/* over already: the test's window closed early */
 		WRITE_ONCE(cos_nopreempt_stop, true);
 		return len;
 	}
-	if (sscanf(buf, "%u %u", &cpu, &ms) != 2 || cpu >= nr_cpu_ids || !cpu_online(cpu) ||
-	    ms > 5000)
+	if (!cos_dbg_cpu_ms(buf, 5000, &cpu, &ms))
 		return -EINVAL;
 	if (atomic_cmpxchg(&cos_nopreempt_busy, 0, 1))
 		return -EBUSY;
