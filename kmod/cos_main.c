@@ -200,27 +200,37 @@ static bool cos_dbg_cpu_ms(const char *buf, unsigned int max_ms, unsigned int *c
 	       *ms <= max_ms;
 }
 
-static ssize_t cos_spin_write(struct file *file, const char __user *ubuf, size_t len,
-			      loff_t *ppos)
+/*
+ * Start @fn(@data) in a kthread bound to @cpu, holding a module reference that @fn drops as it
+ * exits (module_put_and_kthread_exit()).  0 or a negative errno.
+ */
+static int cos_dbg_kthread(int (*fn)(void *), void *data, unsigned int cpu, const char *name)
 {
 	struct task_struct *k;
-	unsigned int cpu, ms;
-	char buf[32];
-	int ret = cos_dbg_read(buf, sizeof(buf), ubuf, len);
 
-	if (ret)
-		return ret;
-	if (!cos_dbg_cpu_ms(buf, 10000, &cpu, &ms))
-		return -EINVAL;
 	if (!try_module_get(THIS_MODULE))
 		return -ENODEV;
-	k = kthread_create_on_cpu(cos_spin_fn, (void *)(unsigned long)ms, cpu, "cos_spin/%u");
+	k = kthread_create_on_cpu(fn, data, cpu, name);
 	if (IS_ERR(k)) {
 		module_put(THIS_MODULE);
 		return PTR_ERR(k);
 	}
 	wake_up_process(k);
-	return len;
+	return 0;
+}
+
+static ssize_t cos_spin_write(struct file *file, const char __user *ubuf, size_t len,
+			      loff_t *ppos)
+{
+	unsigned int cpu, ms;
+	char buf[32];
+	int ret = cos_dbg_read(buf, sizeof(buf), ubuf, len);
+
+	if (!ret && !cos_dbg_cpu_ms(buf, 10000, &cpu, &ms))
+		ret = -EINVAL;
+	if (!ret)
+		ret = cos_dbg_kthread(cos_spin_fn, (void *)(unsigned long)ms, cpu, "cos_spin/%u");
+	return ret ?: len;
 }
 
 static const struct file_operations cos_spin_fops = {
@@ -262,7 +272,6 @@ static ssize_t cos_nopreempt_write(struct file *file, const char __user *ubuf, s
 				   loff_t *ppos)
 {
 	struct cos_nopreempt arg;
-	struct task_struct *k;
 	unsigned int cpu, ms;
 	char buf[32];
 	int ret = cos_dbg_read(buf, sizeof(buf), ubuf, len);
@@ -279,20 +288,14 @@ static ssize_t cos_nopreempt_write(struct file *file, const char __user *ubuf, s
 		return -EINVAL;
 	if (atomic_cmpxchg(&cos_nopreempt_busy, 0, 1))
 		return -EBUSY;
-	if (!try_module_get(THIS_MODULE)) {
-		atomic_set(&cos_nopreempt_busy, 0);
-		return -ENODEV;
-	}
 	WRITE_ONCE(cos_nopreempt_stop, false);
 	arg.ms = ms;
 	init_completion(&arg.spinning);
-	k = kthread_create_on_cpu(cos_nopreempt_fn, &arg, cpu, "cos_nopreempt/%u");
-	if (IS_ERR(k)) {
-		module_put(THIS_MODULE);
+	ret = cos_dbg_kthread(cos_nopreempt_fn, &arg, cpu, "cos_nopreempt/%u");
+	if (ret) {
 		atomic_set(&cos_nopreempt_busy, 0);
-		return PTR_ERR(k);
+		return ret;
 	}
-	wake_up_process(k);
 	wait_for_completion(&arg.spinning);
 	return len;
 }
