@@ -156,7 +156,7 @@ CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wno-unused-parameter
 COS_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos
 TEST_CXXFLAGS := -std=c++17 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -Itests/guest
-LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/module.c libcos/status.c libcos/shim.c libcos/lord.c libcos/sched.c libcos/sched_lord.c libcos/hint.c libcos/proc.c libcos/cpus.c libcos/group.c
+LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/module.c libcos/status.c libcos/shim.c libcos/lord.c libcos/sched.c libcos/sched_lord.c libcos/hint.c libcos/proc.c libcos/cpus.c libcos/group.c libcos/partition.c
 LIBCOS_HDRS := libcos/cos.h libcos/internal.h uapi/linux/cos.h shim/cos_shim_intf.h
 BPF_LIBS := -lbpf -lelf -lz -lcap -lkmod -luring
 CATCH2 := -lCatch2Main -lCatch2

@@ -27,6 +27,9 @@ extern "C" {
 /* Where a persistent shim attachment (cosctl shim attach) is pinned. */
 #define COS_SHIM_PIN_PATH "/sys/fs/bpf/cos_shim"
 
+/* Partial mode's cpuset partition: the cgroup whose CPUs only COS tasks use (docs/design.md). */
+#define COS_PARTITION_PATH "/sys/fs/cgroup/cos"
+
 /**
  * cos_strerror() - explain an error returned by libcos
  * @err: a negative errno returned by a libcos call (the sign is ignored)
@@ -134,21 +137,43 @@ struct cos_shim_opts {
 	size_t size;			/* sizeof(struct cos_shim_opts) */
 	unsigned long long slice_ns;	/* fair-policy slice; 0 = default (5 ms) */
 	unsigned int abi_expected;	/* 0 = COS_ABI_VERSION; others only to test the refusal */
+	unsigned int flags;		/* COS_SHIM_F_* */
+	/*
+	 * Partial mode's CPUs (COS_SHIM_F_PARTIAL; a CPU bitmap of @partition_size bytes, as
+	 * cos_parse_cpus() makes): the cpuset partition COS_PARTITION_PATH holds them, so only COS
+	 * tasks (and per-CPU kernel threads) run there.  Required in partial mode.
+	 */
+	const void *partition;
+	size_t partition_size;
 };
+
+/*
+ * Partial mode: only COS tasks run on sched_ext (SCX_OPS_SWITCH_PARTIAL); every other task stays
+ * on the kernel's fair scheduler at its own speed.  COS tasks live in the cpuset partition and
+ * run only on its CPUs; the lord's enclave is within it.  See docs/design.md, "Full and partial
+ * mode".
+ */
+#define COS_SHIM_F_PARTIAL	(1U << 0)
 
 struct cos_shim;
 
 /**
  * cos_shim_attach() - load the embedded BPF shim and make it the system's sched_ext scheduler
  * @shimp: set to the attachment on success
- * @opts: NULL for defaults
+ * @opts: NULL for defaults (full mode)
  *
- * The attachment lasts until cos_shim_detach() or until the process exits, unless pinned.
+ * The attachment lasts until cos_shim_detach() or until the process exits, unless pinned.  In
+ * partial mode (COS_SHIM_F_PARTIAL) it first sets up the cpuset partition of @opts->partition
+ * (reusing one with the same CPUs, replacing another); cos_shim_detach() and
+ * cos_shim_detach_pinned() remove it.  A full-mode attach removes a partition left behind (by a
+ * partial-mode attachment whose process was killed).
  *
  * Context: needs CAP_BPF + CAP_SYS_ADMIN (root) and cos.ko loaded.
- * Return: 0; -EOPNOTSUPP without sched_ext; -ENODEV without cos.ko; -EBUSY if another sched_ext
- * scheduler is attached; -EPROTO if the module's ABI differs from the shim's; -EPERM without
- * privilege; other negative errnos from libbpf (see cos_strerror()).
+ * Return: 0; -EOPNOTSUPP without sched_ext (or, in partial mode, without cgroup v2's cpuset);
+ * -ENODEV without cos.ko; -EBUSY if another sched_ext scheduler is attached; -EPROTO if the
+ * module's ABI differs from the shim's; -EINVAL for partial mode without CPUs, with CPUs that
+ * are offline or with every online CPU (the kernel's fair tasks need one); -EPERM without
+ * privilege; other negative errnos from libbpf or cgroupfs (see cos_strerror()).
  */
 int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_opts *opts);
 
@@ -168,11 +193,47 @@ int cos_shim_pin(struct cos_shim *shim, const char *path);
 int cos_shim_detach(struct cos_shim *shim);
 
 /**
- * cos_shim_detach_pinned() - detach a shim pinned by cos_shim_pin() (in any process)
+ * cos_shim_detach_pinned() - detach a shim pinned by cos_shim_pin() (in any process), and
+ * remove partial mode's partition
  * @path: NULL for COS_SHIM_PIN_PATH
- * Return: 0, -ENOENT if nothing is pinned there, or a negative errno.
+ * Return: 0, -ENOENT if nothing is pinned there (a partition left behind is removed all the
+ * same), or a negative errno.
  */
 int cos_shim_detach_pinned(const char *path);
+
+/**
+ * cos_shim_partial() - the running shim's mode
+ * Context: any process (reads /sys/kernel/sched_ext).
+ * Return: 1 if the cos shim is attached in partial mode, 0 if in full mode, -ENOENT if it is
+ * not attached.
+ */
+int cos_shim_partial(void);
+
+/**
+ * cos_partition_cpus() - partial mode's CPUs: the cpuset partition's effective CPUs
+ * @set: a CPU bitmap of @setsize bytes, filled on success
+ * Context: any process (reads cgroupfs).
+ * Return: 0; -ENOENT if there is no partition; -EIO if the kernel made it invalid (its
+ * cpuset.cpus.partition reads "root invalid (...)": the message says why).
+ */
+int cos_partition_cpus(void *set, size_t setsize);
+
+/**
+ * cos_partition_enter() - move process @pid (every thread of it) into the partition, where its
+ * COS tasks can reach partial mode's CPUs; cosctl run does it before it becomes SCHED_EXT
+ * @pid: a process; 0 for the caller's
+ * Context: needs write access to the partition's cgroup.procs (root).
+ * Return: 0; -ENOENT if there is no partition; another negative errno from cgroupfs.
+ */
+int cos_partition_enter(int pid);
+
+/**
+ * cos_partition_remove() - remove partial mode's partition: its tasks move to the root cgroup,
+ * its CPUs go back to everyone, the cpuset controller is disabled again if cos enabled it
+ * Context: root.  Callers detach the shim first (cos_shim_detach() does both).
+ * Return: 0; -ENOENT if there was none; another negative errno from cgroupfs.
+ */
+int cos_partition_remove(void);
 
 /** struct cos_sys_status - what cos_sys_status() found */
 struct cos_sys_status {

@@ -15,6 +15,12 @@ int cos_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 /* Read a one-line sysfs file into @buf without the newline; -errno on failure. */
 int cos_read_line(const char *path, char *buf, size_t len);
 
+/*
+ * Set up partial mode's cpuset partition with the CPUs of @set (partition.c); reuses one with
+ * the same CPUs.  cos_shim_attach() calls it before attaching.
+ */
+int cos_partition_setup(const void *set, size_t setsize);
+
 /* cos_sys_status() with every path below @root (for tests: a fake sysfs/dev tree). */
 int cos_sys_status_at(const char *root, struct cos_sys_status *st);
 

@@ -108,6 +108,42 @@ static int lord_einval(const struct cos_lord_opts *opts)
 			"10000, or ring_entries not a power of two in 64..1048576");
 }
 
+/*
+ * In partial mode only the partition's CPUs are fenced off for COS tasks: an enclave CPU outside
+ * it would run fair tasks before every shot task, and a lord inside it would compete with its
+ * own tasks.  cos.ko does not know cgroups, so the check is here.
+ */
+static int lord_check_partition(const struct cos_lord_opts *opts)
+{
+	char a[256], b[256];
+	unsigned char *part;
+	const unsigned char *e = opts->enclave;
+	bool outside = false;
+	int err;
+
+	if (cos_shim_partial() != 1)
+		return 0;
+	part = calloc(1, opts->enclave_size);
+	if (!part)
+		return cos_fail(-ENOMEM, "out of memory");
+	err = cos_partition_cpus(part, opts->enclave_size);
+	for (size_t i = 0; !err && i < opts->enclave_size; i++)
+		outside |= (e[i] & ~part[i]) != 0;
+	if (!err) {
+		cos_format_cpus(opts->enclave, opts->enclave_size, a, sizeof(a));
+		cos_format_cpus(part, opts->enclave_size, b, sizeof(b));
+		if (outside)
+			err = cos_fail(-EINVAL, "the shim runs in partial mode: the enclave (CPUs %s) must "
+				       "be within the partition's CPUs %s", a, b);
+		else if (opts->lord_cpu >= 0 && (size_t)opts->lord_cpu / 8 < opts->enclave_size &&
+			 (part[opts->lord_cpu / 8] >> (opts->lord_cpu % 8) & 1))
+			err = cos_fail(-EINVAL, "the shim runs in partial mode: the lord's CPU %d is in "
+				       "the partition (CPUs %s), which is for COS tasks", opts->lord_cpu, b);
+	}
+	free(part);
+	return err;
+}
+
 COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_opts *opts)
 {
 	struct cos_lord *lord;
@@ -116,6 +152,9 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 	*lordp = NULL;
 	if (!opts || opts->size < sizeof(size_t) + 2 * sizeof(int) || !opts->enclave)
 		return cos_fail(-EINVAL, "cos_lord_register: options missing");
+	err = lord_check_partition(opts);
+	if (err)
+		return err;
 	lord = calloc(1, sizeof(*lord));
 	if (!lord)
 		return cos_fail(-ENOMEM, "out of memory");

@@ -29,7 +29,12 @@
 struct cos_shim {
 	struct cos_shim_bpf *skel;
 	struct bpf_link *link;
+	bool partial;		/* partial mode: detaching removes the partition */
 };
+
+/* Does @opts, of its own size, carry @field?  (struct cos_shim_opts grows at its end.) */
+#define OPTS_HAS(opts, field) \
+	((opts) && (opts)->size >= offsetof(struct cos_shim_opts, field) + sizeof((opts)->field))
 
 /* libbpf's last warning, to explain a failed load; libbpf logs only with COS_DEBUG set. */
 static _Thread_local char bpf_msg[512];
@@ -147,6 +152,7 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 	const struct cos_exit_info *ei;
 	libbpf_print_fn_t old_print;
 	struct cos_shim *shim;
+	bool partial;
 	long ncpus;
 	int err;
 
@@ -156,9 +162,29 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 	err = shim_precheck(opts);
 	if (err)
 		return err;
+	partial = OPTS_HAS(opts, flags) && (opts->flags & COS_SHIM_F_PARTIAL);
+	if (OPTS_HAS(opts, flags) && (opts->flags & ~COS_SHIM_F_PARTIAL))
+		return cos_fail(-EINVAL, "cos_shim_opts.flags: unknown flags 0x%x",
+				opts->flags & ~COS_SHIM_F_PARTIAL);
+	/*
+	 * The partition first: a COS task made in partial mode must find it.  A full-mode attach
+	 * removes one a killed partial-mode attachment left behind (its CPUs would stay fenced).
+	 */
+	if (partial) {
+		if (!OPTS_HAS(opts, partition_size) || !opts->partition || !opts->partition_size)
+			return cos_fail(-EINVAL, "partial mode needs the CPUs of its partition");
+		err = cos_partition_setup(opts->partition, opts->partition_size);
+		if (err)
+			return err;
+	} else if (!access(COS_PARTITION_PATH, F_OK) && (err = cos_partition_remove())) {
+		return err;
+	}
 	shim = calloc(1, sizeof(*shim));
-	if (!shim)
-		return cos_fail(-ENOMEM, "out of memory");
+	if (!shim) {
+		err = cos_fail(-ENOMEM, "out of memory");
+		goto out_partition;
+	}
+	shim->partial = partial;
 
 	bpf_msg[0] = '\0';
 	old_print = libbpf_set_print(shim_libbpf_print);
@@ -182,6 +208,8 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 	 */
 	if (!shim_kernel_enforces_bandwidth())
 		shim->skel->struct_ops.cos_ops->flags &= ~COS_SHIM_OPS_ENQ_LAST;
+	if (partial)
+		shim->skel->struct_ops.cos_ops->flags |= COS_SHIM_OPS_SWITCH_PARTIAL;
 	err = cos_shim_bpf__load(shim->skel);
 	if (err) {
 		err = -errno ?: err;
@@ -223,6 +251,9 @@ out_destroy:
 out_free:
 	libbpf_set_print(old_print);
 	free(shim);
+out_partition:
+	if (partial)
+		cos_partition_remove();
 	return err;
 }
 
@@ -291,20 +322,26 @@ static void wait_module_released(void)
 
 COS_EXPORT int cos_shim_detach(struct cos_shim *shim)
 {
-	bool detached;
+	bool detached, partial;
+	int err = 0;
 
 	if (!shim)
 		return 0;
 	/* A pinned link stays attached: destroy only drops this process's reference. */
 	detached = shim->link && !bpf_link__pin_path(shim->link);
+	partial = shim->partial;
 	if (detached)
 		bpf_link__detach(shim->link);
 	bpf_link__destroy(shim->link);
 	cos_shim_bpf__destroy(shim->skel);
 	free(shim);
-	if (detached)
+	if (detached) {
+		/* the COS tasks are fair tasks again: now they may leave the partition */
+		if (partial && (err = cos_partition_remove()) == -ENOENT)
+			err = 0;
 		wait_module_released();
-	return 0;
+	}
+	return err;
 }
 
 COS_EXPORT int cos_shim_detach_pinned(const char *path)
@@ -320,14 +357,21 @@ COS_EXPORT int cos_shim_detach_pinned(const char *path)
 	link = bpf_link__open(path);
 	err = link ? 0 : -errno;
 	libbpf_set_print(old_print);
-	if (!link)
+	if (!link) {
+		/* a partition a killed partial-mode attachment left goes all the same */
+		if (!access(COS_PARTITION_PATH, F_OK) && cos_shim_partial() < 0)
+			cos_partition_remove();
 		return err == -ENOENT ? cos_fail(-ENOENT, "no shim is pinned at %s (nothing to detach)", path) :
 			cos_fail(err, "cannot open %s: %s", path, strerror(-err));
+	}
 	if (bpf_link__detach(link))
 		err = cos_fail(-errno, "cannot detach the shim: %s", strerror(errno));
 	unlink(path);
 	bpf_link__destroy(link);
-	if (!err)
+	if (!err) {
+		if (!access(COS_PARTITION_PATH, F_OK))
+			err = cos_partition_remove();
 		wait_module_released();
+	}
 	return err;
 }

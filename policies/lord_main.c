@@ -73,6 +73,9 @@ static void usage(FILE *f, const struct lord_main *m)
 		"      --spin-us N      busy-poll N us after the last event before sleeping (default\n"
 		"                       50; 0: sleep at once, leaving the lord's CPU idle between events)\n"
 		"      --no-shim        do not attach the cos shim (it must be attached already)\n"
+		"      --partial        attach the shim in partial mode: only COS tasks on sched_ext,\n"
+		"                       the enclave a cpuset partition kept for them (with the shim\n"
+		"                       already in partial mode, the enclave defaults to its partition)\n"
 		"      --no-wake-rules  every waking task waits for the lord (default: the kernel starts\n"
 		"                       a waking task on a free enclave CPU while no task waits)\n"
 		"  -h, --help           this text\n"
@@ -83,7 +86,7 @@ static void usage(FILE *f, const struct lord_main *m)
 }
 
 enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT, OPT_NO_WAKE_RULES,
-	OPT_SPIN };
+	OPT_SPIN, OPT_PARTIAL };
 
 int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m)
 {
@@ -97,6 +100,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		{ "submit", required_argument, NULL, OPT_SUBMIT },
 		{ "no-wake-rules", no_argument, NULL, OPT_NO_WAKE_RULES },
 		{ "spin-us", required_argument, NULL, OPT_SPIN },
+		{ "partial", no_argument, NULL, OPT_PARTIAL },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longs[64];
@@ -106,7 +110,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	struct cos_sched *s;
 	cpu_set_t enclave;
 	const char *cpus = NULL;
-	int n = 0, c, err, no_shim = 0, no_wake_rules = 0;
+	int n = 0, c, err, no_shim = 0, no_wake_rules = 0, partial = 0;
 	unsigned long long t0;
 	double cpu0;
 
@@ -127,6 +131,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		case OPT_STATS: m->stats_every_ns = strtoull(optarg, NULL, 10) * 1000000000ull; break;
 		case OPT_NO_SHIM: no_shim = 1; break;
 		case OPT_NO_WAKE_RULES: no_wake_rules = 1; break;
+		case OPT_PARTIAL: partial = 1; break;
 		case OPT_SPIN: {
 			char *end;
 			unsigned long us = strtoul(optarg, &end, 10);
@@ -168,6 +173,8 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 				m->prog, cpus);
 			return 2;
 		}
+	} else if (cos_shim_partial() == 1 && !cos_partition_cpus(&enclave, sizeof(enclave))) {
+		CPU_CLR(m->lord_cpu, &enclave);	/* partial mode: the partition; a lord CPU in it is refused */
 	} else {
 		long nr = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -175,6 +182,10 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		for (long i = 0; i < nr && i < LORD_MAX_CPUS; i++)
 			if (i != m->lord_cpu)
 				CPU_SET(i, &enclave);
+	}
+	if (partial && no_shim) {
+		fprintf(stderr, "%s: --partial attaches the shim; --no-shim forbids it\n", m->prog);
+		return 2;
 	}
 	if (CPU_ISSET(m->lord_cpu, &enclave)) {
 		fprintf(stderr, "%s: the lord's CPU %d cannot be in the enclave\n", m->prog, m->lord_cpu);
@@ -198,8 +209,19 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	}
 
 	cos_sys_status(&sys);
+	if (partial && sys.shim_attached && cos_shim_partial() != 1) {
+		fprintf(stderr, "%s: --partial: the shim is attached already, in full mode\n", m->prog);
+		return 1;
+	}
 	if (!no_shim && !sys.shim_attached) {
-		err = cos_shim_attach(&shim, NULL);
+		struct cos_shim_opts so = { .size = sizeof(so) };
+
+		if (partial) {
+			so.flags = COS_SHIM_F_PARTIAL;
+			so.partition = &enclave;
+			so.partition_size = sizeof(enclave);
+		}
+		err = cos_shim_attach(&shim, &so);
 		if (err) {
 			fprintf(stderr, "%s: cannot attach the cos shim: %s\n", m->prog, cos_strerror(err));
 			return 1;

@@ -4,7 +4,9 @@
  *
  * A kernel module cannot register sched_ext_ops nor call scx_bpf_*, so this small scheduler is
  * cos's hands on the run queues.  libcos embeds it as a libbpf skeleton and attaches it.  It
- * runs in full mode: every SCHED_NORMAL/BATCH/IDLE/EXT task is on sched_ext.
+ * runs in full mode (every SCHED_NORMAL/BATCH/IDLE/EXT task is on sched_ext) or, when libcos
+ * sets SCX_OPS_SWITCH_PARTIAL, in partial mode (only SCHED_EXT tasks, the COS tasks; the lord and
+ * per-CPU kthreads then stay on the fair class and never reach these ops).
  *
  * COS tasks (policy SCHED_EXT) get a slot in cos.ko's task table, kept in task-local storage;
  * every event of theirs goes to cos.ko through a kfunc (cos_kf_*, kmod/cos_kfuncs.c).  The shim
@@ -29,6 +31,7 @@
 char _license[] SEC("license") = "GPL";
 
 _Static_assert(COS_SHIM_OPS_ENQ_LAST == SCX_OPS_ENQ_LAST, "libcos clears the shim's ENQ_LAST");
+_Static_assert(COS_SHIM_OPS_SWITCH_PARTIAL == SCX_OPS_SWITCH_PARTIAL, "libcos sets partial mode");
 
 #define COS_FAIR_DSQ	0
 #define COS_LORD_DSQ	1	/* the lord, parked while its local shoot runs */

@@ -46,11 +46,13 @@ enum cos_shim_cap {
 #define COS_GROUP_SHARE_ONE	65536ULL
 
 /*
- * The shim's struct_ops flags, fixed at load: SCX_OPS_ENQ_LAST's value, for libcos (user space
- * has no sched_ext header), which clears it where bandwidth cannot be enforced (libcos/shim.c);
- * the shim asserts that the two agree.
+ * The shim's struct_ops flags, fixed at load, for libcos (user space has no sched_ext header):
+ * SCX_OPS_ENQ_LAST's value, which it clears where bandwidth cannot be enforced (libcos/shim.c),
+ * and SCX_OPS_SWITCH_PARTIAL's; the shim asserts that they agree.
  */
 #define COS_SHIM_OPS_ENQ_LAST	2ULL
+/* SCX_OPS_SWITCH_PARTIAL's value: libcos sets it for partial mode (only SCHED_EXT tasks) */
+#define COS_SHIM_OPS_SWITCH_PARTIAL	8ULL
 
 /*
  * How the shim left (the "user exit info" convention of the kernel's tools/sched_ext).

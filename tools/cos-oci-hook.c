@@ -261,6 +261,16 @@ static int check_lord(const char *policy)
 		err("asks for cos policy '%s', but no lord is running", policy);
 		return -1;
 	}
+	/*
+	 * Partial mode keeps its CPUs for the tasks of one cgroup, the partition: a container's
+	 * tasks would have to leave the container's cgroup (and its limits) to reach them.
+	 */
+	if (cos_shim_partial() == 1) {
+		err("asks for cos policy '%s', but the cos shim runs in partial mode, where only "
+		    "tasks in %s reach the lord's CPUs: containers need full mode ('cosctl shim attach')",
+		    policy, COS_PARTITION_PATH);
+		return -1;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/comm", info.lord_pid);
 	f = fopen(path, "re");
 	if (f) {

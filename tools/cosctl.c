@@ -32,11 +32,16 @@ static const char usage[] =
 	"                    load cos.ko: the one installed for the running kernel (modprobe), or\n"
 	"                    FILE (insmod); parameters such as max_tasks=8192\n"
 	"  unload            unload cos.ko (fails while a lord, the shim or an open /dev/cos holds it)\n"
-	"  shim attach       attach the cos BPF shim and pin it so it stays after cosctl exits\n"
-	"  shim detach       detach a pinned shim\n"
+	"  shim attach [--partial CPUS]\n"
+	"                    attach the cos BPF shim and pin it so it stays after cosctl exits.\n"
+	"                    --partial: partial mode, only COS tasks on sched_ext, every other\n"
+	"                    task stays on the kernel's scheduler; CPUS (e.g. 1-3) become a cpuset\n"
+	"                    partition (" COS_PARTITION_PATH ") where only COS tasks run\n"
+	"  shim detach       detach a pinned shim (and remove partial mode's partition)\n"
 	"  run [--policy-class N] -- CMD [ARG]\n"
 	"                    run CMD as a COS task (policy SCHED_EXT, inherited by its threads and\n"
-	"                    children): a lord, e.g. cos-fifo, schedules it on its enclave.\n"
+	"                    children): a lord, e.g. cos-fifo, schedules it on its enclave.  In\n"
+	"                    partial mode CMD first moves into the partition's cgroup\n"
 	"                    --policy-class N: CMD's main thread starts with app hint class N\n"
 	"                    (cos-shinjuku: 1 = most urgent); its own libcos calls can change it\n"
 	"  help              this text\n"
@@ -112,11 +117,18 @@ static int cmd_status(int json)
 {
 	struct cos_sys_status st;
 	struct cos_info info = {0};
-	char kv[32];
+	char kv[32], part_str[256] = "";
 	int fd, err, have_info = 0;
 	const char *info_err = "";
+	cpu_set_t part;
+	bool partial;
 
 	cos_sys_status(&st);
+	partial = cos_shim_partial() == 1;
+	if (partial && cos_partition_cpus(&part, sizeof(part)))
+		snprintf(part_str, sizeof(part_str), "%s", cos_strerror(-EIO));
+	else if (partial)
+		cos_format_cpus(&part, sizeof(part), part_str, sizeof(part_str));
 	fd = st.module_loaded ? cos_open() : -ENODEV;
 	if (fd >= 0) {
 		err = cos_get_info(fd, &info);
@@ -145,6 +157,11 @@ static int cmd_status(int json)
 					"sched_ext", "supported", st.sched_ext, "state",
 					json_text(st.state), "ops", json_text(st.ops),
 					"shim", "attached", st.shim_attached, "pinned", st.shim_pinned);
+		json_t *shim = json_object_get(out, "shim");
+
+		json_object_set_new(shim, "mode", !st.shim_attached ? json_null() :
+				    json_string(partial ? "partial" : "full"));
+		json_object_set_new(shim, "partition", partial ? json_text(part_str) : json_null());
 		if (have_info) {
 			json_object_set_new(out, "lord", info.lord_pid ?
 					    json_pack("{s:i,s:i,s:i}", "pid", info.lord_pid, "cpu",
@@ -179,8 +196,11 @@ static int cmd_status(int json)
 	else
 		printf("sched_ext:  %s%s%s%s\n", st.state[0] ? st.state : "unknown",
 		       st.ops[0] ? ", scheduler \"" : "", st.ops, st.ops[0] ? "\"" : "");
-	printf("shim:       %s%s\n", st.shim_attached ? "attached" : "not attached",
+	printf("shim:       %s%s\n", !st.shim_attached ? "not attached" : partial ?
+	       "attached, partial mode (only COS tasks on sched_ext)" : "attached, full mode",
 	       st.shim_pinned ? " (pinned at " COS_SHIM_PIN_PATH ")" : "");
+	if (partial)
+		printf("partition:  CPUs %s for COS tasks (" COS_PARTITION_PATH ")\n", part_str);
 	if (!have_info)
 		return 0;
 	if (info.lord_pid)
@@ -475,15 +495,28 @@ static int cmd_unload(int argc, int json)
 
 static int cmd_shim(int argc, char **argv)
 {
+	struct cos_shim_opts opts = { .size = sizeof(opts) };
 	struct cos_shim *shim;
+	cpu_set_t part;
 	int err;
 
+	if (argc == 3 && !strcmp(argv[0], "attach") && !strcmp(argv[1], "--partial")) {
+		if (cos_parse_cpus(argv[2], &part, sizeof(part))) {
+			fprintf(stderr, "cosctl: bad CPU list '%s' (CPUs and ranges such as 1-3,5)\n",
+				argv[2]);
+			return 2;
+		}
+		opts.flags = COS_SHIM_F_PARTIAL;
+		opts.partition = &part;
+		opts.partition_size = sizeof(part);
+		argc = 1;
+	}
 	if (argc != 1) {
 		fputs(usage, stderr);
 		return 2;
 	}
 	if (!strcmp(argv[0], "attach")) {
-		err = cos_shim_attach(&shim, NULL);
+		err = cos_shim_attach(&shim, &opts);
 		if (!err) {
 			err = cos_shim_pin(shim, NULL);
 			if (err) {
@@ -492,7 +525,11 @@ static int cmd_shim(int argc, char **argv)
 				return 1;
 			}
 			cos_shim_detach(shim);	/* drops our reference; the pin keeps it attached */
-			printf("shim attached (pinned at %s)\n", COS_SHIM_PIN_PATH);
+			if (opts.flags & COS_SHIM_F_PARTIAL)
+				printf("shim attached in partial mode, COS tasks on CPUs %s (pinned at %s)\n",
+				       argv[2], COS_SHIM_PIN_PATH);
+			else
+				printf("shim attached (pinned at %s)\n", COS_SHIM_PIN_PATH);
 			return 0;
 		}
 	} else if (!strcmp(argv[0], "detach")) {
@@ -518,7 +555,8 @@ static const char run_usage[] =
 	"usage: cosctl run [--policy-class N] [--] CMD [ARG...]\n"
 	"Run CMD as a COS task (SCHED_EXT, inherited by its threads and children): a lord places\n"
 	"it, or the shim's fair policy runs it while there is none.  --policy-class N publishes\n"
-	"hint class N for its main thread.  Options end at the first word that is not one, or at --.\n";
+	"hint class N for its main thread.  Options end at the first word that is not one, or at --.\n"
+	"In partial mode CMD runs in the partition's cgroup (" COS_PARTITION_PATH "), on its CPUs.\n";
 
 static int cmd_run(int argc, char **argv)
 {
@@ -568,6 +606,15 @@ static int cmd_run(int argc, char **argv)
 			return 1;
 		}
 		cos_hint_set(h, hint_class, 0, 0);
+	}
+	/* partial mode: only the partition's CPUs are kept for COS tasks, so go there first */
+	if (cos_shim_partial() == 1) {
+		int err = cos_partition_enter(0);
+
+		if (err) {
+			fprintf(stderr, "cosctl run: %s\n", cos_strerror(err));
+			return 1;
+		}
 	}
 	if (sched_setscheduler(0, COS_SCHED_EXT, &sp)) {
 		int err = errno;

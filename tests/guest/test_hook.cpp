@@ -290,3 +290,23 @@ TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of 
 	REQUIRE(p != std::string::npos);
 	CHECK(std::stoull(lord.err.substr(p + 7)) > 0);
 }
+
+TEST_CASE("crun + cos-oci-hook: in partial mode an annotated container is refused, untouched", "[hook][crun][partial]")
+{
+	REQUIRE(access("/usr/bin/crun", X_OK) == 0);
+	/* the lord attaches the shim in partial mode itself, its enclave the partition */
+	PolicyProc lord({build_path("bin/cos-fifo"), "--partial", "--cpus", "1-2", "--stall-ms",
+			 stall_arg(1000)});
+	REQUIRE(lord.wait_for("lord on CPU 0"));
+	REQUIRE(cos_shim_partial() == 1);
+	std::string b = bundle("partial", "\"io.cos.policy\": \"fifo\", \"run.oci.hooks.stderr\": "
+			       "\"" + DIR + "/partial.err\"", "exec sleep 60");
+	Container c("cos-partial", b);
+	std::string said = read_file(DIR + "/partial.err");
+	CAPTURE(c.err, said);
+	CHECK(c.created != 0);
+	CHECK(said.find("the cos shim runs in partial mode") != std::string::npos);
+	CHECK(lord.stop(SIGINT) == 0);
+	CHECK(access(COS_PARTITION_PATH, F_OK) != 0);	/* the lord's exit removed its partition */
+	CHECK(sched_ext_state() == "disabled");
+}
