@@ -117,9 +117,17 @@ def read_overhead(out):
             peers[s] = {"s": mp, "reps": len(vals[(bench, s)]),
                         "throughput_ratio": md / mp if mp else float("nan"),
                         "shim_to_peer": mp / mc if mc else float("nan")}
-        rows.append({"benchmark": bench, "default_s": md, "cos_s": mc, "reps": min(len(d), len(c)),
-                     "throughput_ratio": md / mc if mc else float("nan"), "peers": peers,
-                     "default_all": d, "cos_all": c})
+        row = {"benchmark": bench, "default_s": md, "cos_s": mc, "reps": min(len(d), len(c)),
+               "throughput_ratio": md / mc if mc else float("nan"), "peers": peers,
+               "default_all": d, "cos_all": c}
+        # partial mode: its workloads lose the partition's CPU, so its baseline is the default
+        # scheduler on the same CPUs (default-rest)
+        rest, part = vals.get((bench, "default-rest"), []), vals.get((bench, "partial"), [])
+        if rest and part:
+            mr, mp = statistics.median(rest), statistics.median(part)
+            row["partial"] = {"s": mp, "default_rest_s": mr, "reps": min(len(rest), len(part)),
+                              "throughput_ratio": mr / mp if mp else float("nan")}
+        rows.append(row)
     return rows
 
 
@@ -339,7 +347,8 @@ def read_apps(out):
     vals = read_grouped(os.path.join(out, "apps", "apps.csv"), ("app", "scheduler"),
                         lambda r: (float(r["requests_per_s"]), float(r["p50_us"]),
                                    float(r["p99_us"])))
-    order = ["default", "shim", "cos-fifo", "cos-fifo-nospin", "cos-shinjuku"]  # then the peers
+    order = ["default", "shim", "cos-fifo", "cos-fifo-nospin", "cos-shinjuku", "shim-partial",
+             "cos-fifo-partial"]  # then the peers
     rows = []
     for app in sorted({a for a, _ in vals}):
         base = vals.get((app, "default"))
@@ -711,10 +720,16 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
             for s, p in r.get("peers", {}).items():
                 rows.append([r["benchmark"], s, f"{r['default_s']:.3f}", f"{p['s']:.3f}",
                              f"{p['throughput_ratio']:.2f}"])
+            if "partial" in r:
+                p = r["partial"]
+                rows.append([r["benchmark"], "partial (vs default-rest)", f"{p['default_rest_s']:.3f}",
+                             f"{p['s']:.3f}", f"{p['throughput_ratio']:.2f}"])
         section("## Overhead on normal tasks (shim attached, or a peer, vs default scheduler)",
                 "Medians over the repetitions; throughput ratio: the default's seconds / the "
                 "scheduler's (goal for the shim: >= 0.97 and >= each peer's). `scx_*`: the peer "
-                "scheduler for the whole machine.",
+                "scheduler for the whole machine. `partial`: the shim in partial mode with the "
+                "last CPU its partition, the workloads normal tasks on the other CPUs, against "
+                "the default scheduler on those same CPUs (`default-rest`; goal: within 1 %).",
                 ["benchmark", "scheduler", "default (s)", "scheduler (s)", "throughput ratio"],
                 rows)
     if sj:
@@ -765,10 +780,13 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 "Debian's nginx (a worker per server CPU, a 5 KiB static page) under wrk and "
                 "redis-server (an I/O thread per server CPU) under redis-benchmark, closed loop, "
                 "16 connections; the servers on CPUs 1..N-2 and the client (a normal task) on the "
-                "last CPU in every configuration. `shim`: the shim attached, the server a COS "
+                "last CPU in every configuration (2 CPUs: servers on CPU 1, client on CPU 0 "
+                "beside the lord). `shim`: the shim attached, the server a COS "
                 "task under its fair policy (no lord); `cos-fifo`, `cos-shinjuku`: `cosctl run --` "
                 "under that lord (on CPU 0); `cos-fifo-nospin`: under `cos-fifo --spin-us 0`, a lord "
-                "that sleeps between events. Medians over the repetitions; ratios to `default`.",
+                "that sleeps between events; `-partial`: the same in partial mode (only the "
+                "servers on sched_ext, their CPUs its partition). Medians over the repetitions; "
+                "ratios to `default`.",
                 ["app", "scheduler", "reps", "requests/s", "p50", "p99", "throughput ratio",
                  "p99 ratio"],
                 [[r["app"], r["scheduler"], r["reps"], f"{r['requests_per_s']:.0f}",

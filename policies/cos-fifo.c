@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cos-fifo.c — the FIFO lord: runnable COS tasks run in arrival order on the enclave's CPUs,
- * each until it blocks, yields or is preempted, or for --slice-us.  One global queue by default;
+ * each until it blocks, yields or is preempted, or for a slice (--slice-us, 5 ms by default:
+ * round robin among equals, so one busy thread cannot hold a CPU that others wait for; 0 runs
+ * each task until it blocks).  One global queue by default;
  * --per-cpu keeps a queue per CPU (a task returns to its last CPU, idle CPUs steal from the
  * longest queue).  See docs/writing-a-policy.md.
  *
@@ -137,14 +139,24 @@ static void fifo_stats(struct cos_sched *s, FILE *out)
 		f->per_cpu ? 0 : f->global.len);
 }
 
-static struct fifo f;
+#define FIFO_SLICE_NS	(5ULL * 1000 * 1000)	/* the kernel's fair slice is 3-5 ms too */
+
+static struct fifo f = { .slice_ns = FIFO_SLICE_NS };
 static struct lord_main m;
 
 static int fifo_parse(int opt, const char *arg)
 {
 	switch (opt) {
 	case 'p': f.per_cpu = 1; return 0;
-	case 's': f.slice_ns = strtoull(arg, NULL, 10) * 1000; return 0;
+	case 's': {
+		char *end;
+		unsigned long long us = strtoull(arg, &end, 10);
+
+		if (*end || end == arg || arg[0] == '-' || us > 10ULL * 1000 * 1000)
+			return -1;
+		f.slice_ns = us * 1000;
+		return 0;
+	}
 	case 'L': {
 		char *end;
 		unsigned long v = strtoul(arg, &end, 10);
@@ -170,7 +182,11 @@ static int fifo_ready(struct lord_main *lm)
 
 static void fifo_banner(FILE *out)
 {
-	fprintf(out, ", %s queue, %s", f.per_cpu ? "per-CPU" : "global", f.slice_ns ? "sliced" : "run to block");
+	fprintf(out, ", %s queue, ", f.per_cpu ? "per-CPU" : "global");
+	if (f.slice_ns)
+		fprintf(out, "slice %llu us", f.slice_ns / 1000);
+	else
+		fputs("run to block", out);
 	if (f.latch)
 		fprintf(out, ", latch %u", f.latch);
 }
@@ -195,10 +211,12 @@ int main(int argc, char **argv)
 	};
 
 	m.prog = "cos-fifo";
-	m.about = "The FIFO lord: COS tasks run in arrival order on the enclave's CPUs until they block.";
+	m.about = "The FIFO lord: COS tasks run in arrival order on the enclave's CPUs, in turns.";
 	m.own_usage =
 		"  -p, --per-cpu        a queue per CPU (tasks return to their last CPU; idle CPUs steal)\n"
-		"  -s, --slice-us N     preempt a task after N us of CPU (default 0: run to block)\n"
+		"  -s, --slice-us N     a task's turn: N us of CPU, then the next waiting task's\n"
+		"                       (default 5000; 0: run each task until it blocks, which is\n"
+		"                       fastest for short requests but lets one busy thread hold a CPU)\n"
 		"      --latch N        latch up to N waiting tasks behind each busy CPU's task (0-4,\n"
 		"                       default 0): it starts there without a round trip to the lord\n";
 	m.own_short = "ps:";

@@ -4,7 +4,10 @@
 // See docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
+#include <thread>
 #include <functional>
 #include <iostream>
 #include <sstream>
@@ -477,7 +480,7 @@ TEST_CASE("cos-shinjuku preempts a long request for short ones; cos-fifo runs it
 	auto as_cos = [](Mix *m) { return become_cos_task() ? 10 : run_mix(m); };
 	Mix *sj = mix_under({build_path("bin/cos-shinjuku"), "--cpus", "1", "--slice-us", "5000",
 			     "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(5000)}, "cos-shinjuku: lord on CPU 0", as_cos);
-	Mix *ff = mix_under({build_path("bin/cos-fifo"), "--cpus", "1",
+	Mix *ff = mix_under({build_path("bin/cos-fifo"), "--cpus", "1", "--slice-us", "0",
 			     "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(5000)},
 			    "cos-fifo: lord on CPU 0", as_cos);
 	for (int i = 0; i < 10; i++) {
@@ -547,6 +550,56 @@ Mix *hinted_mix_under(HintMode mode, std::string *lord_err)
 			 }, lord_err);
 }
 } // namespace
+
+TEST_CASE("cos-fifo's default slice gives busy COS tasks on one CPU turns; --slice-us 0 lets the first keep it", "[policies][fifo][slice]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	struct Counts {
+		std::atomic<unsigned long> n[3];
+	};
+	for (bool sliced : {true, false}) {
+		CAPTURE(sliced);
+		std::vector<std::string> argv = {build_path("bin/cos-fifo"), "--cpus", "1", "--stall-ms",
+						 stall_arg(1000), "--starve-ms", starve_arg(10000)};
+		if (!sliced)
+			argv.insert(argv.end(), {"--slice-us", "0"});
+		PolicyProc lord(argv);
+		REQUIRE(lord.wait_for(sliced ? "slice 5000 us" : "run to block"));
+		int fd = cos_open();
+		REQUIRE(fd >= 0);
+		cos_info before, after;
+		REQUIRE(cos_get_info(fd, &before) == 0);
+		Counts *c = shared_new<Counts>();
+		pid_t kids[3];
+		for (int i = 0; i < 3; i++) {
+			kids[i] = fork();
+			if (kids[i] == 0) {
+				if (become_cos_task())
+					_exit(1);
+				for (;;)
+					c->n[i].fetch_add(1, std::memory_order_relaxed);
+			}
+			REQUIRE(kids[i] > 0);
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(300));
+		unsigned long from[3], ran = 0;
+		for (int i = 0; i < 3; i++)
+			from[i] = c->n[i].load();
+		std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+		for (int i = 0; i < 3; i++)
+			ran += c->n[i].load() > from[i];
+		REQUIRE(cos_get_info(fd, &after) == 0);
+		close(fd);
+		for (pid_t k : kids) {
+			kill(k, SIGKILL);
+			waitpid(k, nullptr, 0);
+		}
+		shared_delete(c);
+		CHECK(after.fallbacks == before.fallbacks);	/* the lord ran them, not the fallback */
+		CHECK(ran == (sliced ? 3u : 1u));
+	}
+}
 
 TEST_CASE("cos-shinjuku: a more urgent class (app hint) preempts at once, a critical section defers it", "[policies][shinjuku][hints]")
 {
