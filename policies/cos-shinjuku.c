@@ -13,6 +13,13 @@
  * Preemption is the lord's decision, not a kernel slice.  The tick (a quarter slice) finds the
  * tasks over their slice; it runs only while a task waits or is latched, so an idle lord sleeps.
  *
+ * A preemption costs a lord round trip (the shoot, the switch, the message back), during which
+ * the CPU switches twice instead of working.  So the slice in use is never shorter than
+ * SJ_RTT_SLICES round trips as measured here: from the shoot that preempts to the lord's
+ * handling of the preempted task's message, averaged.  The same binary then keeps its --slice-us
+ * on a machine whose round trip is a few microseconds and stretches it where the round trip is
+ * hundreds (an emulator, an overloaded lord CPU).
+ *
  * Wake rule COS_WAKE_IDLE (unless --no-wake-rules), with no kernel slice: the lord would give a
  * free CPU to that task at once too, and class matters only when tasks wait, when the kernel
  * leaves every waking task to the lord.  Its slice counts from the message's time.
@@ -27,6 +34,7 @@
 #include "lord_main.h"
 
 #define SJ_CLASSES_MAX	8
+#define SJ_RTT_SLICES	4	/* the slice in use is at least this many lord round trips */
 
 struct shinjuku {
 	struct cos_taskq runq[SJ_CLASSES_MAX];	/* [0] = class 1, the most urgent */
@@ -34,10 +42,21 @@ struct shinjuku {
 	unsigned int default_class;		/* of a task that gives none (1-based) */
 	const int *cpus;		/* the enclave (struct lord_main's) */
 	int nr_cpus;
-	unsigned long long slice_ns;
+	unsigned long long slice_ns;	/* --slice-us */
+	unsigned long long rtt_ns;	/* the lord's preemption round trip, a moving average */
+	unsigned long long preempt_at[LORD_MAX_CPUS];	/* when the lord last preempted there */
+	int fixed_slice;		/* --fixed-slice: no round-trip floor */
 	unsigned int latch;		/* --latch: tasks latched behind each CPU's at most */
 	unsigned long long preemptions, runnable, hinted, deferred, latched;
 };
+
+/* The slice in use: --slice-us, or SJ_RTT_SLICES round trips if that is longer. */
+static unsigned long long sj_slice(const struct shinjuku *j)
+{
+	unsigned long long floor = j->fixed_slice ? 0 : SJ_RTT_SLICES * j->rtt_ns;
+
+	return j->slice_ns > floor ? j->slice_ns : floor;
+}
 
 /* Per task (the framework's task data). */
 struct sj_task {
@@ -82,6 +101,16 @@ static void sj_runnable(struct cos_sched *s, struct cos_task *t)
 
 static void sj_preempted(struct cos_sched *s, struct cos_task *t, unsigned int why)
 {
+	struct shinjuku *j = cos_sched_policy_ctx(s);
+
+	/* the lord's own preemption came back: one round trip, into the average (1/8 weight) */
+	if ((why & 0xff) == COS_PREEMPT_BY_COS && t->cpu >= 0 && t->cpu < LORD_MAX_CPUS &&
+	    j->preempt_at[t->cpu]) {
+		unsigned long long rtt = cos_now_ns() - j->preempt_at[t->cpu];
+
+		j->rtt_ns = j->rtt_ns ? (7 * j->rtt_ns + rtt) / 8 : rtt;
+		j->preempt_at[t->cpu] = 0;
+	}
 	/* over its slice or by a more urgent task: to the back; by the kernel: keep its place */
 	sj_queue(s, t, why == COS_PREEMPT_BY_OTHER);
 }
@@ -171,7 +200,7 @@ static void sj_schedule(struct cos_sched *s)
 		}
 		if (!now)
 			now = cos_now_ns();
-		over = now - cur->placed_at >= j->slice_ns;
+		over = now - cur->placed_at >= sj_slice(j);
 		if (!over && cs->level == 0)
 			continue;	/* nothing is more urgent */
 		/* a more urgent class at once; the same class once it is over its slice */
@@ -182,8 +211,10 @@ static void sj_schedule(struct cos_sched *s)
 			t = latched;
 		if (!t)
 			continue;
-		if (cos_sched_place(s, t, cpu, 0) == 0)
+		if (cos_sched_place(s, t, cpu, 0) == 0) {
 			j->preemptions++;
+			j->preempt_at[cpu] = now;
+		}
 	}
 	for (int i = 0; j->latch && i < j->nr_cpus && sj_waiting(j); i++) {
 		int cpu = j->cpus[i];
@@ -201,8 +232,9 @@ static void sj_stats(struct cos_sched *s, FILE *out)
 {
 	struct shinjuku *j = cos_sched_policy_ctx(s);
 
-	fprintf(out, "runnable %llu hinted %llu preemptions %llu deferred %llu latched %llu | queued",
-		j->runnable, j->hinted, j->preemptions, j->deferred, j->latched);
+	fprintf(out, "runnable %llu hinted %llu preemptions %llu deferred %llu latched %llu | "
+		"round trip %llu us, slice %llu us | queued", j->runnable, j->hinted, j->preemptions,
+		j->deferred, j->latched, j->rtt_ns / 1000, sj_slice(j) / 1000);
 	for (unsigned int l = 0; l < j->classes; l++)
 		fprintf(out, " %u", j->runq[l].len);
 }
@@ -211,10 +243,15 @@ static struct shinjuku j;
 
 static int sj_parse(int opt, const char *arg)
 {
+	unsigned long v;
 	char *end;
-	unsigned long v = strtoul(arg, &end, 10);
 
-	if (*end || end == arg)
+	if (opt == 'F') {
+		j.fixed_slice = 1;
+		return 0;
+	}
+	v = strtoul(arg, &end, 10);
+	if (*end || end == arg || arg[0] == '-')
 		return -1;
 	switch (opt) {
 	case 's': j.slice_ns = v * 1000; return 0;
@@ -250,6 +287,7 @@ int main(int argc, char **argv)
 		{ "classes", required_argument, NULL, 'C' },
 		{ "default-class", required_argument, NULL, 'D' },
 		{ "latch", required_argument, NULL, 'L' },
+		{ "fixed-slice", no_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct lord_main m;
@@ -274,8 +312,10 @@ int main(int argc, char **argv)
 		  "urgent class (lower number, from the app hint, see cos_hint_set) preempts at once; a\n"
 		  "task in a critical section (COS_HINT_F_CRITICAL) is not preempted.";
 	m.own_usage =
-		"  -s, --slice-us N     preemption slice in us (default 30 x COS_TIME_SCALE: set that\n"
-		"                       to ~20 in an emulated guest, which runs ~20x slower than metal)\n"
+		"  -s, --slice-us N     preemption slice in us (default 30 x COS_TIME_SCALE), or 4 of\n"
+		"                       the lord's round trips as measured while it runs if longer:\n"
+		"                       a preemption must pay for the two switches it costs\n"
+		"      --fixed-slice    use --slice-us as it is, however long a round trip takes\n"
 		"      --classes N      request classes, 1 (most urgent) to N (default 3, at most 8)\n"
 		"      --default-class N  class of a task without a hint (default 2)\n"
 		"      --latch N        latch up to N waiting tasks behind each busy CPU's task (0-4,\n"

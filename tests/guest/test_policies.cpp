@@ -7,10 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <thread>
 #include <functional>
 #include <iostream>
 #include <sstream>
+#include <thread>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -551,13 +551,53 @@ Mix *hinted_mix_under(HintMode mode, std::string *lord_err)
 }
 } // namespace
 
+namespace {
+/* Three busy COS tasks (child processes that count in shared memory), killed at the end. */
+struct BusyCosTasks {
+	struct Counts {
+		std::atomic<unsigned long> n[3];
+	} *c = shared_new<Counts>();
+	pid_t kids[3];
+	BusyCosTasks()
+	{
+		for (int i = 0; i < 3; i++) {
+			kids[i] = fork();
+			if (kids[i] == 0) {
+				if (become_cos_task())
+					_exit(1);
+				for (;;)
+					c->n[i].fetch_add(1, std::memory_order_relaxed);
+			}
+			REQUIRE(kids[i] > 0);
+		}
+	}
+	/* How many of them count on within the next @ms. */
+	unsigned running(int ms)
+	{
+		unsigned long from[3];
+		unsigned ran = 0;
+		for (int i = 0; i < 3; i++)
+			from[i] = c->n[i].load();
+		std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+		for (int i = 0; i < 3; i++)
+			ran += c->n[i].load() > from[i];
+		return ran;
+	}
+	~BusyCosTasks()
+	{
+		for (pid_t k : kids) {
+			kill(k, SIGKILL);
+			waitpid(k, nullptr, 0);
+		}
+		shared_delete(c);
+	}
+};
+} // namespace
+
 TEST_CASE("cos-fifo's default slice gives busy COS tasks on one CPU turns; --slice-us 0 lets the first keep it", "[policies][fifo][slice]")
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	struct Counts {
-		std::atomic<unsigned long> n[3];
-	};
 	for (bool sliced : {true, false}) {
 		CAPTURE(sliced);
 		std::vector<std::string> argv = {build_path("bin/cos-fifo"), "--cpus", "1", "--stall-ms",
@@ -570,35 +610,62 @@ TEST_CASE("cos-fifo's default slice gives busy COS tasks on one CPU turns; --sli
 		REQUIRE(fd >= 0);
 		cos_info before, after;
 		REQUIRE(cos_get_info(fd, &before) == 0);
-		Counts *c = shared_new<Counts>();
-		pid_t kids[3];
-		for (int i = 0; i < 3; i++) {
-			kids[i] = fork();
-			if (kids[i] == 0) {
-				if (become_cos_task())
-					_exit(1);
-				for (;;)
-					c->n[i].fetch_add(1, std::memory_order_relaxed);
-			}
-			REQUIRE(kids[i] > 0);
+		unsigned ran;
+		std::string tasks;
+		uint64_t t0 = now_ns(), t1;
+		{
+			/* counted while they run (killing waiting tasks is test_stuck's business) */
+			BusyCosTasks busy;
+			std::this_thread::sleep_for(std::chrono::milliseconds(300));
+			ran = busy.running(1500);
+			REQUIRE(cos_get_info(fd, &after) == 0);
+			sh(build_path("bin/cosctl") + " tasks", &tasks);
+			t1 = now_ns();
 		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(300));
-		unsigned long from[3], ran = 0;
-		for (int i = 0; i < 3; i++)
-			from[i] = c->n[i].load();
-		std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-		for (int i = 0; i < 3; i++)
-			ran += c->n[i].load() > from[i];
-		REQUIRE(cos_get_info(fd, &after) == 0);
 		close(fd);
-		for (pid_t k : kids) {
-			kill(k, SIGKILL);
-			waitpid(k, nullptr, 0);
-		}
-		shared_delete(c);
+		lord.stop(SIGINT);
+		INFO(lord.err << tasks << "ran " << (t1 - t0) / 1000000 << " ms");
 		CHECK(after.fallbacks == before.fallbacks);	/* the lord ran them, not the fallback */
+		CHECK(after.stalls == before.stalls);
 		CHECK(ran == (sliced ? 3u : 1u));
 	}
+}
+
+TEST_CASE("cos-shinjuku's slice is never shorter than 4 of its measured round trips; --fixed-slice keeps it", "[policies][shinjuku][slice]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	unsigned long long preemptions[2] = {0, 0};
+	for (bool fixed : {false, true}) {
+		CAPTURE(fixed);
+		/* 1 us: shorter than any round trip, on metal too */
+		std::vector<std::string> argv = {build_path("bin/cos-shinjuku"), "--cpus", "1", "--slice-us",
+						 "1", "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(10000)};
+		if (fixed)
+			argv.push_back("--fixed-slice");
+		PolicyProc lord(argv);
+		REQUIRE(lord.wait_for("cos-shinjuku: lord on CPU 0"));
+		unsigned ran = BusyCosTasks().running(1500);
+		CHECK(lord.stop(SIGINT) == 0);
+		INFO(lord.err);
+		CHECK(ran == 3);	/* they took turns */
+		/* the last statistics line: "... preemptions P ... | round trip R us, slice S us | ..." */
+		size_t p = lord.err.rfind(" preemptions "), r = lord.err.rfind("round trip ");
+		REQUIRE(p != std::string::npos);
+		REQUIRE(r != std::string::npos);
+		unsigned long long rtt = 0, slice = 0;
+		REQUIRE(sscanf(lord.err.c_str() + r, "round trip %llu us, slice %llu us", &rtt, &slice) == 2);
+		preemptions[fixed] = std::stoull(lord.err.substr(p + 13));
+		CHECK(preemptions[fixed] > 0);
+		CHECK(rtt > 0);		/* the preemptions' round trips were measured */
+		if (fixed)
+			CHECK(slice == 1);	/* --slice-us 1, as given */
+		else
+			CHECK(slice >= 4 * rtt);
+	}
+	std::cerr << "cos-shinjuku --slice-us 1: " << preemptions[0] << " preemptions in 1.5 s with "
+		  << "the round-trip floor, " << preemptions[1] << " with --fixed-slice\n";
+	CHECK(preemptions[0] < preemptions[1]);
 }
 
 TEST_CASE("cos-shinjuku: a more urgent class (app hint) preempts at once, a critical section defers it", "[policies][shinjuku][hints]")
