@@ -347,8 +347,8 @@ def read_apps(out):
     vals = read_grouped(os.path.join(out, "apps", "apps.csv"), ("app", "scheduler"),
                         lambda r: (float(r["requests_per_s"]), float(r["p50_us"]),
                                    float(r["p99_us"])))
-    order = ["default", "shim", "cos-fifo", "cos-fifo-nospin", "cos-shinjuku", "shim-partial",
-             "cos-fifo-partial"]  # then the peers
+    order = ["default", "shim", "cos-fifo", "cos-fifo-nospin", "cos-fifo-wake-all", "cos-shinjuku",
+             "shim-partial", "cos-fifo-partial"]  # then the peers
     rows = []
     for app in sorted({a for a, _ in vals}):
         base = vals.get((app, "default"))

@@ -164,6 +164,7 @@ struct cos_enclave {
 	atomic64_t head;		/* seq of the last message reserved, | COS_RING_OVF */
 	atomic64_t ovf_dropped;		/* messages dropped in this overflow */
 	atomic64_t dropped;		/* messages dropped in all (ctl->dropped) */
+	atomic64_t urgent;		/* COS_LORD_F_LAZY_WAKE: the newest seq that woke the lord */
 
 	struct cos_task_status *status;	/* == cos_status (global, mapped read-only) */
 	struct cos_shoot_slot *shoot;	/* nr_cpu_ids slots */
@@ -336,8 +337,10 @@ static inline bool cos_cpu_valid(s32 cpu)
 /* cos_ring.c: the message ring's producer side and the status table */
 void cos_status_sync(struct cos_slot *t);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg);
+void cos_post_lazy(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg);
 void cos_ring_poke(struct cos_enclave *e);
 u64 cos_ring_produced(struct cos_enclave *e);
+u64 cos_ring_pending_to(struct cos_enclave *e);
 u64 cos_messages_total(void);
 u64 cos_dropped_total(void);
 

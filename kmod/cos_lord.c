@@ -267,15 +267,15 @@ static void cos_stall_report_locked(struct cos_enclave *e, const struct cos_wait
  */
 static bool cos_stall_check_locked(struct cos_enclave *e, u64 now)
 {
-	u64 consumed, produced, runtime;
+	u64 consumed, pending, runtime;
 
 	lockdep_assert_held(&cos_lock);
 	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
 	cos_lord_consumed(e, consumed);
 	cos_ring_poke(e);
-	produced = cos_ring_produced(e);
+	pending = cos_ring_pending_to(e);
 	cpumask_clear(e->timer_kick);
-	if (consumed >= produced)
+	if (consumed >= pending)
 		e->seen_at = now;	/* nothing pending */
 	/*
 	 * Progress is the lord's own: the messages it consumed, or the CPU time it got.  A lord
@@ -289,7 +289,7 @@ static bool cos_stall_check_locked(struct cos_enclave *e, u64 now)
 		e->seen_runtime = runtime;
 		e->seen_at = now;
 	}
-	if (e->active && consumed < produced && (s64)(now - e->seen_at) >= (s64)e->stall_ns) {
+	if (e->active && consumed < pending && (s64)(now - e->seen_at) >= (s64)e->stall_ns) {
 		cos_stall_report_locked(e, NULL, now);
 		cos_stall_locked(e, COS_STALL_UNCONSUMED, e->timer_kick);
 		return true;
@@ -442,7 +442,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	ret = cos_copy_in(&args, sizeof(args), uarg, usize);
 	if (ret)
 		return ret;
-	if (args.flags & ~(COS_LORD_F_RUNNING_MSGS | COS_LORD_F_CPU_MSGS))
+	if (args.flags & ~(COS_LORD_F_RUNNING_MSGS | COS_LORD_F_CPU_MSGS | COS_LORD_F_LAZY_WAKE))
 		return -EINVAL;
 	if (args.stall_ms > COS_STALL_MS_MAX || args.starve_ms > COS_STARVE_MS_MAX || args.__pad)
 		return -EINVAL;

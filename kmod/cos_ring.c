@@ -10,6 +10,11 @@
  * an acquire load.  A full ring drops messages until the lord has consumed everything, then
  * posts one OVERFLOW; the status table stays exact meanwhile.
  *
+ * A post wakes a lord sleeping in COS_IOC_WAIT, unless the lord asked for lazy wake-ups
+ * (COS_LORD_F_LAZY_WAKE) and the message asks no decision (cos_post_lazy()).  Then e->urgent
+ * holds the newest seq that did wake it, and the stall rule waits for the lord to consume
+ * that far only (cos_ring_pending_to()).
+ *
  * A status entry has a seqcount, written under t->lock: odd, smp_wmb(), the fields,
  * smp_wmb(), even.  The lord retries a read that saw an odd or changed count.
  *
@@ -76,6 +81,41 @@ u64 cos_ring_produced(struct cos_enclave *e)
 	return atomic64_read(&e->head) & ~COS_RING_OVF;
 }
 
+/* Raise e->urgent to @seq (it only grows; producers finish out of order).  Lock-free. */
+static void cos_ring_mark_urgent(struct cos_enclave *e, u64 seq)
+{
+	s64 old = atomic64_read(&e->urgent);
+
+	while (old < (s64)seq && !atomic64_try_cmpxchg(&e->urgent, &old, seq))
+		;
+}
+
+/*
+ * How far the lord must consume for nothing to be pending that asked for it: every message,
+ * or with COS_LORD_F_LAZY_WAKE the newest one that woke it.  Context: any.
+ */
+u64 cos_ring_pending_to(struct cos_enclave *e)
+{
+	u64 produced = cos_ring_produced(e);
+
+	if (!(e->flags & COS_LORD_F_LAZY_WAKE))
+		return produced;
+	return min_t(u64, atomic64_read(&e->urgent), produced);
+}
+
+/*
+ * May a message that asks no decision (cos_post_lazy()), at @seq in @e's ring, wait for the
+ * lord's next wake-up?  Only if the lord asked for that (COS_LORD_F_LAZY_WAKE), and while the
+ * ring is less than half full, so that a sleeping lord never lets it overflow.
+ */
+static bool cos_msg_may_wait(struct cos_enclave *e, u64 seq)
+{
+	if (!(e->flags & COS_LORD_F_LAZY_WAKE))
+		return false;
+	/* a lord that claims more than was produced only hurts itself: then seq - consumed wraps */
+	return seq - READ_ONCE(e->ctl->consumed) < e->ring_entries / 2;
+}
+
 /* Count one dropped message in @e (ctl->dropped only grows). */
 static void cos_ring_dropped(struct cos_enclave *e)
 {
@@ -99,9 +139,10 @@ static void cos_ring_dropped(struct cos_enclave *e)
  * syncs @t's status first (last_seq = the OVERFLOW's seq: shoots of @t are refused BEHIND
  * until the lord has consumed it).  Only then it checks, with a cmpxchg of e->head to itself,
  * that the overflow has not ended meanwhile; if it has, it tries again, now to post.
+ * Sets *@ovf_end when it wrote that OVERFLOW (which must wake the lord).
  * Return: the seq reserved for the message, or 0 when it is dropped.
  */
-static u64 cos_ring_reserve(struct cos_enclave *e, s32 cpu, struct cos_slot *t)
+static u64 cos_ring_reserve(struct cos_enclave *e, s32 cpu, struct cos_slot *t, bool *ovf_end)
 {
 	u64 head = atomic64_read(&e->head);
 
@@ -125,6 +166,7 @@ static u64 cos_ring_reserve(struct cos_enclave *e, s32 cpu, struct cos_slot *t)
 				continue;
 			cos_ring_write(e, seq + 1, COS_MSG_OVERFLOW, cpu, NULL,
 				       atomic64_xchg(&e->ovf_dropped, 0));
+			*ovf_end = true;
 			return seq + 2;
 		}
 		if (t) {
@@ -167,22 +209,28 @@ void cos_ring_poke(struct cos_enclave *e)
 	    atomic64_try_cmpxchg(&e->head, &head, seq + 1)) {
 		cos_ring_write(e, seq + 1, COS_MSG_OVERFLOW, smp_processor_id(), NULL,
 			       atomic64_xchg(&e->ovf_dropped, 0));
+		if (e->flags & COS_LORD_F_LAZY_WAKE)
+			cos_ring_mark_urgent(e, seq + 1);
 		cos_ring_wake(e);
 	}
 }
 
-/**
- * cos_post() - post a message about @t (NULL for enclave-wide ones) and update its status
+/*
+ * __cos_post() - post a message about @t (NULL for enclave-wide ones) and update its status
  * @e: the enclave (NULL, or unregistered: only the status is updated)
  * @type: COS_MSG_*; @cpu: where it happened; @t: the task; @arg: the message's arg
+ * @lazy: it asks the lord no decision (cos_post_lazy())
  *
  * Never overwrites an unconsumed message: when the ring is full the message is dropped
- * (counted in ctl->dropped; the status table stays exact), see cos_ring_reserve().
+ * (counted in ctl->dropped; the status table stays exact), see cos_ring_reserve().  Wakes a
+ * lord sleeping in COS_IOC_WAIT, unless @lazy and the message may wait (cos_msg_may_wait()).
  * Context: any, IRQs off; @t's t->lock held; lock-free otherwise (queues an irq_work to wake
  * a lord sleeping in COS_IOC_WAIT).
  */
-void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg)
+static void __cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg,
+		       bool lazy)
 {
+	bool ovf_end = false;
 	u64 seq, ts;
 
 	if (t)
@@ -192,7 +240,7 @@ void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 
 			cos_status_sync(t);
 		return;
 	}
-	seq = cos_ring_reserve(e, cpu, t);
+	seq = cos_ring_reserve(e, cpu, t, &ovf_end);
 	if (seq) {
 		ts = cos_ring_write(e, seq, type, cpu, t, arg);
 		if (t) {
@@ -202,7 +250,40 @@ void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 
 			cos_status_sync(t);
 		}
 	}
+	/* a dropped message wakes the lord: the ring is full, it must catch up */
+	if (lazy && seq && !ovf_end && cos_msg_may_wait(e, seq))
+		return;
+	if (e->flags & COS_LORD_F_LAZY_WAKE)
+		cos_ring_mark_urgent(e, seq ?: cos_ring_produced(e));
 	cos_ring_wake(e);
+}
+
+/**
+ * cos_post() - post a message about @t (NULL for enclave-wide ones) and update its status
+ * @e: the enclave (NULL, or unregistered: only the status is updated)
+ * @type: COS_MSG_*; @cpu: where it happened; @t: the task; @arg: the message's arg
+ *
+ * See __cos_post(); the message wakes the lord.
+ * Context: any, IRQs off; @t's t->lock held.
+ */
+void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg)
+{
+	__cos_post(e, type, cpu, t, arg, false);
+}
+
+/**
+ * cos_post_lazy() - cos_post() for a message that asks the lord no decision
+ * @e, @type, @cpu, @t, @arg: as cos_post()
+ *
+ * With COS_LORD_F_LAZY_WAKE it wakes no lord (while the ring is less than half full): the lord
+ * reads it with the next message that wakes it, the ring keeping the order.  Callers decide
+ * what asks no decision (cos_task.c: a task that blocked or that the wake rules started, while
+ * no task waits for a lord).
+ * Context: any, IRQs off; @t's t->lock held.
+ */
+void cos_post_lazy(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg)
+{
+	__cos_post(e, type, cpu, t, arg, true);
 }
 
 /* Messages posted since the module loaded (COS_IOC_GET_INFO). */

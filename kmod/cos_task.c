@@ -264,7 +264,8 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	cos_task_unpark(t);
 	gid = cos_group_throttled(cgid);
 	if (!gid && wake && msg == COS_MSG_TASK_RUNNABLE && cos_wake_place(e, t, p)) {
-		cos_post(e, COS_MSG_TASK_PLACED, t->cpu, t, t->cpu);
+		/* the wake rules place only while no task waits: nothing to decide */
+		cos_post_lazy(e, COS_MSG_TASK_PLACED, t->cpu, t, t->cpu);
 		return COS_ENQ_PLACED;
 	}
 	if (e && cpumask_intersects(p->cpus_ptr, e->cpus) && cos_task_wait(t, e)) {
@@ -419,7 +420,14 @@ void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
 		return;
 	cos_task_set_state(t, COS_TASK_BLOCKED);
 	t->next_msg = 0;
-	cos_post(cos_enclave_now(), COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
+	/*
+	 * Its CPU may fall idle: the lord decides something only if a task waits for it.  One that
+	 * starts waiting later posts a message of its own, which wakes the lord.
+	 */
+	if (cos_tasks_waiting() > 0)
+		cos_post(cos_enclave_now(), COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
+	else
+		cos_post_lazy(cos_enclave_now(), COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
 }
 
 /**

@@ -569,9 +569,10 @@ struct cos_sched_opts {
 	unsigned long long tick_ns;	/* period of policy->tick and of schedule() while a task
 					 * waits for a CPU; 0 = no tick.  With no task waiting
 					 * an idle lord sleeps until a message, at most 100 ms */
-	unsigned long long spin_ns;	/* busy-poll this long after the last event before blocking
-					 * in COS_IOC_WAIT; 0 = default (50 us), and see
-					 * COS_SCHED_F_NO_SPIN */
+	unsigned long long spin_ns;	/* busy-poll this long after the last decision (a
+					 * placement, or a message while a task waits) before
+					 * blocking in COS_IOC_WAIT; 0 = default (50 us), and
+					 * see COS_SCHED_F_NO_SPIN */
 	unsigned int flags;		/* COS_SCHED_F_* */
 };
 #define COS_SCHED_F_SIGNALS	(1U << 0)	/* from cos_sched_create() to cos_sched_destroy():
@@ -585,6 +586,9 @@ struct cos_sched_opts {
 #define COS_SCHED_F_NO_SPIN	(1U << 4)	/* block as soon as nothing is left to do (spin_ns
 						 * ignored): the lord's CPU idles between events, at
 						 * the cost of a wake-up per message */
+#define COS_SCHED_F_WAKE_ALL	(1U << 5)	/* wake for every message (the default, where the
+						 * module knows it: COS_LORD_F_LAZY_WAKE, woken only
+						 * for messages that ask a decision) */
 
 /* struct cos_sched_stats - the framework's counters (cos_sched_get_stats) */
 struct cos_sched_stats {

@@ -660,8 +660,14 @@ COS_EXPORT int cos_sched_run(struct cos_sched *s)
 
 	while (!s->stop) {
 		unsigned long long placed_before = s->st.placed;
+		bool waiting = s->nr_waiting;
 
-		if (cos_sched_step(s) || s->st.placed != placed_before) {
+		/*
+		 * Spin on only after a decision: a placement, or messages while a task waited.  A
+		 * stream of messages that ask nothing (a server blocking and waking through the wake
+		 * rule) must not keep the lord's CPU busy.
+		 */
+		if ((cos_sched_step(s) && (waiting || s->nr_waiting)) || s->st.placed != placed_before) {
 			idle_since = cos_now_ns();
 			continue;
 		}

@@ -111,6 +111,10 @@ COS_EXPORT int cos_sched_create(struct cos_sched **sp, const struct cos_policy *
 	/* the framework keeps its policies off offline CPUs (cos_sched_task_may_run()) */
 	if (info.features & COS_FEAT_CPU_MSGS)
 		lo.flags |= COS_LORD_F_CPU_MSGS;
+	/* policies decide only for waiting tasks: a block or a wake-rule start while none waits
+	 * can wait for the next message that asks something (docs/design.md, 5.1) */
+	if ((info.features & COS_FEAT_LAZY_WAKE) && !(opts->flags & COS_SCHED_F_WAKE_ALL))
+		lo.flags |= COS_LORD_F_LAZY_WAKE;
 	err = cos_lord_register(&lord, &lo);
 	if (err)
 		return err;

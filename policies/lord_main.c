@@ -78,6 +78,8 @@ static void usage(FILE *f, const struct lord_main *m)
 		"                       already in partial mode, the enclave defaults to its partition)\n"
 		"      --no-wake-rules  every waking task waits for the lord (default: the kernel starts\n"
 		"                       a waking task on a free enclave CPU while no task waits)\n"
+		"      --wake-all       wake the lord for every message (default: not for a task that\n"
+		"                       blocked or that a wake rule started while no task waits)\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"Put work under it with `cosctl run -- CMD`.  Ctrl-C gives the CPUs back.  Needs root\n"
@@ -86,7 +88,7 @@ static void usage(FILE *f, const struct lord_main *m)
 }
 
 enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT, OPT_NO_WAKE_RULES,
-	OPT_SPIN, OPT_PARTIAL };
+	OPT_SPIN, OPT_PARTIAL, OPT_WAKE_ALL };
 
 int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m)
 {
@@ -101,6 +103,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		{ "no-wake-rules", no_argument, NULL, OPT_NO_WAKE_RULES },
 		{ "spin-us", required_argument, NULL, OPT_SPIN },
 		{ "partial", no_argument, NULL, OPT_PARTIAL },
+		{ "wake-all", no_argument, NULL, OPT_WAKE_ALL },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	struct option longs[64];
@@ -132,6 +135,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		case OPT_NO_SHIM: no_shim = 1; break;
 		case OPT_NO_WAKE_RULES: no_wake_rules = 1; break;
 		case OPT_PARTIAL: partial = 1; break;
+		case OPT_WAKE_ALL: m->sched_opts.flags |= COS_SCHED_F_WAKE_ALL; break;
 		case OPT_SPIN: {
 			char *end;
 			unsigned long us = strtoul(optarg, &end, 10);

@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <set>
@@ -281,6 +282,85 @@ TEST_CASE("wake rule IDLE: waking threads start on free enclave CPUs they may us
 			}
 	}
 	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("a lazy lord (COS_LORD_F_LAZY_WAKE) sleeps through blocks and wake-rule starts while no task waits, and is not declared stalled for them", "[lord][wake][lazy]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	std::map<bool, std::map<uint32_t, int>> types;	/* lazy -> message type -> count */
+	std::map<bool, int> woken;			/* WAITs that a message ended */
+	for (bool lazy : {true, false}) {
+		CAPTURE(lazy);
+		std::atomic<bool> ready{false}, stop{false};
+		int reg = 0;
+		std::thread lord_thread([&] {
+			/* WAIT sleeps 200 ms at a time, longer than stall_ms: messages that did not wake the
+			 * lord must not count against it */
+			LordOpts o({1}, 50);
+			o.o.flags = lazy ? COS_LORD_F_LAZY_WAKE : 0;
+			cos_lord *l = nullptr;
+			reg = cos_lord_register(&l, &o.o);
+			if (!reg)
+				reg = cos_lord_set_wake_rules(l, COS_WAKE_IDLE, 0);
+			ready = true;
+			if (reg)
+				return;
+			/* the task, when it waits for this lord (a wake-up the rule could not start) */
+			bool waits = false;
+			uint32_t slot = 0, gen = 0;
+			while (!stop) {
+				const cos_msg *m;
+				while ((m = cos_lord_peek(l))) {
+					types[lazy][m->type]++;
+					if (m->type == COS_MSG_TASK_RUNNABLE || m->type == COS_MSG_TASK_PREEMPTED ||
+					    (m->type == COS_MSG_TASK_NEW && m->arg)) {
+						waits = true;
+						slot = m->slot;
+						gen = m->gen;
+					} else if (m->slot == slot && m->type != COS_MSG_TASK_RUNNING) {
+						waits = false;
+					}
+					cos_lord_consume(l);
+				}
+				cos_lord_publish(l);
+				cos_task_status st;
+				if (waits && !cos_lord_task_status(l, slot, &st) && st.state == COS_TASK_WAITING &&
+				    st.gen == gen && st.last_seq <= cos_lord_consumed(l) &&
+				    !cos_lord_prepare(l, 1, slot, gen, 0) && cos_lord_shoot(l, 0) == 1)
+					waits = false;
+				woken[lazy] += cos_lord_wait(l, waits ? 1000000ull : 200000000ull) == 1;
+			}
+			cos_lord_destroy(l);
+		});
+		while (!ready)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		REQUIRE(reg == 0);
+		/* one COS task: 200 times 100 us of work and 1 ms of sleep; the rule starts each wake-up */
+		CHECK(in_child([] {
+			if (become_cos_task())
+				return 1;
+			for (int r = 0; r < 200; r++) {
+				spin_for(std::chrono::microseconds(100));
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+			}
+			return 0;
+		}) == 0);
+		std::this_thread::sleep_for(std::chrono::milliseconds(300));	/* its DEAD */
+		stop = true;
+		lord_thread.join();
+		auto &t = types[lazy];
+		CAPTURE(t[COS_MSG_TASK_PLACED], t[COS_MSG_TASK_BLOCKED], t[COS_MSG_TASK_RUNNABLE], woken[lazy]);
+		CHECK(t[COS_MSG_TASK_PLACED] >= 50);	/* the rule started it (read late or not) */
+		CHECK(t[COS_MSG_TASK_BLOCKED] >= 50);
+		CHECK(t[COS_MSG_TASK_DEAD] == 1);
+		CHECK(t[COS_MSG_LORD_STALL] == 0);
+	}
+	std::cerr << "lazy lord: woken " << woken[true] << " times for " << types[true][COS_MSG_TASK_PLACED]
+		  << " wake-rule starts; eager: " << woken[false] << " for " << types[false][COS_MSG_TASK_PLACED] << "\n";
+	/* eager: a wake-up per start or so; lazy: the task's NEW, DEAD and what its runs made wait */
+	CHECK(woken[false] >= types[false][COS_MSG_TASK_PLACED] / 4);
+	CHECK(woken[true] * 10 < woken[false]);
 }
 
 TEST_CASE("wake rule IDLE prefers a CPU that runs nothing to the previous one a fair task holds", "[lord][wake]")

@@ -45,6 +45,7 @@
 #define COS_FEAT_SHOOT_LATCH	(1ULL << 6)	/* COS_SHOOT_F_LATCH is known */
 #define COS_FEAT_BANDWIDTH	(1ULL << 7)	/* the attached shim enforces cgroups' cpu.max, for
 						 * COS tasks too (COS_MSG_TASK_THROTTLED ...) */
+#define COS_FEAT_LAZY_WAKE	(1ULL << 8)	/* COS_LORD_F_LAZY_WAKE is known */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -347,6 +348,15 @@ struct cos_ctl {
 #define COS_LORD_F_RUNNING_MSGS	(1U << 0)	/* post COS_MSG_TASK_RUNNING when a shot task starts */
 #define COS_LORD_F_CPU_MSGS	(1U << 1)	/* post COS_MSG_CPU_OFFLINE/ONLINE for the enclave's
 						 * and the lord's CPUs (COS_FEAT_CPU_MSGS) */
+/*
+ * Wake a lord sleeping in COS_IOC_WAIT only for messages that ask a decision: a TASK_BLOCKED or
+ * TASK_PLACED posted while no task waits for any lord (and the ring is less than half full) is
+ * written but wakes nobody; the lord reads it with the next message that wakes it, or at its
+ * WAIT's timeout.  The stall rule then counts only the messages that woke it.  A latched task
+ * may start behind its own CPU's task rather than be moved to a CPU that fell idle meanwhile.
+ * (COS_FEAT_LAZY_WAKE)
+ */
+#define COS_LORD_F_LAZY_WAKE	(1U << 2)
 
 /**
  * struct cos_lord_args - COS_IOC_REGISTER_LORD
