@@ -484,11 +484,13 @@ TEST_CASE("wake rules start nobody while a task waits for the lord, nor on a CPU
 			cos_lord_consume(l);
 		}
 		cos_lord_publish(l);
+		/* first: a killed task that waits must run to die, and this lord places nobody (the
+		 * starvation rule would free them, after its 10 s) */
+		cos_lord_destroy(l);
 		for (pid_t k : kids)
 			kill(k, SIGKILL);
 		for (pid_t k : kids)
 			waitpid(k, nullptr, 0);
-		cos_lord_destroy(l);
 		/* each one's wake-up: its first message after NEW (a preemption may follow) */
 		auto woke = [&](pid_t p) {
 			auto &v = seen[p];
