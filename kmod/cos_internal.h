@@ -338,6 +338,7 @@ static inline bool cos_cpu_valid(s32 cpu)
 void cos_status_sync(struct cos_slot *t);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg);
 void cos_post_lazy(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg);
+void cos_ring_wake_now(struct cos_enclave *e);
 void cos_ring_poke(struct cos_enclave *e);
 u64 cos_ring_produced(struct cos_enclave *e);
 u64 cos_ring_pending_to(struct cos_enclave *e);

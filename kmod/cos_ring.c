@@ -286,6 +286,22 @@ void cos_post_lazy(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t,
 	__cos_post(e, type, cpu, t, arg, true);
 }
 
+/**
+ * cos_ring_wake_now() - wake @e's lord for everything posted so far
+ * @e: the enclave (NULL or unregistered: nothing to do)
+ *
+ * For a caller whose cos_post_lazy() turned out to matter: a task started waiting meanwhile,
+ * and its own message may have come before the lazy one, which the lord must see too.
+ * Context: any, IRQs off; lock-free.
+ */
+void cos_ring_wake_now(struct cos_enclave *e)
+{
+	if (!e || !READ_ONCE(e->registered) || !(e->flags & COS_LORD_F_LAZY_WAKE))
+		return;
+	cos_ring_mark_urgent(e, cos_ring_produced(e));
+	cos_ring_wake(e);
+}
+
 /* Messages posted since the module loaded (COS_IOC_GET_INFO). */
 u64 cos_messages_total(void)
 {

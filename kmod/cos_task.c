@@ -231,6 +231,19 @@ const struct cos_group_hooks cos_task_group_hooks = {
 	.kick_throttled = cos_kick_throttled,
 };
 
+/*
+ * After a cos_post_lazy(): did a task start waiting meanwhile?  Its own message, which woke
+ * the lord, may have come before ours in the ring, and the lord would sleep on ours until its
+ * next wake-up.  A task counts itself waiting before it posts, and both posts reserve their
+ * seq with a fully ordered cmpxchg of e->head: if its message came first, this read sees its
+ * count; if ours came first, the lord reads ours on its way to its.
+ */
+static void cos_lazy_recheck(struct cos_enclave *e)
+{
+	if (cos_tasks_waiting() > 0)
+		cos_ring_wake_now(e);
+}
+
 /**
  * cos_task_enqueue() - runnable COS task @p: keep it in custody for the lord, or not
  * @p: the task; @slot: its slot
@@ -266,6 +279,7 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	if (!gid && wake && msg == COS_MSG_TASK_RUNNABLE && cos_wake_place(e, t, p)) {
 		/* the wake rules place only while no task waits: nothing to decide */
 		cos_post_lazy(e, COS_MSG_TASK_PLACED, t->cpu, t, t->cpu);
+		cos_lazy_recheck(e);
 		return COS_ENQ_PLACED;
 	}
 	if (e && cpumask_intersects(p->cpus_ptr, e->cpus) && cos_task_wait(t, e)) {
@@ -414,6 +428,7 @@ void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable)
  */
 void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
 {
+	struct cos_enclave *e;
 	COS_TASK_LOCK(t, p, slot);
 
 	if (!sleep)
@@ -424,10 +439,13 @@ void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
 	 * Its CPU may fall idle: the lord decides something only if a task waits for it.  One that
 	 * starts waiting later posts a message of its own, which wakes the lord.
 	 */
-	if (cos_tasks_waiting() > 0)
-		cos_post(cos_enclave_now(), COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
-	else
-		cos_post_lazy(cos_enclave_now(), COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
+	e = cos_enclave_now();
+	if (cos_tasks_waiting() > 0) {
+		cos_post(e, COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
+	} else {
+		cos_post_lazy(e, COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
+		cos_lazy_recheck(e);
+	}
 }
 
 /**

@@ -230,8 +230,10 @@ int cos_partition_enter(int pid);
 /**
  * cos_partition_remove() - remove partial mode's partition: its tasks move to the root cgroup,
  * its CPUs go back to everyone, the cpuset controller is disabled again if cos enabled it
- * Context: root.  Callers detach the shim first (cos_shim_detach() does both).
- * Return: 0; -ENOENT if there was none; another negative errno from cgroupfs.
+ * Context: root.  Callers detach the shim first (cos_shim_detach() does both).  A cgroup of
+ * that name that cos did not make (no trusted.cos.partition xattr) is never touched.
+ * Return: 0; -ENOENT if there was none; -EEXIST if it is not cos's; another negative errno from
+ * cgroupfs.
  */
 int cos_partition_remove(void);
 

@@ -21,6 +21,9 @@ int cos_read_line(const char *path, char *buf, size_t len);
  */
 int cos_partition_setup(const void *set, size_t setsize);
 
+/* Does COS_PARTITION_PATH exist (-ENOENT if not), and did cos make it (1) or another (0)? */
+int cos_partition_ours(void);
+
 /* cos_sys_status() with every path below @root (for tests: a fake sysfs/dev tree). */
 int cos_sys_status_at(const char *root, struct cos_sys_status *st);
 

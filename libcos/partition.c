@@ -27,6 +27,7 @@
 
 #define CG_ROOT		"/sys/fs/cgroup"
 #define CPUSET_XATTR	"trusted.cos.cpuset_enabled"	/* "1": cos enabled +cpuset at the root */
+#define OURS_XATTR	"trusted.cos.partition"		/* "1": cos made this cgroup */
 #define CPULIST_LEN	1024
 
 static int cg_write(const char *path, const char *val)
@@ -123,6 +124,21 @@ static int remove_one(const char *path, const struct stat *st, int type, struct 
 	return 0;
 }
 
+/* Is the cgroup at COS_PARTITION_PATH one that cos made?  Another's is never touched. */
+static bool part_is_ours(void)
+{
+	char v[4] = "";
+
+	return getxattr(COS_PARTITION_PATH, OURS_XATTR, v, sizeof(v) - 1) > 0 && v[0] == '1';
+}
+
+int cos_partition_ours(void)
+{
+	if (access(COS_PARTITION_PATH, F_OK))
+		return -ENOENT;
+	return part_is_ours();
+}
+
 COS_EXPORT int cos_partition_remove(void)
 {
 	char flag[4] = "";
@@ -130,6 +146,9 @@ COS_EXPORT int cos_partition_remove(void)
 
 	if (access(COS_PARTITION_PATH, F_OK))
 		return cos_fail(-ENOENT, "no cpuset partition at " COS_PARTITION_PATH);
+	if (!part_is_ours())
+		return cos_fail(-EEXIST, COS_PARTITION_PATH " is a cgroup cos did not make: "
+				"cos leaves it alone");
 	getxattr(COS_PARTITION_PATH, CPUSET_XATTR, flag, sizeof(flag) - 1);
 	/* its tasks leave first, so that none of them is left without a CPU for a moment */
 	remove_err = 0;
@@ -175,6 +194,9 @@ int cos_partition_setup(const void *set, size_t setsize)
 		return cos_fail(-EOPNOTSUPP, "partial mode needs the cpuset controller (CONFIG_CPUSETS)");
 
 	if (!access(COS_PARTITION_PATH, F_OK)) {
+		if (!part_is_ours())
+			return cos_fail(-EEXIST, "partial mode needs " COS_PARTITION_PATH ", a cgroup "
+					"that exists and that cos did not make: remove or rename it");
 		/* left by a partial-mode attachment whose process died: reuse it if it is the same */
 		if (!part_read("cpuset.cpus", have, sizeof(have)) && !strcmp(have, want) &&
 		    !part_read("cpuset.cpus.partition", buf, sizeof(buf)) && !strcmp(buf, "root"))
@@ -194,6 +216,12 @@ int cos_partition_setup(const void *set, size_t setsize)
 	}
 	if (mkdir(COS_PARTITION_PATH, 0755)) {
 		err = cos_fail(-errno, "cannot create " COS_PARTITION_PATH ": %s", strerror(errno));
+		goto out_disable;
+	}
+	if (setxattr(COS_PARTITION_PATH, OURS_XATTR, "1", 1, 0)) {
+		err = cos_fail(-errno, "cannot mark " COS_PARTITION_PATH " as cos's (%s xattr): %s",
+			       OURS_XATTR, strerror(errno));
+		rmdir(COS_PARTITION_PATH);
 		goto out_disable;
 	}
 	if (enabled)

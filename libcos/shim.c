@@ -176,7 +176,7 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 		err = cos_partition_setup(opts->partition, opts->partition_size);
 		if (err)
 			return err;
-	} else if (!access(COS_PARTITION_PATH, F_OK) && (err = cos_partition_remove())) {
+	} else if (cos_partition_ours() == 1 && (err = cos_partition_remove())) {
 		return err;
 	}
 	shim = calloc(1, sizeof(*shim));
@@ -359,7 +359,7 @@ COS_EXPORT int cos_shim_detach_pinned(const char *path)
 	libbpf_set_print(old_print);
 	if (!link) {
 		/* a partition a killed partial-mode attachment left goes all the same */
-		if (!access(COS_PARTITION_PATH, F_OK) && cos_shim_partial() < 0)
+		if (cos_partition_ours() == 1 && cos_shim_partial() < 0)
 			cos_partition_remove();
 		return err == -ENOENT ? cos_fail(-ENOENT, "no shim is pinned at %s (nothing to detach)", path) :
 			cos_fail(err, "cannot open %s: %s", path, strerror(-err));
@@ -369,7 +369,7 @@ COS_EXPORT int cos_shim_detach_pinned(const char *path)
 	unlink(path);
 	bpf_link__destroy(link);
 	if (!err) {
-		if (!access(COS_PARTITION_PATH, F_OK))
+		if (cos_partition_ours() == 1)
 			err = cos_partition_remove();
 		wait_module_released();
 	}

@@ -294,6 +294,10 @@ TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of 
 TEST_CASE("crun + cos-oci-hook: in partial mode an annotated container is refused, untouched", "[hook][crun][partial]")
 {
 	REQUIRE(access("/usr/bin/crun", X_OK) == 0);
+	{
+		Shim full;	/* can a lord register on this kernel at all? */
+		REQUIRE_LORD_SUPPORT();
+	}
 	/* the lord attaches the shim in partial mode itself, its enclave the partition */
 	PolicyProc lord({build_path("bin/cos-fifo"), "--partial", "--cpus", "1-2", "--stall-ms",
 			 stall_arg(1000)});

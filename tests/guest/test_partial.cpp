@@ -6,6 +6,7 @@
 #include <fstream>
 #include <thread>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 extern "C" {
@@ -194,6 +195,20 @@ TEST_CASE("partial mode refuses what it cannot keep, and leaves nothing behind",
 	CHECK(sched_ext_state() == "disabled");
 	CHECK_FALSE(exists(PART));
 	CHECK(read_file("/sys/fs/cgroup/cgroup.subtree_control") == subtree);
+	/* a cgroup of that name that cos did not make is left alone, whatever the mode */
+	REQUIRE(mkdir(PART.c_str(), 0755) == 0);
+	{
+		Shim full;
+		CHECK(exists(PART));
+	}
+	{
+		PartialShim foreign({1}, false);
+		CHECK(foreign.err == -EEXIST);
+		CHECK(std::string(cos_strerror(foreign.err)).find("cos did not make") != std::string::npos);
+	}
+	CHECK(exists(PART));
+	CHECK(cos_partition_remove() == -EEXIST);
+	CHECK(rmdir(PART.c_str()) == 0);
 	std::string out;
 	CHECK(sh(build_path("bin/cosctl") + " shim attach --partial 1-x 2>&1", &out) == 2);
 	CHECK(out.find("bad CPU list") != std::string::npos);

@@ -250,7 +250,7 @@ TEST_CASE("cosctl shim attach pins the shim beyond cosctl; cosctl shim detach re
 	CHECK(access(COS_SHIM_PIN_PATH, F_OK) == 0);
 	CHECK(sh("cosctl status", &out) == 0);
 	CHECK(out.find("scheduler \"cos\"") != std::string::npos);
-	CHECK(out.find("attached (pinned") != std::string::npos);
+	CHECK(out.find("attached, full mode (pinned") != std::string::npos);
 	CHECK(sh("cosctl shim attach 2>&1", &out) == 1);	/* already attached */
 	CHECK(out.find("already attached") != std::string::npos);
 	REQUIRE(sh("cosctl shim detach", &out) == 0);
