@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cos-fifo.c — the FIFO lord: runnable COS tasks run in arrival order on the enclave's CPUs,
- * each until it blocks, yields or is preempted, or for a slice (--slice-us, 5 ms by default:
- * round robin among equals, so one busy thread cannot hold a CPU that others wait for; 0 runs
- * each task until it blocks).  One global queue by default;
+ * each until it blocks, yields or is preempted, or until its turn is over while others wait
+ * (--slice-us, 5 ms by default: round robin among equals, so one busy thread cannot hold a CPU
+ * that others wait for; 0 runs each task until it blocks).  The turn is the lord's decision,
+ * not a kernel slice: a task nobody waits for runs on, with no round trip through the lord.
+ * One global queue by default;
  * --per-cpu keeps a queue per CPU (a task returns to its last CPU, idle CPUs steal from the
  * longest queue).  See docs/writing-a-policy.md.
  *
@@ -30,8 +32,8 @@ struct fifo {
 	const char *in_enclave;
 	int per_cpu;
 	unsigned int latch;		/* --latch: tasks latched behind each CPU's at most */
-	unsigned long long slice_ns;
-	unsigned long long runnable, blocked, preempted, latched, stolen;
+	unsigned long long slice_ns;	/* a turn while others wait; 0: run to block */
+	unsigned long long runnable, blocked, preempted, latched, stolen, turns;
 };
 
 static struct cos_taskq *queue_for(struct fifo *f, struct cos_task *t)
@@ -97,10 +99,25 @@ static struct cos_task *fifo_latched_for(struct cos_sched *s, struct fifo *f, in
 	return best ? cos_sched_first_for(s, best, cpu) : NULL;
 }
 
+static bool fifo_waiting(const struct fifo *f)
+{
+	if (!f->per_cpu)
+		return f->global.head;
+	for (int i = 0; i < f->nr_cpus; i++)
+		if (f->percpu[f->cpus[i]].head)
+			return true;
+	return false;
+}
+
+/*
+ * Idle CPUs first; then, while tasks still wait, the CPUs whose task has had its turn (the
+ * framework's tick, a quarter turn, brings the lord here while tasks wait); then latches.
+ */
 static void fifo_schedule(struct cos_sched *s)
 {
 	struct fifo *f = cos_sched_policy_ctx(s);
-	bool waiting = false;
+	unsigned long long now = 0;
+	bool waiting;
 
 	for (int i = 0; i < f->nr_cpus; i++) {
 		int cpu = f->cpus[i];
@@ -112,12 +129,28 @@ static void fifo_schedule(struct cos_sched *s)
 		if (!t && f->latch && (t = fifo_latched_for(s, f, cpu)))
 			f->stolen++;
 		if (t)
-			cos_sched_place(s, t, cpu, f->slice_ns);
+			cos_sched_place(s, t, cpu, 0);
+	}
+	waiting = fifo_waiting(f);
+	for (int i = 0; f->slice_ns && waiting && i < f->nr_cpus; i++) {
+		int cpu = f->cpus[i];
+		struct cos_task *cur = cos_sched_cpu_task(s, cpu), *t;
+
+		if (!now)
+			now = cos_now_ns();
+		if (!cur || now - cur->placed_at < f->slice_ns)
+			continue;
+		/* its turn is over: the task latched behind it (it waited longer), else the first */
+		t = cos_sched_cpu_latched(s, cpu)->head;
+		if (!t)
+			t = fifo_first(s, f, cpu);
+		if (t && cos_sched_place(s, t, cpu, 0) == 0)
+			f->turns++;
+		waiting = fifo_waiting(f);
 	}
 	if (!f->latch)
 		return;
-	for (int i = 0; i < f->nr_cpus && !waiting; i++)
-		waiting = f->per_cpu ? f->percpu[f->cpus[i]].head : f->global.head;
+	waiting = fifo_waiting(f);
 	for (int i = 0; i < f->nr_cpus && waiting; i++) {
 		int cpu = f->cpus[i];
 		struct cos_task *t;
@@ -125,7 +158,7 @@ static void fifo_schedule(struct cos_sched *s)
 		if (!cos_sched_cpu_task(s, cpu) || cos_sched_cpu_latched(s, cpu)->len >= f->latch)
 			continue;
 		t = fifo_first(s, f, cpu);
-		if (t && cos_sched_latch(s, t, cpu, f->slice_ns) == 0)
+		if (t && cos_sched_latch(s, t, cpu, 0) == 0)
 			f->latched++;
 	}
 }
@@ -134,8 +167,8 @@ static void fifo_stats(struct cos_sched *s, FILE *out)
 {
 	struct fifo *f = cos_sched_policy_ctx(s);
 
-	fprintf(out, "runnable %llu blocked %llu preempted %llu latched %llu stolen %llu | queued %u",
-		f->runnable, f->blocked, f->preempted, f->latched, f->stolen,
+	fprintf(out, "runnable %llu blocked %llu preempted %llu latched %llu stolen %llu turns %llu "
+		"| queued %u", f->runnable, f->blocked, f->preempted, f->latched, f->stolen, f->turns,
 		f->per_cpu ? 0 : f->global.len);
 }
 
@@ -176,7 +209,9 @@ static int fifo_ready(struct lord_main *lm)
 	f.nr_cpus = lm->nr_cpus;
 	f.in_enclave = lm->in_enclave;
 	lm->wake_rules = COS_WAKE_IDLE;		/* see the top comment */
-	lm->wake_slice_ns = f.slice_ns;
+	lm->wake_slice_ns = 0;			/* turns are the lord's (fifo_schedule()) */
+	if (f.slice_ns)
+		lm->tick_ns = f.slice_ns / 4;	/* while tasks wait: finds turns that are over */
 	return 0;
 }
 
@@ -214,9 +249,10 @@ int main(int argc, char **argv)
 	m.about = "The FIFO lord: COS tasks run in arrival order on the enclave's CPUs, in turns.";
 	m.own_usage =
 		"  -p, --per-cpu        a queue per CPU (tasks return to their last CPU; idle CPUs steal)\n"
-		"  -s, --slice-us N     a task's turn: N us of CPU, then the next waiting task's\n"
-		"                       (default 5000; 0: run each task until it blocks, which is\n"
-		"                       fastest for short requests but lets one busy thread hold a CPU)\n"
+		"  -s, --slice-us N     a task's turn while others wait: after N us on its CPU it\n"
+		"                       makes room for the first waiting task (default 5000; 0: run\n"
+		"                       each task until it blocks, which lets one busy thread hold a\n"
+		"                       CPU that others wait for)\n"
 		"      --latch N        latch up to N waiting tasks behind each busy CPU's task (0-4,\n"
 		"                       default 0): it starts there without a round trip to the lord\n";
 	m.own_short = "ps:";
