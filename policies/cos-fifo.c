@@ -110,8 +110,9 @@ static bool fifo_waiting(const struct fifo *f)
 }
 
 /*
- * Idle CPUs first; then, while tasks still wait, the CPUs whose task has had its turn (the
- * framework's tick, a quarter turn, brings the lord here while tasks wait); then latches.
+ * Idle CPUs first; then, while tasks still wait (in a queue, or latched behind a CPU's task),
+ * the CPUs whose task has had its turn (the framework's tick, a quarter turn, brings the lord
+ * here while tasks wait or are latched); then latches.
  */
 static void fifo_schedule(struct cos_sched *s)
 {
@@ -132,16 +133,18 @@ static void fifo_schedule(struct cos_sched *s)
 			cos_sched_place(s, t, cpu, 0);
 	}
 	waiting = fifo_waiting(f);
-	for (int i = 0; f->slice_ns && waiting && i < f->nr_cpus; i++) {
+	for (int i = 0; f->slice_ns && i < f->nr_cpus; i++) {
 		int cpu = f->cpus[i];
 		struct cos_task *cur = cos_sched_cpu_task(s, cpu), *t;
 
-		if (!now)
-			now = cos_now_ns();
-		if (!cur || now - cur->placed_at < f->slice_ns)
-			continue;
 		/* its turn is over: the task latched behind it (it waited longer), else the first */
 		t = cos_sched_cpu_latched(s, cpu)->head;
+		if (!cur || (!t && !waiting))
+			continue;
+		if (!now)
+			now = cos_now_ns();
+		if (now - cur->placed_at < f->slice_ns)
+			continue;
 		if (!t)
 			t = fifo_first(s, f, cpu);
 		if (t && cos_sched_place(s, t, cpu, 0) == 0)

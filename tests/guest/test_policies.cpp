@@ -596,16 +596,20 @@ struct BusyCosTasks {
 };
 } // namespace
 
-TEST_CASE("cos-fifo's default slice gives busy COS tasks on one CPU turns; --slice-us 0 lets the first keep it", "[policies][fifo][slice]")
+TEST_CASE("cos-fifo's default turn gives busy COS tasks on one CPU turns, latched or not; --slice-us 0 lets the first keep it", "[policies][fifo][slice]")
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	for (bool sliced : {true, false}) {
-		CAPTURE(sliced);
+	/* sliced, run to block, and sliced with a latch (a latched task must get its turn too) */
+	for (int mode : {0, 1, 2}) {
+		bool sliced = mode != 1;
+		CAPTURE(mode);
 		std::vector<std::string> argv = {build_path("bin/cos-fifo"), "--cpus", "1", "--stall-ms",
 						 stall_arg(1000), "--starve-ms", starve_arg(10000)};
 		if (!sliced)
 			argv.insert(argv.end(), {"--slice-us", "0"});
+		if (mode == 2)
+			argv.insert(argv.end(), {"--latch", "1"});
 		PolicyProc lord(argv);
 		REQUIRE(lord.wait_for(sliced ? "slice 5000 us" : "run to block"));
 		int fd = cos_open();
