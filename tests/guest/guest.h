@@ -45,6 +45,19 @@ inline std::string read_file(const std::string &path)
 	return s;
 }
 
+/* A field of /proc/<pid>/<file>: "Cpus_allowed_list" in status, "policy" or "ext.enabled" in sched. */
+inline std::string proc_field(pid_t pid, const std::string &file, const std::string &key)
+{
+	std::ifstream f("/proc/" + std::to_string(pid) + "/" + file);
+	std::string line;
+	while (std::getline(f, line))
+		if (line.compare(0, key.size(), key) == 0) {
+			size_t v = line.find_first_not_of(" \t:", key.size());
+			return v == std::string::npos ? "" : line.substr(v);
+		}
+	return "";
+}
+
 inline std::string sched_ext_state() { return read_file("/sys/kernel/sched_ext/state"); }
 inline std::string sched_ext_ops() { return read_file("/sys/kernel/sched_ext/root/ops"); }
 

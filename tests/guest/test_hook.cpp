@@ -30,18 +30,6 @@ int hook(const std::string &state, std::string *err = nullptr)
 	return st;
 }
 
-/* A field of /proc/<pid>/status ("Cpus_allowed_list") or the policy in /proc/<pid>/sched. */
-std::string proc_field(pid_t pid, const std::string &file, const std::string &key)
-{
-	std::ifstream f("/proc/" + std::to_string(pid) + "/" + file);
-	std::string line;
-	while (std::getline(f, line))
-		if (line.compare(0, key.size(), key) == 0) {
-			size_t v = line.find_first_not_of(" \t:", key.size());
-			return v == std::string::npos ? "" : line.substr(v);
-		}
-	return "";
-}
 std::string policy_of(pid_t pid) { return proc_field(pid, "sched", "policy"); }
 std::string cpus_of(pid_t pid) { return proc_field(pid, "status", "Cpus_allowed_list"); }
 

@@ -20,18 +20,6 @@ namespace {
 
 const std::string PART = COS_PARTITION_PATH;
 
-/* A field of /proc/<pid>/<file> ("ext.enabled" in sched, "Cpus_allowed_list" in status). */
-std::string proc_field(pid_t pid, const std::string &file, const std::string &key)
-{
-	std::ifstream f("/proc/" + std::to_string(pid) + "/" + file);
-	std::string line;
-	while (std::getline(f, line))
-		if (line.compare(0, key.size(), key) == 0) {
-			size_t v = line.find_first_not_of(" \t:", key.size());
-			return v == std::string::npos ? "" : line.substr(v);
-		}
-	return "";
-}
 std::string on_ext(pid_t pid) { return proc_field(pid, "sched", "ext.enabled"); }
 std::string cpus_of(pid_t pid) { return proc_field(pid, "status", "Cpus_allowed_list"); }
 std::string cgroup_of(pid_t pid) { return proc_field(pid, "cgroup", "0::"); }
