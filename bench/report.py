@@ -328,7 +328,8 @@ def work_lines(work):
         return []
     lines = ["## Work per request", "",
              "Counted, not timed (the same on any hardware): per unit of work (`pipe`: a round "
-             "trip; `hackbench`: a message; `nginx`, `redis`: a request), the machine's context "
+             "trip; `hackbench`: a message; `nginx`, `redis`: a request; `pgbench-*`: a transaction; "
+             "`rocksdb`: a read), the machine's context "
              "switches, rescheduling and function-call IPIs, cos.ko's ring messages and "
              "placements, and the lord's CPU time. Medians over the repetitions.", "",
              "| benchmark | scheduler | reps | context switches | IPIs | messages | placed | "
@@ -776,10 +777,13 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 [[r["scheduler"], r["rounds"], fmt_us(r["p99_mean"]), fmt_us(r["p99_median"]),
                   fmt_us(r["p99_stdev"]), ratio(r, "p99_median_ratio")] for r in wake])
     if apps:
-        section("## Unmodified servers (nginx, redis-server)",
-                "Debian's nginx (a worker per server CPU, a 5 KiB static page) under wrk and "
-                "redis-server (an I/O thread per server CPU) under redis-benchmark, closed loop, "
-                "16 connections; the servers on CPUs 1..N-2 and the client (a normal task) on the "
+        section("## Unmodified servers (nginx, redis-server, PostgreSQL, RocksDB)",
+                "Debian's nginx (a worker per server CPU, a 5 KiB static page) under wrk, "
+                "redis-server (an I/O thread per server CPU) under redis-benchmark and PostgreSQL "
+                "17 under pgbench (`select`: -S, `update`: -N; scale 4, on tmpfs), closed loop, "
+                "16 connections; RocksDB's db_bench readrandom, 8 threads (the whole process under "
+                "the configuration: ops/s and the per-read p50/p99). "
+                "The servers on CPUs 1..N-2 and the client (a normal task) on the "
                 "last CPU in every configuration (2 CPUs: servers on CPU 1, client on CPU 0 "
                 "beside the lord). `shim`: the shim attached, the server a COS "
                 "task under its fair policy (no lord); `cos-fifo`, `cos-shinjuku`: `cosctl run --` "

@@ -27,6 +27,16 @@ COS_PACKAGES=(
 # linux-headers-cloud-amd64 comes from trixie itself (6.12, without sched_ext): DKMS must refuse
 # it (tests/guest/install-test).  The sched_ext kernels' headers are added by tests/vm/kernel.
 
+# Added to an existing tree (apt-get install, recorded by a stamp per list) rather than building
+# a new one, so that a new package keeps the kernels built inside the tree (tests/vm/debug-kernel
+# takes most of an hour).  Packages only add files, so the tree stays what a fresh build of both
+# lists would give.  Keep sorted.
+COS_ADDED_PACKAGES=(
+	postgresql-17 rocksdb-tools sysbench
+)
+# postgresql-17 (postgres, initdb and pgbench; no cluster is made at install), rocksdb-tools (db_bench) and sysbench: more
+# software nobody here wrote for BENCH=apps and the policies' tests.
+
 # Taken from trixie-backports.  QEMU >= 11: multi-threaded TCG in 10.x (trixie) executes stale
 # int3 breakpoints while the guest kernel patches its text (sched_ext enable flips static keys),
 # an "Oops: int3" in __schedule (docs/testing.md, "Known kernel and emulator quirks").
