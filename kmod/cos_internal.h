@@ -92,6 +92,7 @@ struct cos_slot {
 	s32 cpu;		/* queued/running/last CPU */
 	u32 next_msg;		/* message for the next enqueue: PREEMPTED/YIELD, else RUNNABLE */
 	u64 next_arg;
+	u32 waker;		/* the next RUNNABLE's cos_msg.waker (cos_ring_write() clears it) */
 	u64 last_seq;		/* seq of the last message about this task */
 	u64 last_ts;		/* when it was posted (0: none yet) */
 	u32 last_msg;		/* its type (COS_MSG_NONE: none yet) */

@@ -64,7 +64,12 @@ static u64 cos_ring_write(struct cos_enclave *e, u64 seq, u32 type, s32 cpu,
 	m->slot = t ? cos_slot_nr(t) : 0;
 	m->gen = t ? t->gen : 0;
 	m->pid = t && t->p ? t->p->pid : 0;
-	m->__pad = 0;
+	m->waker = 0;
+	if (t) {
+		if (type == COS_MSG_TASK_RUNNABLE)
+			m->waker = t->waker;
+		t->waker = 0;
+	}
 	m->arg = arg;
 	smp_store_release(&m->seq, seq);	/* pairs with the lord's acquire load of seq */
 	this_cpu_inc(cos_messages);

@@ -244,13 +244,27 @@ static void cos_lazy_recheck(struct cos_enclave *e)
 		cos_ring_wake_now(e);
 }
 
+/*
+ * The thread that woke @p, if this enqueue runs in its context: a wake-up from task context
+ * that try_to_wake_up() enqueued itself.  One the kernel queued to @p's CPU is enqueued there
+ * from the IPI (hard IRQ) or by the idle task, and one from an interrupt runs in whatever task
+ * it interrupted: 0 for those, never a wrong thread.
+ */
+static u32 cos_task_waker(struct task_struct *p)
+{
+	if (!in_task() || is_idle_task(current) || current == p)
+		return 0;
+	return current->pid;
+}
+
 /**
  * cos_task_enqueue() - runnable COS task @p: keep it in custody for the lord, or not
  * @p: the task; @slot: its slot
  * @wake: it woke up (SCX_ENQ_WAKEUP)
  * @cgid: its cgroup (bandwidth group)
  *
- * Posts RUNNABLE (or PREEMPTED/YIELD when it was running) and, when a lord has control and @p
+ * Posts RUNNABLE (with its waker, cos_task_waker(), for a wake-up) or PREEMPTED/YIELD when it
+ * was running, and, when a lord has control and @p
  * may run on one of its CPUs, puts it in custody (WAITING).  A waking task the lord's wake
  * rules start on its CPU (cos_wake_place()) is posted TASK_PLACED instead.  One a kthread
  * preempted goes back to the head of its CPU's latch if tasks are latched there
@@ -273,6 +287,7 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	msg = t->next_msg ?: COS_MSG_TASK_RUNNABLE;
 	t->next_msg = 0;
 	t->cpu = task_cpu(p);
+	t->waker = wake ? cos_task_waker(p) : 0;
 	t->cgid = cgid;
 	cos_task_unpark(t);
 	gid = cos_group_throttled(cgid);

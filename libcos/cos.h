@@ -529,6 +529,12 @@ struct cos_task {
 	/* queue links, for the cos_taskq helpers below only */
 	struct cos_task *q_next, *q_prev;
 	struct cos_taskq *q;
+	/* (last: a field added keeps the others where policies built before it look) */
+	struct cos_task *waker;		/* in task_runnable: this lord's task that woke it, when the
+					 * module saw who (COS_FEAT_WAKER, struct cos_msg.waker);
+					 * else NULL */
+	unsigned long long event_at;	/* CLOCK_MONOTONIC ns of the kernel's latest message about
+					 * it: when what the callback reports happened */
 };
 
 /* struct cos_taskq - an intrusive FIFO of tasks (a task is in at most one queue) */

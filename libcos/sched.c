@@ -39,6 +39,9 @@ struct cos_sched {
 	cpu_set_t enclave;
 	cpu_set_t offline;		/* CPUs the module said went offline (COS_MSG_CPU_OFFLINE) */
 	struct cos_task *tasks;		/* [max_tasks]; state COS_TASK_FREE = unknown */
+	unsigned int *by_pid;		/* [pid_mask + 1]: slot + 1 of each live task by pid (0: empty),
+					 * open addressing, linear probing (pid_add(), pid_find()) */
+	unsigned int pid_mask;
 	cpu_set_t *allowed;		/* [max_tasks] */
 	char *data;			/* [max_tasks * task_data_size] */
 	struct cos_task **cpu_task;	/* [nr_cpus] */
@@ -182,6 +185,53 @@ static void refresh_affinity(struct cos_sched *s, struct cos_task *t)
 		CPU_ZERO(set);	/* gone: it dies soon, and may run nowhere meanwhile */
 }
 
+/* The pid index: a message's waker is a thread id, the books are by slot. */
+static unsigned int pid_home(const struct cos_sched *s, int pid)
+{
+	return ((unsigned int)pid * 2654435761u) & s->pid_mask;
+}
+
+static void pid_add(struct cos_sched *s, const struct cos_task *t)
+{
+	unsigned int i = pid_home(s, t->pid);
+
+	while (s->by_pid[i])	/* never full: twice the slots */
+		i = (i + 1) & s->pid_mask;
+	s->by_pid[i] = t->slot + 1;
+}
+
+/* Remove @t's entry, moving up the entries after it that probed past it (no tombstones). */
+static void pid_del(struct cos_sched *s, const struct cos_task *t)
+{
+	unsigned int i = pid_home(s, t->pid), j;
+
+	while (s->by_pid[i] && s->by_pid[i] != t->slot + 1)
+		i = (i + 1) & s->pid_mask;
+	if (!s->by_pid[i])
+		return;
+	for (j = (i + 1) & s->pid_mask; s->by_pid[j]; j = (j + 1) & s->pid_mask) {
+		unsigned int h = pid_home(s, s->tasks[s->by_pid[j] - 1].pid);
+
+		/* the entry at j may fill the hole at i if its home is not in (i, j] */
+		if (((j - h) & s->pid_mask) >= ((j - i) & s->pid_mask)) {
+			s->by_pid[i] = s->by_pid[j];
+			i = j;
+		}
+	}
+	s->by_pid[i] = 0;
+}
+
+static struct cos_task *pid_find(struct cos_sched *s, int pid)
+{
+	for (unsigned int i = pid_home(s, pid); pid > 0 && s->by_pid[i]; i = (i + 1) & s->pid_mask) {
+		struct cos_task *t = &s->tasks[s->by_pid[i] - 1];
+
+		if (t->pid == pid)
+			return t;
+	}
+	return NULL;
+}
+
 static struct cos_task *task_new(struct cos_sched *s, unsigned int slot, unsigned int gen,
 				 int pid, int cpu)
 {
@@ -193,6 +243,7 @@ static struct cos_task *task_new(struct cos_sched *s, unsigned int slot, unsigne
 	t->pid = pid;
 	t->cpu = cpu;
 	task_set_state(s, t, COS_TASK_BLOCKED);
+	pid_add(s, t);
 	if (s->policy->task_data_size) {
 		t->data = s->data + (size_t)slot * s->policy->task_data_size;
 		memset(t->data, 0, s->policy->task_data_size);
@@ -223,6 +274,7 @@ static void task_dead(struct cos_sched *s, struct cos_task *t)
 		s->policy->task_dead(s, t);
 	cos_taskq_remove(t);
 	cos_hint_cache_forget(s->hints, t->slot);
+	pid_del(s, t);
 	task_set_state(s, t, COS_TASK_FREE);
 	s->st.tasks--;
 }
@@ -372,6 +424,8 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	if (!t)
 		return;
 	task_unthrottle(s, t);
+	t->waker = m->type == COS_MSG_TASK_RUNNABLE && m->waker ? pid_find(s, (int)m->waker) : NULL;
+	t->event_at = m->ts;
 	switch (m->type) {
 	case COS_MSG_TASK_NEW:
 		break;			/* msg_task() reported it; RUNNABLE follows if it waits */
@@ -792,6 +846,10 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->spin_ns = opts->flags & COS_SCHED_F_NO_SPIN ? 0 : opts->spin_ns ?: 50000;
 	s->flags = opts->flags;
 	s->tasks = calloc(max_tasks, sizeof(*s->tasks));
+	for (s->pid_mask = 1; s->pid_mask < 2 * max_tasks; s->pid_mask <<= 1)
+		;
+	s->by_pid = calloc(s->pid_mask, sizeof(*s->by_pid));
+	s->pid_mask--;
 	s->allowed = calloc(max_tasks, sizeof(*s->allowed));
 	s->throttled_on = calloc(max_tasks, sizeof(*s->throttled_on));
 	s->data = policy->task_data_size ? calloc(max_tasks, policy->task_data_size) : NULL;
@@ -801,7 +859,8 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->placing_from = calloc(nr_cpus, sizeof(*s->placing_from));
 	s->placing_latch = calloc(nr_cpus, sizeof(*s->placing_latch));
 	s->latched = calloc(nr_cpus, sizeof(*s->latched));
-	if (!s->tasks || !s->allowed || !s->throttled_on || (policy->task_data_size && !s->data) ||
+	if (!s->tasks || !s->by_pid || !s->allowed || !s->throttled_on ||
+	    (policy->task_data_size && !s->data) ||
 	    !s->cpu_task || !s->resuming || !s->placing || !s->placing_from || !s->placing_latch ||
 	    !s->latched) {
 		cos_sched_free(s);
@@ -826,6 +885,7 @@ void cos_sched_free(struct cos_sched *s)
 	signals_restore(s);
 	cos_hint_cache_free(s->hints);
 	free(s->tasks);
+	free(s->by_pid);
 	free(s->allowed);
 	free(s->throttled_on);
 	free(s->data);

@@ -20,6 +20,14 @@
  * on a machine whose round trip is a few microseconds and stretches it where the round trip is
  * hundreds (an emulator, an overloaded lord CPU).
  *
+ * A preemption that makes others wait does not pay either: a lock holder preempted over its
+ * slice leaves the tasks that need its lock to block one after another.  A task that blocks on
+ * a CPU whose task this lord keeps preempted is marked as blocked behind it; the module says
+ * who woke a task (cos_task.waker), and when that is the task it blocked behind, that task's
+ * preemption made it wait: its slice doubles, up to 2^SJ_BACKOFF_MAX times, at most once per
+ * preemption; each preemption with no such wake-up halves it again.  A more urgent class still
+ * preempts at once.
+ *
  * Wake rule COS_WAKE_IDLE (unless --no-wake-rules), with no kernel slice: the lord would give a
  * free CPU to that task at once too, and class matters only when tasks wait, when the kernel
  * leaves every waking task to the lord.  Its slice counts from the message's time.
@@ -29,12 +37,14 @@
  * preemption pass starts that CPU's first latched task if it is as urgent as any waiting one,
  * and a more urgent task that arrives later still preempts at once.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "lord_main.h"
 
 #define SJ_CLASSES_MAX	8
 #define SJ_RTT_SLICES	4	/* the slice in use is at least this many lord round trips */
+#define SJ_BACKOFF_MAX	6	/* a convoy's cause runs at most 64 slices */
 
 struct shinjuku {
 	struct cos_taskq runq[SJ_CLASSES_MAX];	/* [0] = class 1, the most urgent */
@@ -45,9 +55,11 @@ struct shinjuku {
 	unsigned long long slice_ns;	/* --slice-us */
 	unsigned long long rtt_ns;	/* the lord's preemption round trip, a moving average */
 	unsigned long long preempt_at[LORD_MAX_CPUS];	/* when the lord last preempted there */
+	struct cos_task *preempted_on[LORD_MAX_CPUS];	/* whom, over its slice (and its gen) */
+	unsigned int preempted_gen[LORD_MAX_CPUS];
 	int fixed_slice;		/* --fixed-slice: no round-trip floor */
 	unsigned int latch;		/* --latch: tasks latched behind each CPU's at most */
-	unsigned long long preemptions, runnable, hinted, deferred, latched;
+	unsigned long long preemptions, runnable, hinted, deferred, latched, convoys;
 };
 
 /* The slice in use: --slice-us, or SJ_RTT_SLICES round trips if that is longer. */
@@ -61,7 +73,64 @@ static unsigned long long sj_slice(const struct shinjuku *j)
 /* Per task (the framework's task data). */
 struct sj_task {
 	unsigned int level;		/* 0-based class, set each time it becomes runnable */
+	unsigned int backoff;		/* its slice is sj_slice() << backoff */
+	bool convoy;			/* its last preemption made a task it woke block */
+	unsigned long long preempted_at;	/* when this lord last preempted it (0: never) */
+	struct cos_task *behind;	/* it last blocked while this task was kept preempted */
+	unsigned int behind_gen;
 };
+
+/*
+ * @t blocked at @t->event_at on @t->cpu: behind the task this lord preempted there, if that one
+ * had not started again by then.  (One latched behind @t starts when @t blocks, before the lord
+ * hears of it: its placed_at is later than the block.)
+ */
+static void sj_blocked(struct cos_sched *s, struct cos_task *t)
+{
+	struct shinjuku *j = cos_sched_policy_ctx(s);
+	struct sj_task *st = t->data;
+	unsigned long long at = t->event_at;
+	struct cos_task *w;
+	struct sj_task *ws;
+
+	st->behind = NULL;
+	if (t->cpu < 0 || t->cpu >= LORD_MAX_CPUS)
+		return;
+	w = j->preempted_on[t->cpu];
+	if (!w || w == t || w->gen != j->preempted_gen[t->cpu])
+		return;
+	ws = w->data;
+	if (ws->preempted_at <= at && (w->placed_at < ws->preempted_at || w->placed_at >= at)) {
+		st->behind = w;
+		st->behind_gen = w->gen;
+	}
+}
+
+/* @t woke up: woken by the task it blocked behind, whose preemption made it wait (a lock). */
+static void sj_convoy_check(struct shinjuku *j, struct cos_task *t)
+{
+	struct sj_task *st = t->data, *w;
+
+	if (!t->waker || st->behind != t->waker || st->behind_gen != t->waker->gen)
+		return;
+	st->behind = NULL;
+	w = t->waker->data;
+	if (w->convoy)
+		return;		/* once per preemption */
+	w->convoy = true;
+	j->convoys++;
+	if (w->backoff < SJ_BACKOFF_MAX)
+		w->backoff++;
+}
+
+/* This lord preempts @t over its slice: the last preemption's verdict, then this one's start. */
+static void sj_preempting(struct sj_task *st, unsigned long long now)
+{
+	if (st->preempted_at && !st->convoy && st->backoff)
+		st->backoff--;
+	st->preempted_at = now;
+	st->convoy = false;
+}
 
 /*
  * The task's queue: its class from its hint, else the default; read each time it queues.  A task
@@ -96,8 +165,15 @@ static void sj_runnable(struct cos_sched *s, struct cos_task *t)
 	struct shinjuku *j = cos_sched_policy_ctx(s);
 
 	j->runnable++;
+	sj_convoy_check(j, t);
 	sj_queue(s, t, false);
 }
+
+static void sj_yield(struct cos_sched *s, struct cos_task *t)
+{
+	sj_queue(s, t, false);
+}
+
 
 static void sj_preempted(struct cos_sched *s, struct cos_task *t, unsigned int why)
 {
@@ -200,7 +276,7 @@ static void sj_schedule(struct cos_sched *s)
 		}
 		if (!now)
 			now = cos_now_ns();
-		over = now - cur->placed_at >= sj_slice(j);
+		over = now - cur->placed_at >= sj_slice(j) << cs->backoff;
 		if (!over && cs->level == 0)
 			continue;	/* nothing is more urgent */
 		/* a more urgent class at once; the same class once it is over its slice */
@@ -214,6 +290,11 @@ static void sj_schedule(struct cos_sched *s)
 		if (cos_sched_place(s, t, cpu, 0) == 0) {
 			j->preemptions++;
 			j->preempt_at[cpu] = now;
+			if (over) {
+				sj_preempting(cs, now);
+				j->preempted_on[cpu] = cur;
+				j->preempted_gen[cpu] = cur->gen;
+			}
 		}
 	}
 	for (int i = 0; j->latch && i < j->nr_cpus && sj_waiting(j); i++) {
@@ -232,9 +313,10 @@ static void sj_stats(struct cos_sched *s, FILE *out)
 {
 	struct shinjuku *j = cos_sched_policy_ctx(s);
 
-	fprintf(out, "runnable %llu hinted %llu preemptions %llu deferred %llu latched %llu | "
-		"round trip %llu us, slice %llu us | queued", j->runnable, j->hinted, j->preemptions,
-		j->deferred, j->latched, j->rtt_ns / 1000, sj_slice(j) / 1000);
+	fprintf(out, "runnable %llu hinted %llu preemptions %llu deferred %llu latched %llu "
+		"convoys %llu | round trip %llu us, slice %llu us | queued", j->runnable, j->hinted,
+		j->preemptions, j->deferred, j->latched, j->convoys, j->rtt_ns / 1000,
+		sj_slice(j) / 1000);
 	for (unsigned int l = 0; l < j->classes; l++)
 		fprintf(out, " %u", j->runq[l].len);
 }
@@ -296,7 +378,8 @@ int main(int argc, char **argv)
 		.name = "shinjuku",
 		.task_runnable = sj_runnable,
 		.task_preempted = sj_preempted,
-		.task_yield = sj_runnable,
+		.task_yield = sj_yield,
+		.task_blocked = sj_blocked,
 		.schedule = sj_schedule,
 		.task_data_size = sizeof(struct sj_task),
 		.ctx = &j,
@@ -310,7 +393,8 @@ int main(int argc, char **argv)
 	m.about = "The Shinjuku lord: a preemptive FIFO per request class.  A COS task that held its CPU\n"
 		  "longer than the slice yields it to the next waiting task of its class; a task of a more\n"
 		  "urgent class (lower number, from the app hint, see cos_hint_set) preempts at once; a\n"
-		  "task in a critical section (COS_HINT_F_CRITICAL) is not preempted.";
+		  "task in a critical section (COS_HINT_F_CRITICAL) is not preempted, and one whose\n"
+		  "preemption left a task it then woke blocked meanwhile (a lock) gets longer slices.";
 	m.own_usage =
 		"  -s, --slice-us N     preemption slice in us (default 30 x COS_TIME_SCALE), or 4 of\n"
 		"                       the lord's round trips as measured while it runs if longer:\n"

@@ -284,6 +284,87 @@ TEST_CASE("wake rule IDLE: waking threads start on free enclave CPUs they may us
 	CHECK(sched_ext_state() == "enabled");
 }
 
+TEST_CASE("RUNNABLE names the COS thread that woke the task, and no thread for a timer's wake-up", "[lord][waker]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	{
+		int fd = cos_open();
+		cos_info info{};
+		REQUIRE(fd >= 0);
+		REQUIRE(cos_get_info(fd, &info) == 0);
+		close(fd);
+		REQUIRE((info.features & COS_FEAT_WAKER));
+	}
+	FifoLord lord(0, {1});
+	REQUIRE(lord.register_error == 0);
+	/* threads 0 and 1 ping-pong through two pipes on CPU 1; thread 2 sleeps on a timer */
+	constexpr int ROUNDS = 50;
+	struct Result {
+		pid_t tids[3];
+		int setattr_err[3];
+		std::atomic<int> ready;
+	};
+	Shared<Result> res;
+	int ping[2], pong[2];
+	REQUIRE(pipe(ping) == 0);
+	REQUIRE(pipe(pong) == 0);
+	int rc = in_child_threads(3, [&](int i) {
+		char c = 0;
+		pin_self(1);
+		res->tids[i] = gettid();
+		res->setattr_err[i] = become_cos_task();
+		res->ready++;
+		while (res->ready.load() < 3)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		for (int r = 0; r < ROUNDS; r++) {
+			if (i == 0) {
+				if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1)
+					return;
+			} else if (i == 1) {
+				if (read(ping[0], &c, 1) != 1 || write(pong[1], &c, 1) != 1)
+					return;
+			} else {
+				std::this_thread::sleep_for(std::chrono::microseconds(500));
+			}
+		}
+	});
+	REQUIRE(rc == 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));	/* DEAD messages */
+	lord.finish();
+	for (int fd : {ping[0], ping[1], pong[0], pong[1]})
+		close(fd);
+	for (int i = 0; i < 3; i++)
+		REQUIRE(res->setattr_err[i] == 0);
+	int by_partner[2] = {0, 0}, runnable[3] = {0, 0, 0};
+	for (auto &m : lord.log) {
+		if (m.type != COS_MSG_TASK_RUNNABLE) {
+			CHECK(m.waker == 0);	/* only RUNNABLE names a waker */
+			continue;
+		}
+		for (int i = 0; i < 3; i++) {
+			if ((pid_t)m.pid != res->tids[i])
+				continue;
+			CAPTURE(i, m.waker);
+			runnable[i]++;
+			if (i == 2) {
+				CHECK(m.waker == 0);	/* a timer's interrupt: nobody's wake-up */
+			} else if (m.waker) {
+				/* a pipe wake-up names its partner (the ready wait's sleeps: none) */
+				CHECK((pid_t)m.waker == res->tids[1 - i]);
+				by_partner[i] += (pid_t)m.waker == res->tids[1 - i];
+			}
+		}
+	}
+	CAPTURE(runnable[0], runnable[1], runnable[2]);
+	std::cerr << "waker: " << by_partner[0] << " and " << by_partner[1] << " of "
+		  << runnable[0] << " and " << runnable[1] << " wake-ups named the partner\n";
+	/* on one CPU the waker enqueues its partner itself: most wake-ups are named */
+	CHECK(by_partner[0] >= ROUNDS / 2);
+	CHECK(by_partner[1] >= ROUNDS / 2);
+	CHECK(runnable[2] >= ROUNDS / 2);
+}
+
 TEST_CASE("a lazy lord (COS_LORD_F_LAZY_WAKE) sleeps through blocks and wake-rule starts while no task waits, and is not declared stalled for them", "[lord][wake][lazy]")
 {
 	Shim shim;

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -662,6 +663,10 @@ TEST_CASE("cos-shinjuku's slice is never shorter than 4 of its measured round tr
 		REQUIRE(sscanf(lord.err.c_str() + r, "round trip %llu us, slice %llu us", &rtt, &slice) == 2);
 		preemptions[fixed] = std::stoull(lord.err.substr(p + 13));
 		CHECK(preemptions[fixed] > 0);
+		/* busy tasks wake nobody: no preemption of theirs made another wait */
+		size_t cv = lord.err.rfind(" convoys ");
+		REQUIRE(cv != std::string::npos);
+		CHECK(std::stoull(lord.err.substr(cv + 9)) == 0);
 		CHECK(rtt > 0);		/* the preemptions' round trips were measured */
 		if (fixed)
 			CHECK(slice == 1);	/* --slice-us 1, as given */
@@ -671,6 +676,81 @@ TEST_CASE("cos-shinjuku's slice is never shorter than 4 of its measured round tr
 	/* how much it saves depends on the machine (a slow kernel's lord preempts little either way) */
 	std::cerr << "cos-shinjuku --slice-us 1: " << preemptions[0] << " preemptions in 1.5 s with "
 		  << "the round-trip floor, " << preemptions[1] << " with --fixed-slice\n";
+}
+
+/*
+ * The sysbench pattern on one CPU: a thread holds a mutex for long stretches, three others wake
+ * from a timer and take it briefly.  cos-shinjuku preempts the holder for a waking thread, which
+ * blocks on the mutex at once: a convoy, which it must see (the holder's unlock wakes a thread
+ * that blocked while the holder was preempted) and answer with longer slices for the holder.
+ */
+TEST_CASE("cos-shinjuku sees a preempted lock holder make the threads it wakes wait, and lengthens its slice", "[policies][shinjuku][convoy]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	PolicyProc lord({build_path("bin/cos-shinjuku"), "--cpus", "1", "--stall-ms", stall_arg(1000),
+			 "--starve-ms", starve_arg(10000), "--stats", "1"});
+	REQUIRE(lord.wait_for("cos-shinjuku: lord on CPU 0"));
+	struct Counts {
+		std::atomic<bool> stop;
+		std::atomic<int> setattr_err;
+		std::atomic<unsigned long> held, taken;
+	};
+	Counts *c = shared_new<Counts>();
+	pid_t kid = fork();
+	if (kid == 0) {
+		static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+		std::vector<std::thread> ts;
+		for (int i = 0; i < 4; i++)
+			ts.emplace_back([c, i] {
+				cpu_set_t s;
+				CPU_ZERO(&s);
+				CPU_SET(1, &s);
+				sched_setaffinity(0, sizeof(s), &s);
+				if (become_cos_task())
+					c->setattr_err++;
+				while (!c->stop) {
+					if (i == 0) {	/* the holder: 20 ms in, then again */
+						pthread_mutex_lock(&m);
+						auto until = std::chrono::steady_clock::now() +
+							     std::chrono::milliseconds(20);
+						while (std::chrono::steady_clock::now() < until)
+							;
+						pthread_mutex_unlock(&m);
+						c->held++;
+					} else {
+						std::this_thread::sleep_for(std::chrono::milliseconds(2));
+						pthread_mutex_lock(&m);
+						c->taken++;
+						pthread_mutex_unlock(&m);
+					}
+				}
+			});
+		for (auto &t : ts)
+			t.join();
+		_exit(0);
+	}
+	REQUIRE(kid > 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+	c->stop = true;
+	int st = -1;
+	REQUIRE(waitpid(kid, &st, 0) == kid);
+	CHECK(lord.stop(SIGINT) == 0);
+	INFO(lord.err);
+	CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+	CHECK(c->setattr_err == 0);
+	CHECK(c->held > 0);
+	CHECK(c->taken > 0);
+	size_t p = lord.err.rfind(" preemptions "), cv = lord.err.rfind(" convoys ");
+	REQUIRE(p != std::string::npos);
+	REQUIRE(cv != std::string::npos);
+	unsigned long long preemptions = std::stoull(lord.err.substr(p + 13));
+	unsigned long long convoys = std::stoull(lord.err.substr(cv + 9));
+	std::cerr << "cos-shinjuku, a 20 ms lock holder beside 3 takers: " << preemptions
+		  << " preemptions, " << convoys << " convoys seen; " << c->held.load() << " holds, "
+		  << c->taken.load() << " takes\n";
+	CHECK(convoys > 0);
+	shared_delete(c);
 }
 
 TEST_CASE("cos-shinjuku: a more urgent class (app hint) preempts at once, a critical section defers it", "[policies][shinjuku][hints]")

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -685,4 +686,46 @@ TEST_CASE("latch rules: a full latch, the lord's CPU, a task that is not waiting
 	f.step();
 	CHECK(f.r.q.len == waiting + 1);
 	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_LATCH_FULL) == 1);
+}
+
+TEST_CASE("a RUNNABLE's waker is resolved to the lord's task by pid, through deaths and pid collisions", "[sched][waker]")
+{
+	Fixture f;
+	f.create();
+	/* pids 128 apart share a home in the pid index (64 slots: 128 entries) */
+	constexpr unsigned N = 20;
+	auto pid = [](unsigned i) { return (int)(1000 + 128 * i); };
+	for (unsigned i = 0; i < N; i++)
+		f.k.post(COS_MSG_TASK_NEW, i, 1, pid(i), 1);
+	for (unsigned i : {3u, 7u, 8u, 0u, 15u})
+		f.k.post(COS_MSG_TASK_DEAD, i, 1, pid(i), 1);
+	f.step();
+	f.policy.task_runnable = [](cos_sched *s, cos_task *t) {
+		rec(s)->log.push_back(tag("woken", t) + "<" + std::to_string(t->waker ? t->waker->pid : 0));
+	};
+	for (unsigned i = 0; i < N; i++) {
+		unsigned by = (i + 1) % N;	/* each woken by the next, dead or alive */
+		f.k.post(COS_MSG_TASK_RUNNABLE, 40 + i, 1, 5000 + i, 1);	/* new tasks */
+		f.k.ring.back().waker = (uint32_t)pid(by);
+	}
+	f.k.post(COS_MSG_TASK_RUNNABLE, 39, 1, 4999, 1);
+	f.k.ring.back().waker = 77;	/* not a task of this lord */
+	f.step();
+	std::set<unsigned> dead = {3, 7, 8, 0, 15};
+	for (unsigned i = 0; i < N; i++) {
+		unsigned by = (i + 1) % N;
+		std::string want = "woken:" + std::to_string(5000 + i) + "<" +
+				   std::to_string(dead.count(by) ? 0 : pid(by));
+		CAPTURE(want);
+		CHECK(std::count(f.r.log.begin(), f.r.log.end(), want) == 1);
+	}
+	CHECK(std::count(f.r.log.begin(), f.r.log.end(), "woken:4999<0") == 1);
+	/* a waker only for RUNNABLE: a preemption names none */
+	f.policy.task_preempted = [](cos_sched *s, cos_task *t, unsigned) {
+		rec(s)->log.push_back(tag("back", t) + "<" + std::to_string(t->waker ? t->waker->pid : 0));
+	};
+	f.k.post(COS_MSG_TASK_PREEMPTED, 40, 1, 5000, 1, COS_PREEMPT_BY_OTHER);
+	f.k.ring.back().waker = (uint32_t)pid(1);
+	f.step();
+	CHECK(f.r.log.back() == "back:5000<0");
 }

@@ -46,6 +46,7 @@
 #define COS_FEAT_BANDWIDTH	(1ULL << 7)	/* the attached shim enforces cgroups' cpu.max, for
 						 * COS tasks too (COS_MSG_TASK_THROTTLED ...) */
 #define COS_FEAT_LAZY_WAKE	(1ULL << 8)	/* COS_LORD_F_LAZY_WAKE is known */
+#define COS_FEAT_WAKER		(1ULL << 9)	/* struct cos_msg.waker is filled in */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -183,6 +184,10 @@ enum cos_msg_type {
  * @cpu:	CPU the event happened on
  * @slot, @gen:	the task (status table index and generation); 0/0 for LORD_STALL, OVERFLOW
  * @pid:	the task's pid (thread id), for humans and tools
+ * @waker:	COS_MSG_TASK_RUNNABLE of a wake-up: the thread id of the task that woke it, when
+ *		the module saw the wake-up in that task's context (COS_FEAT_WAKER); 0 when it did
+ *		not (a wake-up from an interrupt, or one the kernel handed to the woken task's CPU)
+ *		and for every other message.  Zero before COS_FEAT_WAKER.
  * @arg:	per type, see enum cos_msg_type
  */
 struct cos_msg {
@@ -193,7 +198,7 @@ struct cos_msg {
 	__u32 slot;
 	__u32 gen;
 	__u32 pid;
-	__u32 __pad;
+	__u32 waker;
 	__u64 arg;
 	__u64 __reserved[2];
 };
