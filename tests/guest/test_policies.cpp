@@ -559,9 +559,10 @@ struct BusyCosTasks {
 		std::atomic<unsigned long> n[3];
 	} *c = shared_new<Counts>();
 	pid_t kids[3];
-	BusyCosTasks()
+	int nr;
+	explicit BusyCosTasks(int nr = 3) : nr(nr)
 	{
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < nr; i++) {
 			kids[i] = fork();
 			if (kids[i] == 0) {
 				if (become_cos_task())
@@ -577,10 +578,10 @@ struct BusyCosTasks {
 	{
 		unsigned long from[3];
 		unsigned ran = 0;
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < nr; i++)
 			from[i] = c->n[i].load();
 		std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < nr; i++)
 			ran += c->n[i].load() > from[i];
 		return ran;
 	}
@@ -588,10 +589,10 @@ struct BusyCosTasks {
 	{
 		/* all at once: a killed task that waits must be run to die, and under a run-to-block
 		 * lord only the death of the one running frees the CPU */
-		for (pid_t k : kids)
-			kill(k, SIGKILL);
-		for (pid_t k : kids)
-			waitpid(k, nullptr, 0);
+		for (int i = 0; i < nr; i++)
+			kill(kids[i], SIGKILL);
+		for (int i = 0; i < nr; i++)
+			waitpid(kids[i], nullptr, 0);
 		shared_delete(c);
 	}
 };
@@ -601,16 +602,20 @@ TEST_CASE("cos-fifo's default turn gives busy COS tasks on one CPU turns, latche
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	/* sliced, run to block, and sliced with a latch (a latched task must get its turn too) */
-	for (int mode : {0, 1, 2}) {
+	/*
+	 * sliced, run to block, sliced with a latch (a latched task must get its turn too), and
+	 * that with 2 tasks: the other is latched and none is queued, so the turn is the latch's
+	 */
+	for (int mode : {0, 1, 2, 3}) {
 		bool sliced = mode != 1;
 		CAPTURE(mode);
 		std::vector<std::string> argv = {build_path("bin/cos-fifo"), "--cpus", "1", "--stall-ms",
 						 stall_arg(1000), "--starve-ms", starve_arg(10000)};
 		if (!sliced)
 			argv.insert(argv.end(), {"--slice-us", "0"});
-		if (mode == 2)
+		if (mode >= 2)
 			argv.insert(argv.end(), {"--latch", "1"});
+		int nr = mode == 3 ? 2 : 3;
 		PolicyProc lord(argv);
 		REQUIRE(lord.wait_for(sliced ? "slice 5000 us" : "run to block"));
 		int fd = cos_open();
@@ -621,7 +626,7 @@ TEST_CASE("cos-fifo's default turn gives busy COS tasks on one CPU turns, latche
 		std::string tasks;
 		uint64_t t0 = now_ns(), t1;
 		{
-			BusyCosTasks busy;
+			BusyCosTasks busy(nr);
 			std::this_thread::sleep_for(std::chrono::milliseconds(300));
 			ran = busy.running(1500);
 			REQUIRE(cos_get_info(fd, &after) == 0);
@@ -633,7 +638,7 @@ TEST_CASE("cos-fifo's default turn gives busy COS tasks on one CPU turns, latche
 		INFO(lord.err << tasks << "ran " << (t1 - t0) / 1000000 << " ms");
 		CHECK(after.fallbacks == before.fallbacks);	/* the lord ran them, not the fallback */
 		CHECK(after.stalls == before.stalls);
-		CHECK(ran == (sliced ? 3u : 1u));
+		CHECK(ran == (sliced ? (unsigned)nr : 1u));
 	}
 }
 
