@@ -310,14 +310,17 @@ def read_work(out):
             raise ValueError("no units")
         return {"ctxt": int(r["ctxt"]) / u, "ipi": (int(r["ipi_res"]) + int(r["ipi_cal"])) / u,
                 "messages": int(r["messages"]) / u, "placed": int(r["placed"]) / u,
-                "lord_us": int(r["lord_ms"]) * 1000.0 / u}
+                "lord_us": int(r["lord_ms"]) * 1000.0 / u,
+                # the lord's sleeps (voluntary switches); older work.csv files lack the column
+                "lord_sleeps": int(r["lord_sleeps"]) / u if r.get("lord_sleeps") else None}
     vals = read_grouped(os.path.join(out, "work.csv"), ("benchmark", "scheduler"), per_unit)
     rows = []
     for (bench, sched) in sorted(vals, key=lambda k: (k[0], peer_order(k[1]))):
         v = vals[(bench, sched)]
         r = {"benchmark": bench, "scheduler": sched, "reps": len(v)}
         for k in v[0]:
-            r[k] = statistics.median(x[k] for x in v)
+            xs = [x[k] for x in v if x[k] is not None]
+            r[k] = statistics.median(xs) if xs else None
         rows.append(r)
     return rows
 
@@ -331,13 +334,15 @@ def work_lines(work):
              "trip; `hackbench`: a message; `nginx`, `redis`: a request; `pgbench-*`: a transaction; "
              "`rocksdb`: a read), the machine's context "
              "switches, rescheduling and function-call IPIs, cos.ko's ring messages and "
-             "placements, and the lord's CPU time. Medians over the repetitions.", "",
+             "placements, the lord's CPU time and how often the lord slept (its voluntary "
+             "context switches). Medians over the repetitions.", "",
              "| benchmark | scheduler | reps | context switches | IPIs | messages | placed | "
-             "lord CPU |", "|---|---|---|---|---|---|---|---|"]
+             "lord CPU | lord sleeps |", "|---|---|---|---|---|---|---|---|---|"]
     for r in work:
+        sleeps = "—" if r.get("lord_sleeps") is None else f"{r['lord_sleeps']:.3f}"
         lines.append(f"| {r['benchmark']} | {r['scheduler']} | {r['reps']} | {r['ctxt']:.2f} | "
                      f"{r['ipi']:.3f} | {r['messages']:.2f} | {r['placed']:.2f} | "
-                     f"{r['lord_us']:.2f} µs |")
+                     f"{r['lord_us']:.2f} µs | {sleeps} |")
     lines.append("")
     return lines
 

@@ -25,10 +25,10 @@ static void print_stats(struct cos_sched *s, struct lord_main *m)
 		if (cos_sched_shoot_failures(s, status))
 			fprintf(stderr, "%s %llu, ", cos_shoot_status_name(status),
 				cos_sched_shoot_failures(s, status));
-	fprintf(stderr, "%llu not started) stale %llu resyncs %llu stalls %llu wake-placed %llu",
-		cos_sched_shoot_failures(s, COS_SCHED_NOT_STARTED),
+	fprintf(stderr, "%llu not started) stale %llu resyncs %llu stalls %llu wake-placed %llu "
+		"waits %llu", cos_sched_shoot_failures(s, COS_SCHED_NOT_STARTED),
 		cos_sched_shoot_failures(s, COS_SCHED_STALE), st.resyncs, st.stalls,
-		cos_sched_wake_placed(s));
+		cos_sched_wake_placed(s), st.waits);
 	if (m->stats) {
 		fputs(" | ", stderr);
 		m->stats(s, stderr);
