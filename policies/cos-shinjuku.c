@@ -44,7 +44,10 @@
 
 #define SJ_CLASSES_MAX	8
 #define SJ_RTT_SLICES	4	/* the slice in use is at least this many lord round trips */
-#define SJ_BACKOFF_MAX	6	/* a convoy's cause runs at most 64 slices */
+#define SJ_BACKOFF_MAX	6	/* a convoy's cause runs at most 64 slices ... */
+#define SJ_SLICE_CAP_NS	20000000ull	/* ... and no task's slice, floor and back-off
+					 * included, exceeds 20 ms or an eighth of starve_ms
+					 * (unless --slice-us asks for more) */
 
 struct shinjuku {
 	struct cos_taskq runq[SJ_CLASSES_MAX];	/* [0] = class 1, the most urgent */
@@ -58,6 +61,7 @@ struct shinjuku {
 	struct cos_task *preempted_on[LORD_MAX_CPUS];	/* whom, over its slice (and its gen) */
 	unsigned int preempted_gen[LORD_MAX_CPUS];
 	int fixed_slice;		/* --fixed-slice: no round-trip floor */
+	unsigned long long slice_cap_ns;	/* see SJ_SLICE_CAP_NS */
 	unsigned int latch;		/* --latch: tasks latched behind each CPU's at most */
 	unsigned long long preemptions, runnable, hinted, deferred, latched, convoys;
 };
@@ -68,6 +72,18 @@ static unsigned long long sj_slice(const struct shinjuku *j)
 	unsigned long long floor = j->fixed_slice ? 0 : SJ_RTT_SLICES * j->rtt_ns;
 
 	return j->slice_ns > floor ? j->slice_ns : floor;
+}
+
+/*
+ * @t's slice: the one in use, doubled per back-off step, capped.  The cap keeps a measured
+ * round trip that spiked (the average starts from one sample) times a back-off from keeping
+ * a waiting task out past the starvation rule.
+ */
+static unsigned long long sj_task_slice(const struct shinjuku *j, unsigned int backoff)
+{
+	unsigned long long slice = sj_slice(j) << backoff;
+
+	return slice < j->slice_cap_ns ? slice : j->slice_cap_ns;
 }
 
 /* Per task (the framework's task data). */
@@ -276,7 +292,7 @@ static void sj_schedule(struct cos_sched *s)
 		}
 		if (!now)
 			now = cos_now_ns();
-		over = now - cur->placed_at >= sj_slice(j) << cs->backoff;
+		over = now - cur->placed_at >= sj_task_slice(j, cs->backoff);
 		if (!over && cs->level == 0)
 			continue;	/* nothing is more urgent */
 		/* a more urgent class at once; the same class once it is over its slice */
@@ -348,7 +364,12 @@ static int sj_ready(struct lord_main *m)
 {
 	j.cpus = m->cpus;
 	j.nr_cpus = m->nr_cpus;
+	unsigned long long starve_ns = (m->sched_opts.lord.starve_ms ?: 1000) * 1000000ull;
+
 	m->tick_ns = m->sched_opts.tick_ns = j.slice_ns / 4;	/* finds tasks over their slice */
+	j.slice_cap_ns = SJ_SLICE_CAP_NS < starve_ns / 8 ? SJ_SLICE_CAP_NS : starve_ns / 8;
+	if (j.slice_cap_ns < j.slice_ns)
+		j.slice_cap_ns = j.slice_ns;	/* --slice-us is the user's to choose */
 	m->sched_opts.flags |= COS_SCHED_F_HINTS;
 	m->wake_rules = COS_WAKE_IDLE;		/* see the top comment */
 	if (!j.default_class)
