@@ -312,7 +312,9 @@ def read_work(out):
                 "messages": int(r["messages"]) / u, "placed": int(r["placed"]) / u,
                 "lord_us": int(r["lord_ms"]) * 1000.0 / u,
                 # the lord's sleeps (voluntary switches); older work.csv files lack the column
-                "lord_sleeps": int(r["lord_sleeps"]) / u if r.get("lord_sleeps") else None}
+                "lord_sleeps": int(r["lord_sleeps"]) / u if r.get("lord_sleeps") else None,
+                # sched_ext program runs (BENCH_HOOK_CALLS=1 only; 0 otherwise)
+                "hook_calls": int(r["hook_calls"]) / u if r.get("hook_calls") else None}
     vals = read_grouped(os.path.join(out, "work.csv"), ("benchmark", "scheduler"), per_unit)
     rows = []
     for (bench, sched) in sorted(vals, key=lambda k: (k[0], peer_order(k[1]))):
@@ -335,14 +337,20 @@ def work_lines(work):
              "`rocksdb`: a read), the machine's context "
              "switches, rescheduling and function-call IPIs, cos.ko's ring messages and "
              "placements, the lord's CPU time and how often the lord slept (its voluntary "
-             "context switches). Medians over the repetitions.", "",
-             "| benchmark | scheduler | reps | context switches | IPIs | messages | placed | "
-             "lord CPU | lord sleeps |", "|---|---|---|---|---|---|---|---|---|"]
+             "context switches). With `BENCH_HOOK_CALLS=1`, also the sched_ext scheduler's "
+             "BPF program runs (the shim's or a peer's). Medians over the repetitions.", ""]
+    hooks = any(r.get("hook_calls") for r in work)
+    lines += ["| benchmark | scheduler | reps | context switches | IPIs | messages | placed | "
+              "lord CPU | lord sleeps |" + (" sched_ext runs |" if hooks else ""),
+              "|---|---|---|---|---|---|---|---|---|" + ("---|" if hooks else "")]
     for r in work:
         sleeps = "—" if r.get("lord_sleeps") is None else f"{r['lord_sleeps']:.3f}"
-        lines.append(f"| {r['benchmark']} | {r['scheduler']} | {r['reps']} | {r['ctxt']:.2f} | "
-                     f"{r['ipi']:.3f} | {r['messages']:.2f} | {r['placed']:.2f} | "
-                     f"{r['lord_us']:.2f} µs | {sleeps} |")
+        line = (f"| {r['benchmark']} | {r['scheduler']} | {r['reps']} | {r['ctxt']:.2f} | "
+                f"{r['ipi']:.3f} | {r['messages']:.2f} | {r['placed']:.2f} | "
+                f"{r['lord_us']:.2f} µs | {sleeps} |")
+        if hooks:
+            line += " — |" if r.get("hook_calls") is None else f" {r['hook_calls']:.2f} |"
+        lines.append(line)
     lines.append("")
     return lines
 
