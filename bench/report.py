@@ -548,15 +548,23 @@ def summarize_shinjuku(rows):
         at = [r for r in rows if r["load"] == load]
         d = min((r for r in at if r["scheduler"].startswith("default")), key=lambda r: r["get_p99"],
                 default=None)
-        c = min((r for r in at if not r["scheduler"].startswith("default")), key=lambda r: r["get_p99"],
+        c = min((r for r in at if r["scheduler"].startswith("cos")), key=lambda r: r["get_p99"],
+                default=None)
+        p = min((r for r in at if r["scheduler"].startswith("scx_")), key=lambda r: r["get_p99"],
                 default=None)
         if d and c:
-            best.append({"load": load, "default": d["config"], "cos": c["config"],
-                         "default_get_p99": d["get_p99"], "cos_get_p99": c["get_p99"],
-                         "get_p99_ratio": (c["get_p99"] / d["get_p99"]
-                                           if d["get_p99"] and not math.isinf(c["get_p99"]) else
-                                           float("nan")),
-                         "default_achieved": d["achieved_per_s"], "cos_achieved": c["achieved_per_s"]})
+            b = {"load": load, "default": d["config"], "cos": c["config"],
+                 "default_get_p99": d["get_p99"], "cos_get_p99": c["get_p99"],
+                 "get_p99_ratio": (c["get_p99"] / d["get_p99"]
+                                   if d["get_p99"] and not math.isinf(c["get_p99"]) else
+                                   float("nan")),
+                 "default_achieved": d["achieved_per_s"], "cos_achieved": c["achieved_per_s"]}
+            if p:  # the best peer, beside them
+                b.update({"peer": p["config"], "peer_get_p99": p["get_p99"],
+                          "peer_ratio": (p["get_p99"] / d["get_p99"]
+                                         if d["get_p99"] and not math.isinf(p["get_p99"]) else
+                                         float("nan"))})
+            best.append(b)
     return best
 
 
@@ -691,12 +699,18 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
     def best_of(best, title):  # follows the runs' table, without a title of its own
         del lines[-1]
         lines.extend(["", title, ""])
+        peers = any("peer" in b for b in best)
+
+        def vs_default(b, k, v):
+            return ("≪ 1 (the default left requests unserved)" if math.isinf(b["default_get_p99"])
+                    and not math.isinf(v) else f"{b[k]:.2f}×")
         lines.extend(md_table(
-            ["load", "default", "cos", "GET p99 default", "GET p99 cos", "ratio"],
+            ["load", "default", "cos", "GET p99 default", "GET p99 cos", "ratio"] +
+            (["best peer", "GET p99 peer", "peer ratio"] if peers else []),
             [[f"{b['load']:.2f}", b["default"], b["cos"], fmt_us(b["default_get_p99"]),
-              fmt_us(b["cos_get_p99"]),
-              "≪ 1 (the default left requests unserved)" if math.isinf(b["default_get_p99"]) and
-              not math.isinf(b["cos_get_p99"]) else f"{b['get_p99_ratio']:.2f}×"] for b in best]))
+              fmt_us(b["cos_get_p99"]), vs_default(b, "get_p99_ratio", b["cos_get_p99"])] +
+             ([b["peer"], fmt_us(b["peer_get_p99"]), vs_default(b, "peer_ratio", b["peer_get_p99"])]
+              if "peer" in b else (["—", "—", "—"] if peers else [])) for b in best]))
         lines.append("")
 
     if deleg:
