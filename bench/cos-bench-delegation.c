@@ -20,6 +20,8 @@
  *     kernel starts the target on a free enclave CPU (TASK_PLACED) with no shoot; should it
  *     not (no free CPU), the lord shoots it when it says RUNNABLE.  Latency is wake -> running,
  *     as in the default phase, so the ratio compares like with like.
+ * --submit none runs the default phase alone, under whatever scheduler is attached (a peer's,
+ * started by bench/run), named by --label.
  * --csv DIR writes every sample.  A benchmark: it asserts nothing about time.
  */
 #include <errno.h>
@@ -345,7 +347,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cos-bench-delegation [--shoots N] [--hogs LIST] [--submit LIST] [--stall-ms MS]\n"
-		"                            [--csv DIR]\n"
+		"                            [--csv DIR] [--label NAME]\n"
 		"Delegation latency (lord's SHOOT -> task running) vs the default scheduler's\n"
 		"cross-CPU futex wake-up latency, side by side in this boot.  Needs root, cos.ko,\n"
 		"sched_ext, 2 to %d online CPUs and no sched_ext scheduler attached.  The lord\n"
@@ -360,7 +362,10 @@ static void usage(FILE *f)
 		"                 (io_uring uring_cmd), wake (the wake rule COS_WAKE_IDLE: the kernel\n"
 		"                 starts the woken target itself; measured from the FUTEX_WAKE, as\n"
 		"                 the default phase); default ioctl.  Each gets its cos row, and a\n"
-		"                 'call' row: time spent in cos_lord_shoot() itself\n"
+		"                 'call' row: time spent in cos_lord_shoot() itself.  none: only the\n"
+		"                 futex wake-up, under whatever scheduler runs now (a peer's)\n"
+		"  --label NAME   the futex wake-up phase's name in the table and the CSV files\n"
+		"                 (default: default)\n"
 		"  --stall-ms MS  the lord's stall timeout (default 1000: emulated CPUs pause)\n"
 		"  --csv DIR      write every sample to DIR/delegation-<phase>-<hogs>hogs.csv\n");
 }
@@ -373,12 +378,13 @@ int main(int argc, char **argv)
 		{ "stall-ms", required_argument, NULL, 's' },
 		{ "submit", required_argument, NULL, 'S' },
 		{ "csv", required_argument, NULL, 'c' },
+		{ "label", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int rounds = 2000, hogs[MAX_HOG_COUNTS], nhogs = 0, enclave, c;
 	int stall_ms = 1000;
-	const char *csv = NULL, *hog_list = NULL, *submit_list = "ioctl";
+	const char *csv = NULL, *hog_list = NULL, *submit_list = "ioctl", *label = "default";
 	char default_hogs[16], enclave_cpus[32];
 	unsigned submits[3];
 	int nsubmits = 0;
@@ -399,6 +405,13 @@ int main(int argc, char **argv)
 			break;
 		case 'S': submit_list = optarg; break;
 		case 'c': csv = optarg; break;
+		case 'l':
+			if (!*optarg || strchr(optarg, '/')) {
+				fprintf(stderr, "%s: --label: a name, not a path\n", PROG);
+				return 2;
+			}
+			label = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -415,7 +428,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: one hog per enclave CPU at most (%s)\n", PROG, enclave_cpus);
 		return 2;
 	}
-	for (const char *p = submit_list, *item; (item = bench_list_next(&p, &n));) {
+	bool wake_only = !strcmp(submit_list, "none");
+
+	for (const char *p = wake_only ? "" : submit_list, *item; (item = bench_list_next(&p, &n));) {
 		if (nsubmits == 3)
 			break;
 		if (n == 5 && !strncmp(item, "ioctl", 5))
@@ -425,12 +440,12 @@ int main(int argc, char **argv)
 		else if (n == 4 && !strncmp(item, "wake", 4))
 			submits[nsubmits++] = SUBMIT_WAKE;
 		else {
-			fprintf(stderr, "%s: --submit: unknown way '%.*s' (ioctl, uring, wake)\n", PROG,
+			fprintf(stderr, "%s: --submit: unknown way '%.*s' (ioctl, uring, wake; or none)\n", PROG,
 				(int)n, item);
 			return 2;
 		}
 	}
-	if (!nsubmits || optind != argc) {
+	if ((!nsubmits && !wake_only) || optind != argc) {
 		usage(stderr);
 		return 2;
 	}
@@ -446,9 +461,9 @@ int main(int argc, char **argv)
 		for (int i = 0; i < hogs[h]; i++)
 			hog_pids[i] = spawn_hog(1 + i);
 		run_default(enclave, rounds, lat, cpus);
-		write_csv(csv, "default", hogs[h], lat, cpus, rounds);
+		write_csv(csv, label, hogs[h], lat, cpus, rounds);
 		d = summarize(lat, rounds);
-		printf("%-8s %5d %7d %10.1f %10.1f %10.1f\n", "default", hogs[h], rounds, d.p50, d.p99, d.max);
+		printf("%-8s %5d %7d %10.1f %10.1f %10.1f\n", label, hogs[h], rounds, d.p50, d.p99, d.max);
 
 		for (int m = 0; m < nsubmits && !err; m++) {
 			const char *name = submits[m] == COS_SUBMIT_URING ? "cos-ur" :
