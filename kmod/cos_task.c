@@ -264,8 +264,8 @@ static u32 cos_task_waker(struct task_struct *p)
  * @cgid: its cgroup (bandwidth group)
  *
  * Posts RUNNABLE (with its waker, cos_task_waker(), for a wake-up) or PREEMPTED/YIELD when it
- * was running, and, when a lord has control and @p
- * may run on one of its CPUs, puts it in custody (WAITING).  A waking task the lord's wake
+ * was running, and, when a lord has control and @p may run on one of its CPUs, puts it in
+ * custody (WAITING).  A waking task the lord's wake
  * rules start on its CPU (cos_wake_place()) is posted TASK_PLACED instead.  One a kthread
  * preempted goes back to the head of its CPU's latch if tasks are latched there
  * (cos_latch_resume(): QUEUED, posted PREEMPTED with COS_PREEMPT_F_LATCHED).  One whose
