@@ -89,7 +89,7 @@ static unsigned long long sj_task_slice(const struct shinjuku *j, unsigned int b
 /* Per task (the framework's task data). */
 struct sj_task {
 	unsigned int level;		/* 0-based class, set each time it becomes runnable */
-	unsigned int backoff;		/* its slice is sj_slice() << backoff */
+	unsigned int backoff;		/* its slice: sj_task_slice(backoff) */
 	bool convoy;			/* its last preemption made a task it woke block */
 	unsigned long long preempted_at;	/* when this lord last preempted it (0: never) */
 	struct cos_task *behind;	/* it last blocked while this task was kept preempted */
@@ -189,7 +189,6 @@ static void sj_yield(struct cos_sched *s, struct cos_task *t)
 {
 	sj_queue(s, t, false);
 }
-
 
 static void sj_preempted(struct cos_sched *s, struct cos_task *t, unsigned int why)
 {
@@ -364,6 +363,7 @@ static int sj_ready(struct lord_main *m)
 {
 	j.cpus = m->cpus;
 	j.nr_cpus = m->nr_cpus;
+	/* 0: the module's default starve_ms, 1000 (lord_main's --help says so too) */
 	unsigned long long starve_ns = (m->sched_opts.lord.starve_ms ?: 1000) * 1000000ull;
 
 	m->tick_ns = m->sched_opts.tick_ns = j.slice_ns / 4;	/* finds tasks over their slice */
