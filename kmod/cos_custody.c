@@ -33,13 +33,6 @@ static DEFINE_PER_CPU(struct cos_custody, cos_custody);
 static DEFINE_RAW_SPINLOCK(cos_fallback_lock);
 static LIST_HEAD(cos_fallback_list);	/* ->fallback tasks, in the order they were handed over */
 
-/*
- * Tasks in COS_TASK_WAITING, every enclave's: the wake rules apply only while it is 0, so that a
- * waking task never passes one the lord has not placed yet.  Changed under the task's t->lock
- * (cos_task_set_state(), cos_task_wait()), read lock-free.
- */
-static atomic_t cos_nr_waiting = ATOMIC_INIT(0);
-
 /* Set up each CPU's custody list.  Context: module init. */
 void cos_custody_init(void)
 {
@@ -54,13 +47,15 @@ void cos_custody_init(void)
 }
 
 /*
- * Tasks waiting for a lord now that it could place, every enclave's: not those parked for a
- * throttled group (cos_group.c, "Parked").  Lock-free: two counters read apart, so a moment's
- * snapshot.
+ * Tasks waiting for @e's lord now that it could place (0 with no enclave): not those parked
+ * for a throttled group (cos_group.c, "Parked"; that count is every enclave's, and there is
+ * one enclave).  Lock-free: two counters read apart, so a moment's snapshot.
  */
-int cos_tasks_waiting(void)
+int cos_tasks_waiting(struct cos_enclave *e)
 {
-	return atomic_read(&cos_nr_waiting) - cos_groups_parked_now();
+	if (!e)
+		return 0;
+	return atomic_read(&e->nr_waiting) - cos_groups_parked_now();
 }
 
 /*
@@ -122,8 +117,11 @@ void cos_task_set_state(struct cos_slot *t, u32 state)
 		cos_task_unpark(t);
 	if (state != COS_TASK_QUEUED)
 		cos_custody_leave(t);
-	if (t->state == COS_TASK_WAITING)
-		atomic_dec(&cos_nr_waiting);
+	if (t->state == COS_TASK_WAITING) {
+		/* cos_fallback_all() takes every WAITING task off before @e is freed */
+		atomic_dec(&t->waits_for->nr_waiting);
+		t->waits_for = NULL;
+	}
 	t->state = state;
 }
 
@@ -152,8 +150,11 @@ bool cos_task_wait(struct cos_slot *t, struct cos_enclave *e)
 	t->waiting_since = ktime_get_ns();
 	list_add_tail(&t->custody_node, &c->tasks);
 	WRITE_ONCE(t->custody_cpu, cpu);
-	if (t->state != COS_TASK_WAITING)
-		atomic_inc(&cos_nr_waiting);
+	if (t->state != COS_TASK_WAITING) {
+		atomic_inc(&e->nr_waiting);
+		t->waits_for = e;
+	}
+	WARN_ON_ONCE(t->waits_for != e);	/* a task waits for one enclave at a time */
 	t->state = COS_TASK_WAITING;
 	return true;
 }

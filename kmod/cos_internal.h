@@ -100,6 +100,7 @@ struct cos_slot {
 	u64 runtime;		/* CPU time as a COS task */
 	u64 slice;		/* slice of the pending shoot */
 	u64 waiting_since;	/* when it last became WAITING (for the starvation check) */
+	struct cos_enclave *waits_for;	/* while WAITING: the enclave whose count it is in */
 	u64 cgid;		/* its cgroup (bandwidth group) at its last enqueue */
 	u64 throttled_gid;	/* the group TASK_THROTTLED named, while it waits for it; else 0 */
 	/*
@@ -166,6 +167,13 @@ struct cos_enclave {
 	atomic64_t ovf_dropped;		/* messages dropped in this overflow */
 	atomic64_t dropped;		/* messages dropped in all (ctl->dropped) */
 	atomic64_t urgent;		/* COS_LORD_F_LAZY_WAKE: the newest seq that woke the lord */
+	/*
+	 * Its tasks in COS_TASK_WAITING: the wake rules apply only while none waits, so that a
+	 * waking task never passes one the lord has not placed yet.  Changed under the task's
+	 * t->lock (cos_task_wait(), cos_task_set_state()), read lock-free.  One count per enclave:
+	 * nothing on a task's path is shared by every enclave's tasks.
+	 */
+	atomic_t nr_waiting;
 
 	struct cos_task_status *status;	/* == cos_status (global, mapped read-only) */
 	struct cos_shoot_slot *shoot;	/* nr_cpu_ids slots */
@@ -348,7 +356,7 @@ u64 cos_dropped_total(void);
 
 /* cos_custody.c: the custody and fallback lists, a task's state changes */
 void cos_custody_init(void);
-int cos_tasks_waiting(void);
+int cos_tasks_waiting(struct cos_enclave *e);
 void cos_task_unpark(struct cos_slot *t);
 void cos_task_set_state(struct cos_slot *t, u32 state);
 bool cos_task_wait(struct cos_slot *t, struct cos_enclave *e);

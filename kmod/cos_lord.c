@@ -366,6 +366,8 @@ static void cos_lord_exit_work(struct work_struct *work)
 
 static void cos_enclave_free(struct cos_enclave *e)
 {
+	/* cos_fallback_all() handed every task waiting for it to the fair policy */
+	WARN_ON_ONCE(atomic_read(&e->nr_waiting));
 	vfree(e->ring);
 	vfree(e->shoot);
 	vfree(e->ctl);

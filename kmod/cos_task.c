@@ -109,7 +109,7 @@ void cos_task_detach(struct task_struct *p, s32 slot)
 /* The wake rules of @e's lord that apply now (struct cos_ctl.wake_rules), or 0.  Lock-free. */
 static u32 cos_wake_rules(struct cos_enclave *e)
 {
-	if (!e || !READ_ONCE(e->active) || cos_tasks_waiting())
+	if (!e || !READ_ONCE(e->active) || cos_tasks_waiting(e))
 		return 0;
 	return READ_ONCE(e->ctl->wake_rules) & (COS_WAKE_PREV | COS_WAKE_IDLE);
 }
@@ -240,7 +240,7 @@ const struct cos_group_hooks cos_task_group_hooks = {
  */
 static void cos_lazy_recheck(struct cos_enclave *e)
 {
-	if (cos_tasks_waiting() > 0)
+	if (cos_tasks_waiting(e) > 0)
 		cos_ring_wake_now(e);
 }
 
@@ -455,7 +455,7 @@ void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
 	 * starts waiting later posts a message of its own, which wakes the lord.
 	 */
 	e = cos_enclave_now();
-	if (cos_tasks_waiting() > 0) {
+	if (cos_tasks_waiting(e) > 0) {
 		cos_post(e, COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
 	} else {
 		cos_post_lazy(e, COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
