@@ -4,10 +4,11 @@
  * the fallback list (tasks handed to the fair policy, not yet taken by the shim), and the
  * task state changes that move a task on and off them.
  *
- * A task in custody (WAITING, or QUEUED on a CPU) is on the custody list of the CPU that
- * enqueued it, in the order it started waiting, so the oldest of each list is at its head:
- * the starvation check looks at every head (and past heads that wait for a throttled group).  Each CPU's custody lock protects its list and
- * the t->custody_cpu of the tasks on it.  It is taken inside t->lock, except by the fallback,
+ * A task in custody (WAITING, or QUEUED on a CPU) is on its enclave's custody list of the CPU
+ * that enqueued it, in the order it started waiting, so the oldest of each list is at its head:
+ * the starvation check looks at every head of its enclave (and past heads that wait for a
+ * throttled group).  Each list's custody lock protects it and the t->custody_cpu and
+ * t->custody_enclave of the tasks on it.  It is taken inside t->lock, except by the fallback,
  * which pops a task with it alone and then takes t->lock.  cos_fallback_lock protects the
  * fallback list and t->fallback; inside t->lock, or alone by ops.dispatch.
  *
@@ -23,27 +24,33 @@
 /* Tasks with ->fallback set; written under cos_fallback_lock, read lock-free first. */
 u32 cos_fallback_pending;
 
-/* One CPU's custody list: WAITING and QUEUED tasks that CPU enqueued, oldest waiting first. */
-struct cos_custody {
-	raw_spinlock_t lock;
-	struct list_head tasks;
-};
-static DEFINE_PER_CPU(struct cos_custody, cos_custody);
-
 static DEFINE_RAW_SPINLOCK(cos_fallback_lock);
 static LIST_HEAD(cos_fallback_list);	/* ->fallback tasks, in the order they were handed over */
 
-/* Set up each CPU's custody list.  Context: module init. */
-void cos_custody_init(void)
+/*
+ * Allocate and set up @e's custody lists, one per CPU.  Context: process context (its
+ * registration), may sleep.  Return: 0 or -ENOMEM.
+ */
+int cos_custody_alloc(struct cos_enclave *e)
 {
 	int cpu;
 
+	e->custody = alloc_percpu(struct cos_custody);
+	if (!e->custody)
+		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		struct cos_custody *c = per_cpu_ptr(&cos_custody, cpu);
+		struct cos_custody *c = per_cpu_ptr(e->custody, cpu);
 
 		raw_spin_lock_init(&c->lock);
 		INIT_LIST_HEAD(&c->tasks);
 	}
+	return 0;
+}
+
+/* Free @e's custody lists, all empty (cos_fallback_all() emptied them).  Context: any. */
+void cos_custody_free(struct cos_enclave *e)
+{
+	free_percpu(e->custody);
 }
 
 /*
@@ -80,7 +87,11 @@ static void cos_custody_leave(struct cos_slot *t)
 	lockdep_assert_held(&t->lock);
 	if (cpu < 0)
 		return;
-	c = per_cpu_ptr(&cos_custody, cpu);
+	/*
+	 * custody_enclave is stable while custody_cpu >= 0 is: only cos_task_wait() (under
+	 * t->lock, which we hold) sets both, and the fallback's pop clears custody_cpu alone.
+	 */
+	c = per_cpu_ptr(t->custody_enclave->custody, cpu);
 	guard(raw_spinlock)(&c->lock);
 	if (t->custody_cpu == cpu) {	/* else the fallback popped it meanwhile */
 		list_del_init(&t->custody_node);
@@ -135,7 +146,7 @@ void cos_task_set_state(struct cos_slot *t, u32 state)
 bool cos_task_wait(struct cos_slot *t, struct cos_enclave *e)
 {
 	s32 cpu = smp_processor_id();
-	struct cos_custody *c = per_cpu_ptr(&cos_custody, cpu);
+	struct cos_custody *c;
 
 	lockdep_assert_held(&t->lock);
 	if (!e)
@@ -143,12 +154,14 @@ bool cos_task_wait(struct cos_slot *t, struct cos_enclave *e)
 	cos_fallback_clear(t);
 	t->placed = false;
 	cos_custody_leave(t);
+	c = per_cpu_ptr(e->custody, cpu);
 	guard(raw_spinlock)(&c->lock);
 	if (!READ_ONCE(e->active))
 		return false;
 	/* the clock under the lock: the list stays in waiting_since order (the starvation check) */
 	t->waiting_since = ktime_get_ns();
 	list_add_tail(&t->custody_node, &c->tasks);
+	t->custody_enclave = e;
 	WRITE_ONCE(t->custody_cpu, cpu);
 	if (t->state != COS_TASK_WAITING) {
 		atomic_inc(&e->nr_waiting);
@@ -196,13 +209,14 @@ s32 cos_fallback_take(void)
 }
 
 /*
- * Pop the task at the head of @cpu's custody list (it is then on none), or NULL.  The caller
- * takes t->lock after: never both locks at once this way round.  Context: IRQs off; takes
- * @cpu's custody lock.  A task on a custody list is in use: its detach takes it off first.
+ * Pop the task at the head of @e's custody list of @cpu (it is then on none), or NULL.  The
+ * caller takes t->lock after: never both locks at once this way round.  Context: IRQs off;
+ * takes that list's custody lock.  A task on a custody list is in use: its detach takes it off
+ * first.
  */
-struct cos_slot *cos_custody_pop(int cpu)
+struct cos_slot *cos_custody_pop(struct cos_enclave *e, int cpu)
 {
-	struct cos_custody *c = per_cpu_ptr(&cos_custody, cpu);
+	struct cos_custody *c = per_cpu_ptr(e->custody, cpu);
 	struct cos_slot *t;
 
 	guard(raw_spinlock)(&c->lock);
@@ -215,7 +229,8 @@ struct cos_slot *cos_custody_pop(int cpu)
 }
 
 /**
- * cos_custody_oldest() - the task in custody that has waited longest
+ * cos_custody_oldest() - the task in @e's custody that has waited longest
+ * @e: the enclave
  * @oldest: filled with its pid, state, CPU and waiting_since
  *
  * Each list is in waiting_since order, but a task that waits for its throttled group counts
@@ -223,17 +238,17 @@ struct cos_slot *cos_custody_pop(int cpu)
  * waiting_since): a throttled head may look younger than the unthrottled task behind it.  So
  * each list is read from its head up to its first unthrottled task, which no later task can
  * be older than.
- * Context: any, IRQs off (the stall timer); takes each CPU's custody lock in turn.
- * Return: whether any task is in custody.
+ * Context: any, IRQs off (the stall timer); takes each of @e's custody locks in turn.
+ * Return: whether any task is in its custody.
  */
-bool cos_custody_oldest(struct cos_waiting *oldest)
+bool cos_custody_oldest(struct cos_enclave *e, struct cos_waiting *oldest)
 {
 	bool found = false;
 	u64 since;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		struct cos_custody *c = per_cpu_ptr(&cos_custody, cpu);
+		struct cos_custody *c = per_cpu_ptr(e->custody, cpu);
 		struct cos_slot *t;
 
 		guard(raw_spinlock)(&c->lock);

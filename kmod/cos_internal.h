@@ -109,6 +109,7 @@ struct cos_slot {
 	 * except by the fallback's pop).
 	 */
 	s32 custody_cpu;
+	struct cos_enclave *custody_enclave;	/* whose custody list, while custody_cpu >= 0 */
 	struct list_head custody_node;
 	/*
 	 * While QUEUED in a CPU's latch (COS_SHOOT_F_LATCH): that CPU, else -1; written under
@@ -120,6 +121,12 @@ struct cos_slot {
 	struct list_head fallback_node;
 	/* QUEUED by the wake rules (cos_wake_place()), not by a shoot; under @lock. */
 	bool placed;
+};
+
+/* One CPU's custody list of an enclave: WAITING and QUEUED tasks, oldest waiting first. */
+struct cos_custody {
+	raw_spinlock_t lock;
+	struct list_head tasks;
 };
 
 /* The oldest task in custody, as the stall check reports it (cos_custody_oldest()). */
@@ -174,6 +181,7 @@ struct cos_enclave {
 	 * nothing on a task's path is shared by every enclave's tasks.
 	 */
 	atomic_t nr_waiting;
+	struct cos_custody __percpu *custody;	/* its tasks in custody, by enqueuing CPU */
 
 	struct cos_task_status *status;	/* == cos_status (global, mapped read-only) */
 	struct cos_shoot_slot *shoot;	/* nr_cpu_ids slots */
@@ -355,15 +363,16 @@ u64 cos_messages_total(void);
 u64 cos_dropped_total(void);
 
 /* cos_custody.c: the custody and fallback lists, a task's state changes */
-void cos_custody_init(void);
+int cos_custody_alloc(struct cos_enclave *e);
+void cos_custody_free(struct cos_enclave *e);
 int cos_tasks_waiting(struct cos_enclave *e);
 void cos_task_unpark(struct cos_slot *t);
 void cos_task_set_state(struct cos_slot *t, u32 state);
 bool cos_task_wait(struct cos_slot *t, struct cos_enclave *e);
 void cos_fallback_add(struct cos_slot *t);
 s32 cos_fallback_take(void);
-struct cos_slot *cos_custody_pop(int cpu);
-bool cos_custody_oldest(struct cos_waiting *oldest);
+struct cos_slot *cos_custody_pop(struct cos_enclave *e, int cpu);
+bool cos_custody_oldest(struct cos_enclave *e, struct cos_waiting *oldest);
 
 /* cos_cpu.c: each CPU's pending, taken and running task, its latch, the kicks */
 extern u32 cos_delay_latch_take_us;

@@ -299,7 +299,7 @@ static bool cos_stall_check_locked(struct cos_enclave *e, u64 now)
 
 		e->starve_checked_at = now;
 		/* the oldest in custody is the one to look at (the lists are in waiting order) */
-		if (cos_custody_oldest(&w) && (s64)(now - w.since) >= (s64)e->starve_ns) {
+		if (cos_custody_oldest(e, &w) && (s64)(now - w.since) >= (s64)e->starve_ns) {
 			cos_stall_report_locked(e, &w, now);
 			cos_stall_locked(e, COS_STALL_STARVED, e->timer_kick);
 			return true;
@@ -366,8 +366,10 @@ static void cos_lord_exit_work(struct work_struct *work)
 
 static void cos_enclave_free(struct cos_enclave *e)
 {
-	/* cos_fallback_all() handed every task waiting for it to the fair policy */
+	/* cos_fallback_all() handed every task in its custody to the fair policy */
 	WARN_ON_ONCE(atomic_read(&e->nr_waiting));
+	if (e->custody)
+		cos_custody_free(e);
 	vfree(e->ring);
 	vfree(e->shoot);
 	vfree(e->ctl);
@@ -393,7 +395,7 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 	e->ring = vmalloc_user(cos_ring_bytes(e));
 	e->shoot = vmalloc_user(cos_shoot_bytes());
 	e->ctl = vmalloc_user(PAGE_ALIGN(sizeof(struct cos_ctl)));
-	if (!e->ring || !e->shoot || !e->ctl ||
+	if (!e->ring || !e->shoot || !e->ctl || cos_custody_alloc(e) ||
 	    !zalloc_cpumask_var(&e->cpus, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->offline, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->lord_saved_mask, GFP_KERNEL) ||

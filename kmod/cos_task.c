@@ -550,7 +550,7 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flag
  *
  * WAITING tasks and shot tasks still pending go to the fallback list, for the shim to take
  * (cos_fallback_take()); a shot task ops.dispatch already took is in a local DSQ and runs as
- * it is.  Walks the custody lists, not the table: each task is popped under its list's lock,
+ * it is.  Walks @e's custody lists, not the table (another enclave's tasks are not on them): each task is popped under its list's lock,
  * then handled under its own t->lock (t->lock comes before a custody lock, cos_internal.h, so
  * never both here).  A task an enqueue adds meanwhile is popped too, or saw e->active cleared
  * (cos_task_wait()).
@@ -567,7 +567,7 @@ u32 cos_fallback_all(struct cos_enclave *e)
 	for_each_possible_cpu(cpu) {
 		struct cos_slot *t;
 
-		while ((t = cos_custody_pop(cpu))) {
+		while ((t = cos_custody_pop(e, cpu))) {
 			guard(raw_spinlock)(&t->lock);
 			if (t->state == COS_TASK_WAITING || cos_pending_forget(t)) {
 				cos_fallback_add(t);
@@ -662,7 +662,6 @@ int cos_tasks_init(void)
 		cos_slots_exit();
 		return ret;
 	}
-	cos_custody_init();
 	return 0;
 }
 
