@@ -550,10 +550,10 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flag
  *
  * WAITING tasks and shot tasks still pending go to the fallback list, for the shim to take
  * (cos_fallback_take()); a shot task ops.dispatch already took is in a local DSQ and runs as
- * it is.  Walks @e's custody lists, not the table (another enclave's tasks are not on them): each task is popped under its list's lock,
- * then handled under its own t->lock (t->lock comes before a custody lock, cos_internal.h, so
- * never both here).  A task an enqueue adds meanwhile is popped too, or saw e->active cleared
- * (cos_task_wait()).
+ * it is.  Walks @e's custody lists, not the table (another enclave's tasks are not on them):
+ * each task is popped under its list's lock, then handled under its own t->lock (t->lock comes
+ * before a custody lock, cos_internal.h, so never both here).  A task an enqueue adds meanwhile
+ * is popped too, or saw e->active cleared (cos_task_wait()).
  * Context: cos_lock held, IRQs off (the stall timer, the lord's exit, unregistration).
  * Return: the number of tasks handed over.
  */
