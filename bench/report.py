@@ -184,8 +184,12 @@ def read_hooks_cpus(out):
     for cpus, bench in sorted({(int(c), b) for c, b, _ in vals}):
         d = vals.get((str(cpus), bench, "default"), [float("nan")])[0]
         c = vals.get((str(cpus), bench, "cos"), [float("nan")])[0]
+        peers = {s: v[0] for (cc, b, s), v in vals.items()
+                 if cc == str(cpus) and b == bench and s not in ("default", "cos")}
         rows.append({"cpus": cpus, "benchmark": bench, "default_s": d, "cos_s": c,
                      "throughput_ratio": d / c if c else float("nan"),
+                     "peers": {s: {"s": v, "throughput_ratio": d / v if v else float("nan")}
+                               for s, v in sorted(peers.items())},
                      "hooks": read_hooks(out, f"hooks-c{cpus}")})
     return rows
 
@@ -267,17 +271,21 @@ def many_core_lines(wk_hogs, hooks_cpus, host_wait, host_phases=()):
                          f"{r['p99_median']:.1f} µs | {r['p99_mean']:.1f} µs | {ratio} |")
         lines.append("")
     if hooks_cpus:
+        peers = sorted({p for r in hooks_cpus for p in r.get("peers", {})})
         lines += ["## The shim's cost by CPU count", "",
                   "`perf bench sched pipe` and hackbench (N groups) confined to CPUs 0..N-1, "
-                  "default scheduler then the shim attached (no lord, fair tasks). Ratio: "
-                  "default's seconds / the shim's (goal >= 0.97). Then the shim's three busiest "
-                  "hooks during the shim's run.", "",
-                  "| CPUs | benchmark | default | shim | ratio | busiest hooks (ns per call) |",
-                  "|---|---|---|---|---|---|"]
+                  "default scheduler, the shim attached (no lord, fair tasks), then each peer. "
+                  "Ratio: default's seconds / the scheduler's (goal >= 0.97). Then the shim's "
+                  "three busiest hooks during the shim's run.", "",
+                  "| CPUs | benchmark | default | shim | ratio | "
+                  + "".join(f"{p} ratio | " for p in peers) + "busiest hooks (ns per call) |",
+                  "|---|---|---|---|---|" + "---|" * len(peers) + "---|"]
         for r in hooks_cpus:
             top = ", ".join(f"{h['op']} {h['ns_per_call']:.0f}" for h in r["hooks"][:3])
+            pr = "".join(f"{r['peers'][p]['throughput_ratio']:.2f}× | " if p in r.get("peers", {})
+                         else "— | " for p in peers)
             lines.append(f"| {r['cpus']} | {r['benchmark']} | {r['default_s']:.3f} s | "
-                         f"{r['cos_s']:.3f} s | {r['throughput_ratio']:.2f}× | "
+                         f"{r['cos_s']:.3f} s | {r['throughput_ratio']:.2f}× | {pr}"
                          f"{top if r['benchmark'] == 'hackbench' else ''} |")
         lines.append("")
     if host_wait:
