@@ -128,11 +128,13 @@ void cos_task_set_state(struct cos_slot *t, u32 state)
 		cos_task_unpark(t);
 	if (state != COS_TASK_QUEUED)
 		cos_custody_leave(t);
-	if (t->state == COS_TASK_WAITING) {
-		/* cos_fallback_all() takes every WAITING task off before @e is freed */
-		atomic_dec(&t->waits_for->nr_waiting);
-		t->waits_for = NULL;
-	}
+	/*
+	 * A WAITING task is counted in the enclave whose custody it entered; custody_enclave
+	 * still names it after the fallback's pop.  cos_fallback_all() takes every WAITING
+	 * task off before that enclave is freed.
+	 */
+	if (t->state == COS_TASK_WAITING)
+		atomic_dec(&t->custody_enclave->nr_waiting);
 	t->state = state;
 }
 
@@ -157,17 +159,19 @@ bool cos_task_wait(struct cos_slot *t, struct cos_enclave *e)
 	c = per_cpu_ptr(e->custody, cpu);
 	guard(raw_spinlock)(&c->lock);
 	if (!READ_ONCE(e->active))
-		return false;
+		return false;	/* the caller's new state takes it off any count */
+	/* the count follows the enclave whose custody holds it (see cos_task_set_state()) */
+	if (t->state != COS_TASK_WAITING) {
+		atomic_inc(&e->nr_waiting);
+	} else if (t->custody_enclave != e) {
+		atomic_dec(&t->custody_enclave->nr_waiting);
+		atomic_inc(&e->nr_waiting);
+	}
 	/* the clock under the lock: the list stays in waiting_since order (the starvation check) */
 	t->waiting_since = ktime_get_ns();
 	list_add_tail(&t->custody_node, &c->tasks);
 	t->custody_enclave = e;
 	WRITE_ONCE(t->custody_cpu, cpu);
-	if (t->state != COS_TASK_WAITING) {
-		atomic_inc(&e->nr_waiting);
-		t->waits_for = e;
-	}
-	WARN_ON_ONCE(t->waits_for != e);	/* a task waits for one enclave at a time */
 	t->state = COS_TASK_WAITING;
 	return true;
 }

@@ -100,7 +100,6 @@ struct cos_slot {
 	u64 runtime;		/* CPU time as a COS task */
 	u64 slice;		/* slice of the pending shoot */
 	u64 waiting_since;	/* when it last became WAITING (for the starvation check) */
-	struct cos_enclave *waits_for;	/* while WAITING: the enclave whose count it is in */
 	u64 cgid;		/* its cgroup (bandwidth group) at its last enqueue */
 	u64 throttled_gid;	/* the group TASK_THROTTLED named, while it waits for it; else 0 */
 	/*
@@ -109,7 +108,8 @@ struct cos_slot {
 	 * except by the fallback's pop).
 	 */
 	s32 custody_cpu;
-	struct cos_enclave *custody_enclave;	/* whose custody list, while custody_cpu >= 0 */
+	/* whose custody list, while custody_cpu >= 0; whose nr_waiting counts it, while WAITING */
+	struct cos_enclave *custody_enclave;
 	struct list_head custody_node;
 	/*
 	 * While QUEUED in a CPU's latch (COS_SHOOT_F_LATCH): that CPU, else -1; written under
@@ -142,6 +142,8 @@ struct cos_waiting {
 
 /* The enclave of the (single, for now) lord. */
 struct cos_enclave {
+	u32 id;				/* struct cos_lord_args.enclave_id (never 0) */
+	char name[COS_ENCLAVE_NAME_LEN];	/* NUL-terminated, [A-Za-z0-9_.-] */
 	struct task_struct *lord;	/* the lord thread (referenced) */
 	pid_t lord_tgid;
 	s32 lord_cpu;
@@ -428,6 +430,7 @@ long cos_ioc_get_tasks(void __user *uarg);
 
 /* cos_lord.c: registration, regions, stall, fallback */
 long cos_ioc_register_lord(struct file *file, void __user *uarg);
+long cos_ioc_get_enclaves(void __user *uarg);
 long cos_ioc_unregister(struct file *file);
 long cos_ioc_wait(struct file *file, void __user *uarg);
 int cos_lord_mmap(struct file *file, struct vm_area_struct *vma);

@@ -20,11 +20,13 @@
 #define pr_fmt(fmt) "cos: " fmt
 
 #include <linux/capability.h>
+#include <linux/ctype.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
@@ -46,8 +48,9 @@
 #define COS_OFF_CTL	0x30000000ULL
 
 
-/* Serialises COS_IOC_REGISTER_LORD (the per-file check and publication). */
+/* Serialises COS_IOC_REGISTER_LORD (the per-file check, the id and the publication). */
 static DEFINE_MUTEX(cos_register_mutex);
+static u32 cos_enclave_last_id;	/* under cos_register_mutex */
 
 /* debugfs cos/ (cos_main.c): the enclaves allocated and not yet freed, and delays that widen
  * the lifecycle's race windows for the tests (microseconds, 0 = none) */
@@ -415,6 +418,37 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 	return e;
 }
 
+static bool cos_name_char(char c)
+{
+	return isalnum(c) || c == '_' || c == '.' || c == '-';
+}
+
+/*
+ * The enclave's name from REGISTER_LORD's @name: as given, checked; all zero: the caller's comm
+ * with every other character replaced by '_'.  Returns 0 or -EINVAL.
+ */
+static int cos_enclave_name(struct cos_enclave *e, const char name[COS_ENCLAVE_NAME_LEN])
+{
+	size_t i, n = strnlen(name, COS_ENCLAVE_NAME_LEN);
+
+	if (!memchr_inv(name, 0, COS_ENCLAVE_NAME_LEN)) {
+		get_task_comm(e->name, current);
+		for (i = 0; e->name[i]; i++)
+			if (!cos_name_char(e->name[i]))
+				e->name[i] = '_';
+		if (!e->name[0])
+			strscpy(e->name, "lord");
+		return 0;
+	}
+	if (n == 0 || n == COS_ENCLAVE_NAME_LEN || memchr_inv(name + n, 0, COS_ENCLAVE_NAME_LEN - n))
+		return -EINVAL;	/* empty, unterminated, or bytes after the NUL */
+	for (i = 0; i < n; i++)
+		if (!cos_name_char(name[i]))
+			return -EINVAL;
+	memcpy(e->name, name, COS_ENCLAVE_NAME_LEN);
+	return 0;
+}
+
 /**
  * cos_ioc_register_lord() - COS_IOC_REGISTER_LORD: make the caller the lord of an enclave
  * @file: the /dev/cos file; the enclave belongs to it
@@ -426,7 +460,7 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
  * Context: process context, may sleep; takes cos_lock with IRQs off.
  * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if a lord exists or this file had one;
  * -ENXIO if the shim is not attached; -EOPNOTSUPP if it cannot give shot tasks priority on this
- * kernel (COS_SHIM_CAP_FAIR_DSQ); -EINVAL for bad sizes, flags or CPUs, or a caller whose
+ * kernel (COS_SHIM_CAP_FAIR_DSQ); -EINVAL for bad sizes, flags, CPUs or name, or a caller whose
  * policy is SCHED_EXT (a COS task); -EFAULT; -ENOMEM.
  * Nothing changes on error.
  */
@@ -448,7 +482,8 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 		return ret;
 	if (args.flags & ~(COS_LORD_F_RUNNING_MSGS | COS_LORD_F_CPU_MSGS | COS_LORD_F_LAZY_WAKE))
 		return -EINVAL;
-	if (args.stall_ms > COS_STALL_MS_MAX || args.starve_ms > COS_STARVE_MS_MAX || args.__pad)
+	if (args.stall_ms > COS_STALL_MS_MAX || args.starve_ms > COS_STARVE_MS_MAX || args.__pad ||
+	    args.enclave_id || args.__pad2)
 		return -EINVAL;
 	entries = args.ring_entries ?: COS_RING_DEFAULT;
 	if (!is_power_of_2(entries) || entries < COS_RING_MIN || entries > COS_RING_MAX)
@@ -467,6 +502,9 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	e = cos_enclave_alloc(entries);
 	if (!e)
 		return -ENOMEM;
+	ret = cos_enclave_name(e, args.name);
+	if (ret)
+		goto err_free;
 	ret = cos_copy_cpumask(e->cpus, u64_to_user_ptr(args.cpumask), args.cpumask_size);
 	if (ret)
 		goto err_free;
@@ -497,6 +535,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 			cpumask_andnot(e->offline, e->cpus, cpu_online_mask);
 			if (!cpu_online(e->lord_cpu))
 				cpumask_set_cpu(e->lord_cpu, e->offline);
+			e->id = ++cos_enclave_last_id ?: ++cos_enclave_last_id;	/* never 0 */
 			WRITE_ONCE(e->registered, true);
 			/* armed before anything can find @e: whoever unregisters it cancels it */
 			hrtimer_start(&e->stall_timer, ns_to_ktime(cos_stall_period(e)),
@@ -526,6 +565,8 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	args.ctl_size = PAGE_ALIGN(sizeof(struct cos_ctl));
 	args.max_tasks = cos_max_tasks;
 	args.nr_cpu_ids = nr_cpu_ids;
+	memcpy(args.name, e->name, sizeof(args.name));
+	args.enclave_id = e->id;
 	ret = cos_copy_out(uarg, usize, &args, sizeof(args));
 	if (ret)
 		cos_ioc_unregister(file);	/* the lord cannot learn its regions: undo */
@@ -565,6 +606,83 @@ static void cos_unregister(struct cos_enclave *e)
 		set_cpus_allowed_ptr(e->lord, e->lord_saved_mask);
 	put_task_struct(e->lord);
 	WRITE_ONCE(e->lord, NULL);	/* read lock-free by cos_kf_enqueue() */
+}
+
+/*
+ * One enclave as GET_ENCLAVES reports it.  Caller holds cos_lock: @e stays registered (and
+ * its lord referenced) meanwhile.
+ */
+static void cos_enclave_info_locked(struct cos_enclave *e, struct cos_enclave_info *ei)
+{
+	unsigned int cpu;
+
+	lockdep_assert_held(&cos_lock);
+	memset(ei, 0, sizeof(*ei));
+	ei->id = e->id;
+	ei->lord_pid = e->lord->pid;
+	ei->lord_cpu = e->lord_cpu;
+	ei->flags = READ_ONCE(e->active) ? COS_ENCLAVE_F_ACTIVE : 0;
+	memcpy(ei->name, e->name, sizeof(ei->name));
+	ei->nr_cpus = cpumask_weight(e->cpus);
+	ei->waiting = max(cos_tasks_waiting(e), 0);
+	ei->produced = cos_ring_produced(e);
+	ei->dropped = atomic64_read(&e->dropped);
+	ei->stalls = READ_ONCE(e->ctl->stalls);
+	for_each_cpu(cpu, e->cpus) {
+		if (cpu >= 64 * ARRAY_SIZE(ei->cpus)) {
+			ei->flags |= COS_ENCLAVE_F_CPUS_CUT;
+			break;
+		}
+		ei->cpus[cpu / 64] |= 1ULL << (cpu % 64);
+	}
+}
+
+/**
+ * cos_ioc_get_enclaves() - COS_IOC_GET_ENCLAVES: copy out the registered enclaves
+ * @uarg: user pointer to struct cos_enclaves_args
+ *
+ * Context: process context, may fault; takes cos_lock (IRQs off) for the snapshot, copies out
+ * after dropping it.
+ * Return: 0; -EINVAL for a bad size, flags or entry size; -EFAULT.
+ */
+long cos_ioc_get_enclaves(void __user *uarg)
+{
+	struct cos_enclaves_args args;
+	struct cos_enclave_info ei;
+	void __user *dst;
+	u32 n = 0, esize;
+	long usize;
+	int ret;
+
+	usize = cos_user_size(uarg, COS_ENCLAVES_ARGS_SIZE_VER0);
+	if (usize < 0)
+		return usize;
+	ret = cos_copy_in(&args, sizeof(args), uarg, usize);
+	if (ret)
+		return ret;
+	esize = args.entry_size;
+	if (args.flags || args.__pad || esize < COS_ENCLAVE_INFO_SIZE_MIN ||
+	    esize > COS_STRUCT_SIZE_MAX || esize % 8)
+		return -EINVAL;
+	dst = u64_to_user_ptr(args.enclaves);
+	/* One enclave at most today: the snapshot fits on the stack. */
+	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+		struct cos_enclave *e = rcu_dereference_protected(cos_enclave,
+								   lockdep_is_held(&cos_lock));
+
+		if (e && e->registered) {
+			cos_enclave_info_locked(e, &ei);
+			n = 1;
+		}
+	}
+	if (n && args.capacity) {
+		if (copy_to_user(dst, &ei, min_t(u32, esize, sizeof(ei))))
+			return -EFAULT;
+		if (esize > sizeof(ei) && clear_user(dst + sizeof(ei), esize - sizeof(ei)))
+			return -EFAULT;
+	}
+	args.count = n;
+	return cos_copy_out(uarg, usize, &args, sizeof(args));
 }
 
 /**

@@ -39,7 +39,7 @@ static long cos_ioc_get_info(void __user *uarg)
 		.abi_version = COS_ABI_VERSION,
 		.features = COS_FEAT_KFUNCS | COS_FEAT_CPU_MSGS | COS_FEAT_WAKE_RULES |
 			    COS_FEAT_SHOOT_REPLACE | COS_FEAT_SHOOT_LATCH | COS_FEAT_LAZY_WAKE |
-			    COS_FEAT_WAKER |
+			    COS_FEAT_WAKER | COS_FEAT_ENCLAVE_NAMES |
 			    (READ_ONCE(cos_shim_attached) ? COS_FEAT_SHIM_ATTACHED : 0) |
 			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_FAIR_DSQ ? COS_FEAT_LORD : 0) |
 			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_BANDWIDTH ? COS_FEAT_BANDWIDTH : 0),
@@ -99,6 +99,8 @@ static long cos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return capable(CAP_SYS_NICE) ? cos_ioc_get_tasks(uarg) : -EPERM;
 	case _IOC_NR(COS_IOC_GET_GROUPS):
 		return capable(CAP_SYS_NICE) ? cos_ioc_get_groups(uarg) : -EPERM;
+	case _IOC_NR(COS_IOC_GET_ENCLAVES):
+		return cos_ioc_get_enclaves(uarg);
 	/* attaching a sched_ext scheduler needs CAP_SYS_ADMIN: naming the one to serve too */
 	case _IOC_NR(COS_IOC_SHIM_BIND):
 		return capable(CAP_SYS_ADMIN) ? cos_ioc_shim_bind(uarg) : -EPERM;
@@ -316,7 +318,10 @@ static int __init cos_init(void)
 	BUILD_BUG_ON(sizeof(struct cos_msg) != 64);
 	BUILD_BUG_ON(sizeof(struct cos_task_status) != 48);
 	BUILD_BUG_ON(sizeof(struct cos_shoot_slot) != 128);
-	BUILD_BUG_ON(sizeof(struct cos_lord_args) != COS_LORD_ARGS_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct cos_lord_args) != COS_LORD_ARGS_SIZE_VER1);
+	BUILD_BUG_ON(sizeof(struct cos_enclaves_args) != COS_ENCLAVES_ARGS_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct cos_enclave_info) != 208);
+	BUILD_BUG_ON(offsetofend(struct cos_enclave_info, stalls) != COS_ENCLAVE_INFO_SIZE_MIN);
 	BUILD_BUG_ON(sizeof(struct cos_shoot_args) != COS_SHOOT_ARGS_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct cos_wait_args) != COS_WAIT_ARGS_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct cos_tasks_args) != COS_TASKS_ARGS_SIZE_VER0);

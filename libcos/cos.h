@@ -68,6 +68,29 @@ int cos_get_info(int fd, struct cos_info *info);
 int cos_get_tasks(int fd, struct cos_task_info **tasks, size_t *nr);
 
 /**
+ * cos_get_enclaves() - list the registered enclaves (one snapshot)
+ * @fd: from cos_open()
+ * @enclaves: set to a malloc()ed array the caller frees (NULL when there is none)
+ * @nr: set to its length
+ *
+ * Context: any thread; needs no lord and no privilege beyond opening /dev/cos.
+ * Return: 0, -EOPNOTSUPP if the module predates COS_IOC_GET_ENCLAVES, -ENOMEM, or the ioctl's
+ * negative errno.
+ */
+int cos_get_enclaves(int fd, struct cos_enclave_info **enclaves, size_t *nr);
+
+/**
+ * cos_find_enclave() - the registered enclave named @name
+ * @fd: from cos_open()
+ * @name: compared with the registered name, and with it less a leading "cos-"
+ * @info: filled when found
+ *
+ * Return: 0; -ENOENT if none matches (the message lists the registered names); as
+ * cos_get_enclaves() otherwise.
+ */
+int cos_find_enclave(int fd, const char *name, struct cos_enclave_info *info);
+
+/**
  * cos_get_groups() - list the bandwidth groups (cgroups with a cpu controller) the shim knows,
  * in cgroup id order, with their cpu.max, cpu.weight, usage and throttling
  * @fd: from cos_open()
@@ -311,6 +334,8 @@ struct cos_lord_opts {
 	unsigned int ring_entries;	/* 0 = module default (4096) */
 	unsigned int flags;		/* COS_LORD_F_* */
 	unsigned int submit;		/* how shoots are committed: COS_SUBMIT_* */
+	const char *name;		/* the enclave's name: 1-15 of [A-Za-z0-9_.-]; NULL = the
+					 * calling thread's comm (a policy's program name) */
 };
 #define COS_SUBMIT_IOCTL	0	/* COS_IOC_SHOOT (default) */
 #define COS_SUBMIT_URING	1	/* io_uring uring_cmd (COS_URING_SHOOT), falling back to the
@@ -326,9 +351,16 @@ struct cos_lord_opts {
  * under SCHED_EXT (inherited) is moved to SCHED_OTHER first: a lord is never a COS task.
  * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if another lord holds CPUs; -ENXIO if the shim
  * is not attached; -EOPNOTSUPP if this kernel cannot run lords (see COS_SHIM_CAP_FAIR_DSQ in
- * shim/cos_shim_intf.h); -EINVAL for bad options; -ENODEV without cos.ko; see cos_strerror().
+ * shim/cos_shim_intf.h), or a name was asked of a module that predates names; -EINVAL for bad
+ * options; -ENODEV without cos.ko; see cos_strerror().
  */
 int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_opts *opts);
+
+/** cos_lord_name() - the enclave's name as the module registered it ("" before names) */
+const char *cos_lord_name(const struct cos_lord *lord);
+
+/** cos_lord_enclave_id() - the enclave's id (0 from a module that predates names) */
+unsigned int cos_lord_enclave_id(const struct cos_lord *lord);
 
 /**
  * cos_lord_destroy() - give up the enclave (tasks go to the fair policy), unmap, close

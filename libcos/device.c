@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -141,4 +142,72 @@ COS_EXPORT const char *cos_task_state_name(unsigned int state)
 	};
 
 	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+}
+
+COS_EXPORT int cos_get_enclaves(int fd, struct cos_enclave_info **enclaves, size_t *nr)
+{
+	struct cos_enclave_info *all = NULL;
+	unsigned int cap = 8;
+
+	*enclaves = NULL;
+	*nr = 0;
+	for (;;) {
+		struct cos_enclaves_args args = {
+			.size = sizeof(args),
+			.capacity = cap,
+			.entry_size = sizeof(*all),
+		};
+
+		all = calloc(cap, sizeof(*all));
+		if (!all)
+			return cos_fail(-ENOMEM, "out of memory listing enclaves");
+		args.enclaves = (unsigned long)all;
+		if (ioctl(fd, COS_IOC_GET_ENCLAVES, &args)) {
+			int err = errno;
+
+			free(all);
+			if (err == ENOTTY)
+				return cos_fail(-EOPNOTSUPP, "the loaded cos module cannot list enclaves "
+						"(it predates COS_IOC_GET_ENCLAVES): load the matching cos.ko");
+			return cos_fail(-err, "COS_IOC_GET_ENCLAVES failed: %s", strerror(err));
+		}
+		if (args.count <= cap) {
+			if (!args.count) {
+				free(all);
+				all = NULL;
+			}
+			*enclaves = all;
+			*nr = args.count;
+			return 0;
+		}
+		free(all);	/* more registered than fit: again, with room for all */
+		cap = args.count;
+	}
+}
+
+COS_EXPORT int cos_find_enclave(int fd, const char *name, struct cos_enclave_info *info)
+{
+	struct cos_enclave_info *all;
+	char names[256] = "";
+	size_t nr, i, used = 0;
+	int err = cos_get_enclaves(fd, &all, &nr);
+
+	if (err)
+		return err;
+	for (i = 0; i < nr; i++) {
+		const char *n = all[i].name;
+
+		if (!strcmp(n, name) || (!strncmp(n, "cos-", 4) && !strcmp(n + 4, name))) {
+			*info = all[i];
+			free(all);
+			return 0;
+		}
+		if (used < sizeof(names))
+			used += snprintf(names + used, sizeof(names) - used, "%s'%s'",
+					 i ? ", " : "", n);
+	}
+	free(all);
+	if (!nr)
+		return cos_fail(-ENOENT, "no enclave named '%s': no lord is running", name);
+	return cos_fail(-ENOENT, "no enclave named '%s' (running: %s)", name, names);
 }

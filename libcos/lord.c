@@ -8,6 +8,7 @@
  * release store; status entries are read under their seqcount.
  * See docs/design.md, "The lord's life", and docs/abi.md.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <sched.h>
 #include <liburing.h>
@@ -144,6 +145,25 @@ static int lord_check_partition(const struct cos_lord_opts *opts)
 	return err;
 }
 
+/* Check @name and put it into the registration (the module checks it again). */
+static int lord_name(struct cos_lord *lord, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!(lord->features & COS_FEAT_ENCLAVE_NAMES))
+		return cos_fail(-EOPNOTSUPP, "the loaded cos module predates enclave names: "
+				"load the matching cos.ko, or register without a name");
+	if (n == 0 || n >= sizeof(lord->args.name))
+		return cos_fail(-EINVAL, "enclave name '%s': 1 to %zu characters", name,
+				sizeof(lord->args.name) - 1);
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("_.-", name[i]))
+			return cos_fail(-EINVAL, "enclave name '%s': only letters, digits, "
+					"'_', '.' and '-'", name);
+	memcpy(lord->args.name, name, n + 1);
+	return 0;
+}
+
 COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_opts *opts)
 {
 	struct cos_lord *lord;
@@ -164,7 +184,23 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 		free(lord);
 		return err;
 	}
+	{
+		struct cos_info info;
+
+		if (cos_get_info(lord->fd, &info) == 0)
+			lord->features = info.features;
+	}
 	lord->args.size = sizeof(lord->args);
+	if (!(lord->features & COS_FEAT_ENCLAVE_NAMES))
+		lord->args.size = COS_LORD_ARGS_SIZE_VER0;	/* the module predates names */
+	if (opts->size >= offsetof(struct cos_lord_opts, name) + sizeof(opts->name) && opts->name) {
+		err = lord_name(lord, opts->name);
+		if (err) {
+			close(lord->fd);
+			free(lord);
+			return err;
+		}
+	}
 	lord->args.flags = opts->flags;
 	lord->args.lord_cpu = opts->lord_cpu;
 	lord->args.stall_ms = opts->stall_ms;
@@ -188,7 +224,10 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 		}
 	}
 	if (ioctl(lord->fd, COS_IOC_REGISTER_LORD, &lord->args)) {
+		char name[sizeof(lord->args.name)];
+
 		err = -errno;
+		memcpy(name, lord->args.name, sizeof(name));
 		close(lord->fd);
 		free(lord);
 		switch (err) {
@@ -196,6 +235,8 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 			return cos_fail(err, "registering a lord needs CAP_SYS_NICE");
 		case -EBUSY:
 			return cos_fail(err, "another lord holds the enclave (one lord at a time for now)");
+		case -EEXIST:
+			return cos_fail(err, "an enclave named '%s' is registered already", name);
 		case -ENXIO:
 			return cos_fail(err, "the cos shim is not attached ('cosctl shim attach')");
 		case -EOPNOTSUPP:
@@ -223,12 +264,6 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 	if (opts->size >= offsetof(struct cos_lord_opts, submit) + sizeof(opts->submit) &&
 	    opts->submit == COS_SUBMIT_URING)
 		uring_setup(lord);
-	{
-		struct cos_info info;
-
-		if (cos_get_info(lord->fd, &info) == 0)
-			lord->features = info.features;
-	}
 	*lordp = lord;
 	return 0;
 }
@@ -270,6 +305,16 @@ COS_EXPORT void cos_lord_destroy(struct cos_lord *lord)
 COS_EXPORT unsigned int cos_lord_submit(const struct cos_lord *lord)
 {
 	return lord->uring ? COS_SUBMIT_URING : COS_SUBMIT_IOCTL;
+}
+
+COS_EXPORT const char *cos_lord_name(const struct cos_lord *lord)
+{
+	return lord->args.name;
+}
+
+COS_EXPORT unsigned int cos_lord_enclave_id(const struct cos_lord *lord)
+{
+	return lord->args.enclave_id;
 }
 
 COS_EXPORT int cos_lord_fd(const struct cos_lord *lord)

@@ -65,6 +65,8 @@ static void usage(FILE *f, const struct lord_main *m)
 		"usage: %s [options]\n%s\n"
 		"  -c, --cpus LIST      enclave CPUs, e.g. 1-3 (default: every online CPU but the lord's)\n"
 		"  -l, --lord-cpu N     the CPU the lord runs on (default 0)\n"
+		"  -n, --name NAME      the enclave's name, as `cosctl status` and the OCI hook's\n"
+		"                       io.cos.policy know it (default: the program's, %s)\n"
 		"%s"
 		"      --stall-ms N     the kernel's stall timeout (default: the module's, 20 ms)\n"
 		"      --starve-ms N    longest a runnable task may wait (default: the module's, 1000 ms)\n"
@@ -84,7 +86,7 @@ static void usage(FILE *f, const struct lord_main *m)
 		"\n"
 		"Put work under it with `cosctl run -- CMD`.  Ctrl-C gives the CPUs back.  Needs root\n"
 		"(CAP_SYS_NICE; CAP_BPF and CAP_SYS_ADMIN to attach the shim) and cos.ko.\n",
-		m->prog, m->about, m->own_usage);
+		m->prog, m->about, m->prog, m->own_usage);
 }
 
 enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT, OPT_NO_WAKE_RULES,
@@ -95,6 +97,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	static const struct option common[] = {
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "lord-cpu", required_argument, NULL, 'l' },
+		{ "name", required_argument, NULL, 'n' },
 		{ "stall-ms", required_argument, NULL, OPT_STALL },
 		{ "starve-ms", required_argument, NULL, OPT_STARVE },
 		{ "stats", required_argument, NULL, OPT_STATS },
@@ -123,12 +126,13 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	for (const struct option *o = m->own_long; o && o->name && n < 63; o++)
 		longs[n++] = *o;
 	memset(&longs[n], 0, sizeof(longs[n]));
-	snprintf(shorts, sizeof(shorts), "c:l:h%s", m->own_short ? m->own_short : "");
+	snprintf(shorts, sizeof(shorts), "c:l:n:h%s", m->own_short ? m->own_short : "");
 	m->sched_opts.size = sizeof(m->sched_opts);
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		switch (c) {
 		case 'c': cpus = optarg; break;
 		case 'l': m->lord_cpu = atoi(optarg); break;
+		case 'n': m->sched_opts.lord.name = optarg; break;
 		case OPT_STALL: m->sched_opts.lord.stall_ms = atoi(optarg); break;
 		case OPT_STARVE: m->sched_opts.lord.starve_ms = atoi(optarg); break;
 		case OPT_STATS: m->stats_every_ns = strtoull(optarg, NULL, 10) * 1000000000ull; break;
@@ -247,6 +251,8 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		m->lord_cpu, m->nr_cpus,
 		cos_lord_submit(cos_sched_lord(s)) == COS_SUBMIT_URING ? "io_uring" : "ioctl",
 		!m->wake_rules ? "off" : m->wake_rules & COS_WAKE_IDLE ? "idle" : "prev");
+	if (cos_lord_name(cos_sched_lord(s))[0])
+		fprintf(stderr, ", enclave '%s'", cos_lord_name(cos_sched_lord(s)));
 	if (m->banner)
 		m->banner(stderr);
 	fputc('\n', stderr);

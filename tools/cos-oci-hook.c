@@ -237,11 +237,17 @@ static int check_process(pid_t pid, unsigned long long *start, char *cg, size_t 
 	return 0;
 }
 
-/* The running lord must be the policy asked for: its program is <name> or cos-<name>. */
+/*
+ * The running lord must be the policy asked for: an enclave registered under <name> or
+ * cos-<name> (a lord's name is its program's unless it chose one).  A module that predates
+ * enclave names is asked for its one lord, whose comm must match the same way.
+ */
 static int check_lord(const char *policy)
 {
+	struct cos_enclave_info enclave;
 	struct cos_info info = { 0 };
 	char path[64], comm[64] = "";
+	bool named;
 	FILE *f;
 	int fd, e;
 
@@ -252,12 +258,19 @@ static int check_lord(const char *policy)
 		return -1;
 	}
 	e = cos_get_info(fd, &info);
+	named = !e && (info.features & COS_FEAT_ENCLAVE_NAMES);
+	if (named)
+		e = cos_find_enclave(fd, policy, &enclave);
 	close(fd);
-	if (e) {
-		err("cannot ask cos.ko about its lord: %s", cos_strerror(e));
+	if (named && e == -ENOENT) {
+		err("asks for cos policy '%s': %s", policy, cos_strerror(e));
 		return -1;
 	}
-	if (info.lord_pid <= 0) {
+	if (e) {
+		err("cannot ask cos.ko about its lords: %s", cos_strerror(e));
+		return -1;
+	}
+	if (!named && info.lord_pid <= 0) {
 		err("asks for cos policy '%s', but no lord is running", policy);
 		return -1;
 	}
@@ -271,6 +284,8 @@ static int check_lord(const char *policy)
 		    policy, COS_PARTITION_PATH);
 		return -1;
 	}
+	if (named)
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/comm", info.lord_pid);
 	f = fopen(path, "re");
 	if (f) {

@@ -113,8 +113,19 @@ static const char *kver_str(unsigned int code, char *buf, size_t len)
 	return buf;
 }
 
+/* One enclave's CPUs as a list ("1-3"); "?" if it does not fit. */
+static const char *enclave_cpus(const struct cos_enclave_info *e, char *buf, size_t len)
+{
+	if (cos_format_cpus(e->cpus, sizeof(e->cpus), buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
 static int cmd_status(int json)
 {
+	struct cos_enclave_info *enclaves = NULL;
+	size_t nr_enclaves = 0;
+	int have_enclaves = 0;
 	struct cos_sys_status st;
 	struct cos_info info = {0};
 	char kv[32], part_str[256] = "";
@@ -135,6 +146,8 @@ static int cmd_status(int json)
 		have_info = !err;
 		if (err)
 			info_err = cos_strerror(err);
+		if (have_info && (info.features & COS_FEAT_ENCLAVE_NAMES))
+			have_enclaves = !cos_get_enclaves(fd, &enclaves, &nr_enclaves);
 		close(fd);
 	} else if (st.module_loaded) {
 		info_err = cos_strerror(fd);
@@ -167,6 +180,27 @@ static int cmd_status(int json)
 					    json_pack("{s:i,s:i,s:i}", "pid", info.lord_pid, "cpu",
 						      info.lord_cpu, "enclave_cpus", info.enclave_cpus) :
 					    json_null());
+			if (have_enclaves) {
+				json_t *list = json_array();
+				char cpus[256];
+
+				for (size_t i = 0; i < nr_enclaves; i++) {
+					const struct cos_enclave_info *e = &enclaves[i];
+
+					json_array_append_new(list, json_pack(
+						"{s:i,s:s,s:i,s:i,s:s,s:i,s:b,s:i,s:I,s:I,s:I}",
+						"id", e->id, "name", e->name, "lord_pid", e->lord_pid,
+						"lord_cpu", e->lord_cpu,
+						"cpus", enclave_cpus(e, cpus, sizeof(cpus)),
+						"nr_cpus", e->nr_cpus,
+						"active", !!(e->flags & COS_ENCLAVE_F_ACTIVE),
+						"waiting", e->waiting,
+						"messages", (json_int_t)e->produced,
+						"dropped", (json_int_t)e->dropped,
+						"stalls", (json_int_t)e->stalls));
+				}
+				json_object_set_new(out, "enclaves", list);
+			}
 			json_object_set_new(out, "counters",
 					    json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I}",
 						      "tasks", info.tasks,
@@ -178,6 +212,7 @@ static int cmd_status(int json)
 						      "dropped", (json_int_t)info.dropped));
 		}
 		json_print(out);
+		free(enclaves);
 		return 0;
 	}
 
@@ -203,10 +238,25 @@ static int cmd_status(int json)
 		printf("partition:  CPUs %s for COS tasks (" COS_PARTITION_PATH ")\n", part_str);
 	if (!have_info)
 		return 0;
-	if (info.lord_pid)
+	if (have_enclaves) {
+		char cpus[256];
+
+		for (size_t i = 0; i < nr_enclaves; i++) {
+			const struct cos_enclave_info *e = &enclaves[i];
+
+			printf("enclave:    %s (id %u): lord thread %d on CPU %d, CPUs %s, %s; "
+			       "%u waiting, %llu messages, %llu dropped, %llu stalls\n", e->name, e->id,
+			       e->lord_pid, e->lord_cpu, enclave_cpus(e, cpus, sizeof(cpus)),
+			       e->flags & COS_ENCLAVE_F_ACTIVE ? "active" : "not in control",
+			       e->waiting, (unsigned long long)e->produced,
+			       (unsigned long long)e->dropped, (unsigned long long)e->stalls);
+		}
+		free(enclaves);
+	}
+	if (info.lord_pid && !have_enclaves)
 		printf("lord:       thread %d on CPU %d, enclave of %u CPUs\n", info.lord_pid,
 		       info.lord_cpu, info.enclave_cpus);
-	else
+	else if (!info.lord_pid && !nr_enclaves)
 		printf("lord:       none (COS tasks run under the shim's fair policy)\n");
 	printf("counters:   %u COS tasks; since load: %llu messages, %llu placed, %llu refused, "
 	       "%llu fallbacks, %llu stalls, %llu dropped\n", info.tasks,

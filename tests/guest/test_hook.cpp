@@ -213,8 +213,8 @@ TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of 
 		std::string said = read_file(DIR + "/wrong.err");
 		CAPTURE(c.err, said);
 		CHECK(c.created != 0);
-		CHECK(said.find("cos-oci-hook: cos-wrong: asks for cos policy 'fifo', but the running "
-				"lord is 'cos-shinjuku'") != std::string::npos);
+		CHECK(said.find("cos-oci-hook: cos-wrong: asks for cos policy 'fifo': no enclave "
+				"named 'fifo' (running: 'cos-shinjuku')") != std::string::npos);
 	}
 
 	Container cos("cos-annotated", bundle("annotated", "\"io.cos.policy\": \"shinjuku\", "
@@ -277,6 +277,33 @@ TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of 
 	p = lord.err.rfind("hinted ");
 	REQUIRE(p != std::string::npos);
 	CHECK(std::stoull(lord.err.substr(p + 7)) > 0);
+}
+
+TEST_CASE("crun + cos-oci-hook: io.cos.policy resolves a lord by the name it registered", "[hook][crun][enclave]")
+{
+	REQUIRE(access("/usr/bin/crun", X_OK) == 0);
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	PolicyProc lord({build_path("bin/cos-fifo"), "--name", "batch", "--cpus", "1-3",
+			 "--stall-ms", stall_arg(1000)});
+	REQUIRE(lord.wait_for("enclave 'batch'"));
+	{
+		/* the program's name no longer names it: the refusal lists what runs */
+		std::string b = bundle("byprog", "\"io.cos.policy\": \"fifo\", \"run.oci.hooks.stderr\": "
+				       "\"" + DIR + "/byprog.err\"", "exec sleep 60");
+		Container c("cos-byprog", b);
+		std::string said = read_file(DIR + "/byprog.err");
+		CAPTURE(c.err, said);
+		CHECK(c.created != 0);
+		CHECK(said.find("no enclave named 'fifo' (running: 'batch')") != std::string::npos);
+	}
+	Container c("cos-byname", bundle("byname", "\"io.cos.policy\": \"batch\"", "exec sleep 60"));
+	INFO(c.err);
+	REQUIRE(c.created == 0);
+	std::vector<pid_t> in = wait_procs(c, 1);
+	REQUIRE(in.size() == 1);
+	CHECK(policy_of(in[0]) == "7");
+	CHECK(lord.stop(SIGINT) == 0);
 }
 
 TEST_CASE("crun + cos-oci-hook: in partial mode an annotated container is refused, untouched", "[hook][crun][partial]")

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <new>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -717,6 +718,184 @@ TEST_CASE("lord registration refuses bad requests", "[lord][errors]")
 		CHECK(rc == 0);
 	}
 	CHECK(l == nullptr);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+/* The enclaves COS_IOC_GET_ENCLAVES lists now (an empty list on error: the caller checks rc). */
+static std::vector<cos_enclave_info> enclaves_now(int *rc = nullptr)
+{
+	std::vector<cos_enclave_info> v;
+	cos_enclave_info *e = nullptr;
+	size_t nr = 0;
+	int fd = cos_open();
+	int err = fd < 0 ? fd : cos_get_enclaves(fd, &e, &nr);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		*rc = err;
+	v.assign(e, e + nr);
+	free(e);
+	return v;
+}
+
+TEST_CASE("an enclave has a name and an id; GET_ENCLAVES lists it while it is registered", "[lord][enclave]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	cos_info info = {};
+	{
+		int fd = cos_open();
+		REQUIRE(fd >= 0);
+		REQUIRE(cos_get_info(fd, &info) == 0);
+		close(fd);
+	}
+	REQUIRE((info.features & COS_FEAT_ENCLAVE_NAMES));
+	int rc = -1;
+	CHECK(enclaves_now(&rc).empty());
+	CHECK(rc == 0);
+
+	SECTION("a name given: echoed with a new id, listed with the lord, its CPUs and state")
+	{
+		int st = in_child([&] {
+			uint32_t last = 0;
+			for (int round = 0; round < 2; round++) {
+				RawLordArgs r({1, 3});
+				int fd = cos_open();
+				strcpy(r.a.name, "web-1.a_b");
+				if (fd < 0 || r.register_on(fd))
+					return 10;
+				if (strcmp(r.a.name, "web-1.a_b") || !r.a.enclave_id || r.a.enclave_id == last)
+					return 11;
+				last = r.a.enclave_id;
+				std::vector<cos_enclave_info> v = enclaves_now();
+				if (v.size() != 1)
+					return 12;
+				const cos_enclave_info &e = v[0];
+				if (e.id != last || strcmp(e.name, "web-1.a_b") ||
+				    e.lord_pid != (pid_t)syscall(SYS_gettid) || e.lord_cpu != 0)
+					return 13;
+				if (e.nr_cpus != 2 || e.cpus[0] != ((1ULL << 1) | (1ULL << 3)) ||
+				    !(e.flags & COS_ENCLAVE_F_ACTIVE) || (e.flags & COS_ENCLAVE_F_CPUS_CUT))
+					return 14;
+				cos_enclave_info found = {};
+				int ffd = cos_open();
+				if (cos_find_enclave(ffd, "web-1.a_b", &found) || found.id != last)
+					return 15;
+				if (cos_find_enclave(ffd, "nope", &found) != -ENOENT ||
+				    !strstr(cos_strerror(-ENOENT), "'web-1.a_b'"))
+					return 16;
+				close(ffd);
+				close(fd);	/* release: unregistered */
+				if (!enclaves_now().empty())
+					return 17;
+			}
+			return 0;
+		});
+		CHECK(st == 0);
+	}
+	SECTION("no name: the thread's comm, other characters as '_'; the old struct size works too")
+	{
+		int st = in_child([&] {
+			prctl(PR_SET_NAME, "my lord/x");
+			RawLordArgs r;
+			r.a.size = COS_LORD_ARGS_SIZE_VER0;
+			int fd = cos_open();
+			if (fd < 0 || r.register_on(fd))
+				return 10;
+			std::vector<cos_enclave_info> v = enclaves_now();
+			if (v.size() != 1 || strcmp(v[0].name, "my_lord_x"))
+				return 11;
+			/* a libcos lord without a name: its program's */
+			close(fd);
+			LordOpts lo({1});
+			cos_lord *l = nullptr;
+			prctl(PR_SET_NAME, "cos-test");
+			if (cos_lord_register(&l, &lo.o))
+				return 12;
+			v = enclaves_now();
+			int ret = v.size() == 1 && !strcmp(v[0].name, "cos-test") &&
+				  !strcmp(cos_lord_name(l), "cos-test") && cos_lord_enclave_id(l) == v[0].id
+				  ? 0 : 13;
+			cos_lord_destroy(l);
+			return ret;
+		});
+		CHECK(st == 0);
+	}
+	SECTION("bad names are refused, and nothing is registered")
+	{
+		int st = in_child([&] {
+			const char *bad[] = {"a b", "x/y", "0123456789abcdef"};
+			for (const char *n : bad) {
+				RawLordArgs r;
+				int fd = cos_open();
+				memcpy(r.a.name, n, strnlen(n, sizeof(r.a.name)));
+				if (r.register_on(fd) != EINVAL)
+					return 10;
+				close(fd);
+			}
+			RawLordArgs junk;	/* empty, but a byte after the NUL */
+			junk.a.name[3] = 'x';
+			int fd = cos_open();
+			if (junk.register_on(fd) != EINVAL)
+				return 11;
+			RawLordArgs id;		/* an id is the module's to give */
+			id.a.enclave_id = 7;
+			if (id.register_on(fd) != EINVAL)
+				return 12;
+			close(fd);
+			LordOpts lo({1});
+			cos_lord *l = nullptr;
+			lo.o.name = "way-too-long-a-name";
+			if (cos_lord_register(&l, &lo.o) != -EINVAL)
+				return 13;
+			lo.o.name = "tab\there";
+			if (cos_lord_register(&l, &lo.o) != -EINVAL)
+				return 14;
+			return enclaves_now().empty() ? 0 : 15;
+		});
+		CHECK(st == 0);
+	}
+	SECTION("GET_ENCLAVES refuses bad arguments and counts what did not fit")
+	{
+		int st = in_child([&] {
+			LordOpts lo({1});
+			cos_lord *l = nullptr;
+			lo.o.name = "counted";
+			if (cos_lord_register(&l, &lo.o))
+				return 10;
+			int fd = cos_open();
+			cos_enclave_info e[2];
+			memset(e, 0xa5, sizeof(e));
+			cos_enclaves_args a = {};
+			a.size = sizeof(a);
+			a.entry_size = sizeof(e[0]);
+			a.enclaves = (uintptr_t)e;
+			int ret = 0;
+			if (ioctl(fd, COS_IOC_GET_ENCLAVES, &a) || a.count != 1 || e[0].id != 0xa5a5a5a5u)
+				ret = 11;	/* capacity 0: counted, nothing written */
+			a.capacity = 2;
+			a.entry_size = 8;
+			if (!ret && (!ioctl(fd, COS_IOC_GET_ENCLAVES, &a) || errno != EINVAL))
+				ret = 12;
+			a.entry_size = sizeof(e[0]);
+			a.flags = 1;
+			if (!ret && (!ioctl(fd, COS_IOC_GET_ENCLAVES, &a) || errno != EINVAL))
+				ret = 13;
+			a.flags = 0;
+			a.enclaves = 8;	/* an unmapped address */
+			if (!ret && (!ioctl(fd, COS_IOC_GET_ENCLAVES, &a) || errno != EFAULT))
+				ret = 14;
+			a.enclaves = (uintptr_t)e;
+			if (!ret && (ioctl(fd, COS_IOC_GET_ENCLAVES, &a) || a.count != 1 ||
+				     strcmp(e[0].name, "counted") || e[1].id != 0xa5a5a5a5u))
+				ret = 15;
+			close(fd);
+			cos_lord_destroy(l);
+			return ret;
+		});
+		CHECK(st == 0);
+	}
+	CHECK(enclaves_now().empty());
 	CHECK(sched_ext_state() == "enabled");
 }
 

@@ -47,6 +47,8 @@
 						 * COS tasks too (COS_MSG_TASK_THROTTLED ...) */
 #define COS_FEAT_LAZY_WAKE	(1ULL << 8)	/* COS_LORD_F_LAZY_WAKE is known */
 #define COS_FEAT_WAKER		(1ULL << 9)	/* struct cos_msg.waker is filled in */
+#define COS_FEAT_ENCLAVE_NAMES	(1ULL << 10)	/* struct cos_lord_args.name and
+						 * COS_IOC_GET_ENCLAVES are known */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -382,6 +384,10 @@ struct cos_ctl {
  * @ring_size, @status_size, @shoot_size, @ctl_size:	out: mmap lengths (bytes)
  * @max_tasks:		out: entries in the status table
  * @nr_cpu_ids:		out: entries in the shoot area
+ * @name:		in: the enclave's name, NUL-terminated, 1-15 of [A-Za-z0-9_.-] (all
+ *			zero: the calling thread's comm, any other character replaced by '_');
+ *			no two enclaves have the same name (EEXIST).  Since COS_FEAT_ENCLAVE_NAMES.
+ * @enclave_id:		out: the enclave's id, unique until the module is unloaded (never 0)
  */
 struct cos_lord_args {
 	__u32 size;
@@ -403,8 +409,13 @@ struct cos_lord_args {
 	__u32 nr_cpu_ids;
 	__u32 starve_ms;
 	__u32 __pad;
+	char name[16];
+	__u32 enclave_id;
+	__u32 __pad2;
 };
 #define COS_LORD_ARGS_SIZE_VER0	112
+#define COS_LORD_ARGS_SIZE_VER1	136	/* @name, @enclave_id */
+#define COS_ENCLAVE_NAME_LEN	16
 
 /* struct cos_shoot_args.flags */
 #define COS_SHOOT_STRICT	(1U << 0)	/* refuse all unless the lord consumed every message */
@@ -584,6 +595,65 @@ struct cos_groups_args {
 #define COS_GROUPS_BATCH_MAX		256
 
 /**
+ * struct cos_enclave_info - one enclave as COS_IOC_GET_ENCLAVES reports it (208 bytes)
+ * @id:			its id (struct cos_lord_args.enclave_id)
+ * @lord_pid:		the lord thread's id (as seen from the init pid namespace)
+ * @lord_cpu:		the CPU the lord runs on
+ * @flags:		COS_ENCLAVE_F_*
+ * @name:		its name, NUL-terminated
+ * @nr_cpus:		CPUs in the enclave
+ * @waiting:		its COS tasks waiting for the lord right now
+ * @produced:		messages posted to its ring
+ * @dropped:		of those, dropped while the ring was full
+ * @stalls:		times its lord was found stalled
+ * @cpus:		the enclave's CPUs, a bitmap (bit i = CPU i) of the first 1024 CPU ids;
+ *			COS_ENCLAVE_F_CPUS_CUT when it has CPUs beyond (@nr_cpus counts all)
+ */
+struct cos_enclave_info {
+	__u32 id;
+	__s32 lord_pid;
+	__s32 lord_cpu;
+	__u32 flags;
+	char name[16];
+	__u32 nr_cpus;
+	__u32 waiting;
+	__u64 produced;
+	__u64 dropped;
+	__u64 stalls;
+	__u64 cpus[16];
+	__u64 __reserved[2];
+};
+#define COS_ENCLAVE_F_ACTIVE	(1U << 0)	/* its lord has control (not stalled, not gone) */
+#define COS_ENCLAVE_F_CPUS_CUT	(1U << 1)	/* @cpus lists only the first 1024 CPU ids */
+
+/**
+ * struct cos_enclaves_args - COS_IOC_GET_ENCLAVES: list the registered enclaves
+ * @size:	sizeof(struct cos_enclaves_args)
+ * @flags:	0
+ * @capacity:	in: entries at @enclaves
+ * @count:	out: the enclaves registered; entries filled: the smaller of @count and @capacity
+ *		(call again with a larger @capacity when @count is larger)
+ * @entry_size:	in: sizeof(struct cos_enclave_info) as the caller knows it (at least 64:
+ *		the fields up to @stalls); longer entries get zeros past the module's
+ * @__pad:	0
+ * @enclaves:	in: user pointer to @capacity entries of @entry_size bytes
+ *
+ * A snapshot taken under the module's lock.  Needs no privilege: names, CPUs and counters are
+ * what `cosctl status` shows any user.  Errors: EINVAL (size, flags, @entry_size), EFAULT.
+ */
+struct cos_enclaves_args {
+	__u32 size;
+	__u32 flags;
+	__u32 capacity;
+	__u32 count;
+	__u32 entry_size;
+	__u32 __pad;
+	__u64 enclaves;
+};
+#define COS_ENCLAVES_ARGS_SIZE_VER0	32
+#define COS_ENCLAVE_INFO_SIZE_MIN	64
+
+/**
  * struct cos_shim_bind - COS_IOC_SHIM_BIND: the shim the module is to serve
  * @map_id:	the id of the struct_ops map (struct sched_ext_ops) about to be attached
  * @flags:	0
@@ -623,6 +693,9 @@ struct cos_shim_bind {
 /* Name the shim's struct_ops map before attaching it (struct cos_shim_bind); the caller needs
  * CAP_SYS_ADMIN.  Errors: EPERM, EINVAL (flags, id 0), EBUSY (a shim is bound), EFAULT. */
 #define COS_IOC_SHIM_BIND	_IOW(COS_IOC_MAGIC, 0x07, struct cos_shim_bind)
+/* List the enclaves (struct cos_enclaves_args).  Errors: EINVAL, EFAULT.  Since
+ * COS_FEAT_ENCLAVE_NAMES. */
+#define COS_IOC_GET_ENCLAVES	_IOWR(COS_IOC_MAGIC, 0x08, struct cos_enclaves_args)
 #endif
 
 #endif /* _UAPI_LINUX_COS_H */
