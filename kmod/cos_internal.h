@@ -189,6 +189,9 @@ struct cos_enclave {
 	struct cos_shoot_slot *shoot;	/* nr_cpu_ids slots */
 	struct cos_ctl *ctl;
 
+	/* GET_ENCLAVES' counters, under cos_lock (the module's sums are cos_counters) */
+	u64 placed, refused, fallbacks;
+
 	/* stall detection */
 	u64 stall_ns;
 	u64 starve_ns;

@@ -84,6 +84,7 @@ void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 {
 	lockdep_assert_held(&cos_lock);
 	cos_counters.fallbacks++;
+	e->fallbacks++;
 	cos_fallback_all(e);
 	cpumask_or(kick, kick, e->cpus);
 	/* a local shoot's task may hold it: it goes back through ops.enqueue, to the fair policy */
@@ -628,6 +629,9 @@ static void cos_enclave_info_locked(struct cos_enclave *e, struct cos_enclave_in
 	ei->produced = cos_ring_produced(e);
 	ei->dropped = atomic64_read(&e->dropped);
 	ei->stalls = READ_ONCE(e->ctl->stalls);
+	ei->placed = e->placed;
+	ei->refused = e->refused;
+	ei->fallbacks = e->fallbacks;
 	for_each_cpu(cpu, e->cpus) {
 		if (cpu >= 64 * ARRAY_SIZE(ei->cpus)) {
 			ei->flags |= COS_ENCLAVE_F_CPUS_CUT;

@@ -320,8 +320,8 @@ static int __init cos_init(void)
 	BUILD_BUG_ON(sizeof(struct cos_shoot_slot) != 128);
 	BUILD_BUG_ON(sizeof(struct cos_lord_args) != COS_LORD_ARGS_SIZE_VER1);
 	BUILD_BUG_ON(sizeof(struct cos_enclaves_args) != COS_ENCLAVES_ARGS_SIZE_VER0);
-	BUILD_BUG_ON(sizeof(struct cos_enclave_info) != 208);
-	BUILD_BUG_ON(offsetofend(struct cos_enclave_info, stalls) != COS_ENCLAVE_INFO_SIZE_MIN);
+	BUILD_BUG_ON(sizeof(struct cos_enclave_info) != 224);
+	BUILD_BUG_ON(offsetofend(struct cos_enclave_info, fallbacks) != COS_ENCLAVE_INFO_SIZE_MIN);
 	BUILD_BUG_ON(sizeof(struct cos_shoot_args) != COS_SHOOT_ARGS_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct cos_wait_args) != COS_WAIT_ARGS_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct cos_tasks_args) != COS_TASKS_ARGS_SIZE_VER0);

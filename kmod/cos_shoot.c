@@ -134,9 +134,11 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 							     latch_kick : kick);
 			} else if (status != COS_SHOOT_EMPTY) {
 				cos_counters.refused++;
+				e->refused++;
 			}
 		}
 		cos_counters.placed += placed;
+		e->placed += placed;
 	}
 	/*
 	 * The lord yields only where it runs: on lord_cpu.  Off it (its own setaffinity, a

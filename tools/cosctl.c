@@ -188,7 +188,7 @@ static int cmd_status(int json)
 					const struct cos_enclave_info *e = &enclaves[i];
 
 					json_array_append_new(list, json_pack(
-						"{s:i,s:s,s:i,s:i,s:s,s:i,s:b,s:i,s:I,s:I,s:I}",
+						"{s:i,s:s,s:i,s:i,s:s,s:i,s:b,s:i,s:I,s:I,s:I,s:I,s:I,s:I}",
 						"id", e->id, "name", e->name, "lord_pid", e->lord_pid,
 						"lord_cpu", e->lord_cpu,
 						"cpus", enclave_cpus(e, cpus, sizeof(cpus)),
@@ -196,8 +196,11 @@ static int cmd_status(int json)
 						"active", !!(e->flags & COS_ENCLAVE_F_ACTIVE),
 						"waiting", e->waiting,
 						"messages", (json_int_t)e->produced,
-						"dropped", (json_int_t)e->dropped,
-						"stalls", (json_int_t)e->stalls));
+						"placed", (json_int_t)e->placed,
+						"refused", (json_int_t)e->refused,
+						"fallbacks", (json_int_t)e->fallbacks,
+						"stalls", (json_int_t)e->stalls,
+						"dropped", (json_int_t)e->dropped));
 				}
 				json_object_set_new(out, "enclaves", list);
 			}
@@ -244,12 +247,15 @@ static int cmd_status(int json)
 		for (size_t i = 0; i < nr_enclaves; i++) {
 			const struct cos_enclave_info *e = &enclaves[i];
 
-			printf("enclave:    %s (id %u): lord thread %d on CPU %d, CPUs %s, %s; "
-			       "%u waiting, %llu messages, %llu dropped, %llu stalls\n", e->name, e->id,
+			printf("enclave:    %s (id %u): lord thread %d on CPU %d, CPUs %s, %s\n"
+			       "            %u waiting; %llu messages, %llu placed, %llu refused, "
+			       "%llu fallbacks, %llu stalls, %llu dropped\n", e->name, e->id,
 			       e->lord_pid, e->lord_cpu, enclave_cpus(e, cpus, sizeof(cpus)),
 			       e->flags & COS_ENCLAVE_F_ACTIVE ? "active" : "not in control",
 			       e->waiting, (unsigned long long)e->produced,
-			       (unsigned long long)e->dropped, (unsigned long long)e->stalls);
+			       (unsigned long long)e->placed, (unsigned long long)e->refused,
+			       (unsigned long long)e->fallbacks, (unsigned long long)e->stalls,
+			       (unsigned long long)e->dropped);
 		}
 		free(enclaves);
 	}
@@ -602,15 +608,46 @@ static int cmd_shim(int argc, char **argv)
  * becomes the command's main thread.
  */
 static const char run_usage[] =
-	"usage: cosctl run [--policy-class N] [--] CMD [ARG...]\n"
+	"usage: cosctl run [--policy-class N] [--enclave NAME] [--] CMD [ARG...]\n"
 	"Run CMD as a COS task (SCHED_EXT, inherited by its threads and children): a lord places\n"
 	"it, or the shim's fair policy runs it while there is none.  --policy-class N publishes\n"
-	"hint class N for its main thread.  Options end at the first word that is not one, or at --.\n"
+	"hint class N for its main thread.  --enclave NAME runs it on the CPUs of the enclave\n"
+	"registered as NAME (or cos-NAME), under its lord, and refuses when no such lord runs\n"
+	"(`cosctl status` lists them; needs CAP_SYS_NICE).  Options end at the first word that is\n"
+	"not one, or at --.\n"
 	"In partial mode CMD runs in the partition's cgroup (" COS_PARTITION_PATH "), on its CPUs.\n";
+
+/* Confine this process to the CPUs of the enclave named @name: 0, or exit status 1 (said). */
+static int run_in_enclave(const char *name)
+{
+	struct cos_enclave_info e;
+	int fd = cos_open(), err;
+
+	err = fd < 0 ? fd : cos_find_enclave(fd, name, &e);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		fprintf(stderr, "cosctl run: --enclave %s: %s\n", name, cos_strerror(err));
+		return 1;
+	}
+	if (e.flags & COS_ENCLAVE_F_CPUS_CUT) {
+		fprintf(stderr, "cosctl run: --enclave %s: its CPUs go past CPU %zu\n", name,
+			8 * sizeof(e.cpus) - 1);
+		return 1;
+	}
+	/* a COS task whose CPUs are all outside the enclave never waits for its lord */
+	if (sched_setaffinity(0, sizeof(e.cpus), (const cpu_set_t *)e.cpus)) {
+		fprintf(stderr, "cosctl run: --enclave %s: cannot run on its CPUs: %s\n", name,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
 
 static int cmd_run(int argc, char **argv)
 {
 	struct sched_param sp = { 0 };
+	const char *enclave = NULL;
 	long hint_class = -1;
 
 	while (argc > 0 && strcmp(argv[0], "--")) {
@@ -620,6 +657,19 @@ static int cmd_run(int argc, char **argv)
 		if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
 			fputs(run_usage, stdout);
 			return 0;
+		} else if (!strcmp(argv[0], "--enclave") || !strncmp(argv[0], "--enclave=", 10)) {
+			if (argv[0][9] == '=') {
+				enclave = argv[0] + 10;
+			} else if (argc > 1) {
+				enclave = argv[1];
+				argc--, argv++;
+			}
+			if (!enclave || !enclave[0]) {
+				fprintf(stderr, "cosctl run: --enclave needs a NAME\n%s", run_usage);
+				return 2;
+			}
+			argc--, argv++;
+			continue;
 		} else if (!strcmp(argv[0], "--policy-class") && argc > 1) {
 			v = argv[1];
 			argc--, argv++;
@@ -657,6 +707,8 @@ static int cmd_run(int argc, char **argv)
 		}
 		cos_hint_set(h, hint_class, 0, 0);
 	}
+	if (enclave && run_in_enclave(enclave))
+		return 1;
 	/* partial mode: only the partition's CPUs are kept for COS tasks, so go there first */
 	if (cos_shim_partial() == 1) {
 		int err = cos_partition_enter(0);

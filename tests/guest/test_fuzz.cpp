@@ -45,10 +45,10 @@ struct Fuzzer {
 		case 0:
 			return rng();						/* anything */
 		case 1:
-			return _IOC(rng() % 4, 0xCE, rng() % 8, rng() % 512);	/* ours, any size */
+			return _IOC(rng() % 4, 0xCE, rng() % 9, rng() % 512);	/* ours, any size */
 		default:
 			return pick({COS_IOC_GET_INFO, COS_IOC_REGISTER_LORD, COS_IOC_SHOOT, COS_IOC_WAIT,
-				     COS_IOC_UNREGISTER});
+				     COS_IOC_UNREGISTER, COS_IOC_GET_ENCLAVES});
 		}
 	}
 
@@ -64,7 +64,8 @@ struct Fuzzer {
 		default: {	/* a buffer with a plausible size field and random or small fields */
 			for (auto &b : buf)
 				b = rng() % 3 ? 0 : rng();
-			uint32_t size = pick({0, 8, 16, 24, 32, 104, 112, 4096, 4104, (uint64_t)rng() % 9000});
+			uint32_t size = pick({0, 8, 16, 24, 32, 104, 112, 136, 4096, 4104,
+					      (uint64_t)rng() % 9000});
 			memcpy(buf.data(), &size, 4);
 			if (rng() % 2) {	/* point cpumask and array fields into the scratch area */
 				uint64_t p = (uintptr_t)scratch;

@@ -889,6 +889,15 @@ TEST_CASE("an enclave has a name and an id; GET_ENCLAVES lists it while it is re
 			if (!ret && (ioctl(fd, COS_IOC_GET_ENCLAVES, &a) || a.count != 1 ||
 				     strcmp(e[0].name, "counted") || e[1].id != 0xa5a5a5a5u))
 				ret = 15;
+			/* its own counters: one shoot of a slot that holds no task is refused */
+			if (!ret && (e[0].placed || e[0].refused || e[0].fallbacks))
+				ret = 16;
+			if (!ret && (cos_lord_prepare(l, 1, cos_lord_max_tasks(l) - 1, 12345, 0) ||
+				     cos_lord_shoot(l, 0) != 0))
+				ret = 17;
+			if (!ret && (ioctl(fd, COS_IOC_GET_ENCLAVES, &a) || e[0].refused != 1 ||
+				     e[0].placed))
+				ret = 18;
 			close(fd);
 			cos_lord_destroy(l);
 			return ret;

@@ -307,6 +307,38 @@ TEST_CASE("a healthy cos-fifo with 200 busy COS tasks is never declared stalled 
 	CHECK(lord.err.find(" placed 0 ") == std::string::npos);
 }
 
+TEST_CASE("cosctl run --enclave NAME runs under that lord, on its CPUs; status lists the enclave; an unknown name is refused with the running ones", "[policies][cosctl][enclave]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	const std::string cosctl = build_path("bin/cosctl");
+	std::string out;
+	/* no lord: refused before anything runs */
+	CHECK(sh(cosctl + " run --enclave web -- sh -c 'echo ran' 2>&1", &out) == 1);
+	CHECK(out.find("no enclave named 'web': no lord is running") != std::string::npos);
+	CHECK(out.find("ran") == std::string::npos);
+	CHECK(sh(cosctl + " run --enclave 2>&1", &out) == 2);
+	CHECK(out.find("--enclave needs a NAME") != std::string::npos);
+
+	PolicyProc lord({build_path("bin/cos-fifo"), "--name", "web", "--cpus", "2-3"});
+	REQUIRE(lord.wait_for("enclave 'web'"));
+	REQUIRE(sh(cosctl + " status", &out) == 0);
+	CAPTURE(out);
+	CHECK(out.find("enclave:    web (id ") != std::string::npos);
+	CHECK(out.find("on CPU 0, CPUs 2-3, active") != std::string::npos);
+	REQUIRE(sh(cosctl + " --json status", &out) == 0);
+	CHECK(out.find("\"name\":\"web\"") != std::string::npos);
+	CHECK(out.find("\"cpus\":\"2-3\"") != std::string::npos);
+
+	CHECK(sh(cosctl + " run --enclave=web -- sh -c 'grep ^Cpus_allowed_list /proc/self/status; "
+		 "grep ^policy /proc/self/sched'", &out) == 0);
+	CHECK(out.find("Cpus_allowed_list:\t2-3") != std::string::npos);
+	CHECK(out.find(" 7\n") != std::string::npos);
+	CHECK(sh(cosctl + " run --enclave fifo -- true 2>&1", &out) == 1);
+	CHECK(out.find("no enclave named 'fifo' (running: 'web')") != std::string::npos);
+	CHECK(lord.stop(SIGINT) == 0);
+}
+
 TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[policies][cosctl]")
 {
 	Shim shim;

@@ -595,7 +595,7 @@ struct cos_groups_args {
 #define COS_GROUPS_BATCH_MAX		256
 
 /**
- * struct cos_enclave_info - one enclave as COS_IOC_GET_ENCLAVES reports it (208 bytes)
+ * struct cos_enclave_info - one enclave as COS_IOC_GET_ENCLAVES reports it (224 bytes)
  * @id:			its id (struct cos_lord_args.enclave_id)
  * @lord_pid:		the lord thread's id (as seen from the init pid namespace)
  * @lord_cpu:		the CPU the lord runs on
@@ -606,6 +606,9 @@ struct cos_groups_args {
  * @produced:		messages posted to its ring
  * @dropped:		of those, dropped while the ring was full
  * @stalls:		times its lord was found stalled
+ * @placed:		tasks its lord's shoots placed
+ * @refused:		shoot slots refused (a status other than OK or EMPTY)
+ * @fallbacks:		times its tasks were handed to the fair policy (stall, unregister, death)
  * @cpus:		the enclave's CPUs, a bitmap (bit i = CPU i) of the first 1024 CPU ids;
  *			COS_ENCLAVE_F_CPUS_CUT when it has CPUs beyond (@nr_cpus counts all)
  */
@@ -620,8 +623,11 @@ struct cos_enclave_info {
 	__u64 produced;
 	__u64 dropped;
 	__u64 stalls;
+	__u64 placed;
+	__u64 refused;
+	__u64 fallbacks;
 	__u64 cpus[16];
-	__u64 __reserved[2];
+	__u64 __reserved;
 };
 #define COS_ENCLAVE_F_ACTIVE	(1U << 0)	/* its lord has control (not stalled, not gone) */
 #define COS_ENCLAVE_F_CPUS_CUT	(1U << 1)	/* @cpus lists only the first 1024 CPU ids */
@@ -633,8 +639,8 @@ struct cos_enclave_info {
  * @capacity:	in: entries at @enclaves
  * @count:	out: the enclaves registered; entries filled: the smaller of @count and @capacity
  *		(call again with a larger @capacity when @count is larger)
- * @entry_size:	in: sizeof(struct cos_enclave_info) as the caller knows it (at least 64:
- *		the fields up to @stalls); longer entries get zeros past the module's
+ * @entry_size:	in: sizeof(struct cos_enclave_info) as the caller knows it (at least 88:
+ *		the fields up to @fallbacks); longer entries get zeros past the module's
  * @__pad:	0
  * @enclaves:	in: user pointer to @capacity entries of @entry_size bytes
  *
@@ -651,7 +657,7 @@ struct cos_enclaves_args {
 	__u64 enclaves;
 };
 #define COS_ENCLAVES_ARGS_SIZE_VER0	32
-#define COS_ENCLAVE_INFO_SIZE_MIN	64
+#define COS_ENCLAVE_INFO_SIZE_MIN	88
 
 /**
  * struct cos_shim_bind - COS_IOC_SHIM_BIND: the shim the module is to serve
