@@ -258,13 +258,14 @@ static void cos_latch_insert(struct cos_latch *l, s32 cpu, struct cos_slot *t, u
 /*
  * Latch @t on @cpu (at the tail; off the latch it was on before, if any): *@kick says whether
  * @cpu must be kicked (not armed: nothing would dispatch there otherwise).  Room was checked by
- * the caller (cos_latch_room()).  Caller holds cos_lock (latches grow only under it) and t->lock.
+ * the caller (cos_latch_room()).  Caller holds the lock of @e, whose CPU @cpu is (latches grow
+ * only under it), and t->lock.
  */
-static void cos_latch_add(struct cos_slot *t, s32 cpu, bool *kick)
+static void cos_latch_add(struct cos_enclave *e, struct cos_slot *t, s32 cpu, bool *kick)
 {
 	struct cos_latch *l = per_cpu_ptr(&cos_latch, cpu);
 
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	lockdep_assert_held(&t->lock);
 	cos_latch_remove(t);
 	guard(raw_spinlock)(&l->lock);
@@ -303,12 +304,13 @@ bool cos_latch_resume(struct cos_slot *t, s32 cpu)
 }
 
 /*
- * Has @cpu's latch room for @t?  Under cos_lock, the answer holds until it is dropped: only a
- * shoot adds to a latch.  @t's own place counts as free if it is latched there already.
+ * Has @cpu's latch room for @t?  Under the lock of @e, whose CPU @cpu is, the answer holds
+ * until it is dropped: only a shoot of @e's lord adds to a latch of its CPUs.  @t's own place
+ * counts as free if it is latched there already.
  */
-bool cos_latch_room(const struct cos_slot *t, s32 cpu)
+bool cos_latch_room(struct cos_enclave *e, const struct cos_slot *t, s32 cpu)
 {
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	return t->latch_cpu == cpu ||
 	       READ_ONCE(per_cpu_ptr(&cos_latch, cpu)->nr) < COS_SHOOT_LATCH_MAX;
 }
@@ -600,15 +602,15 @@ static void cos_pending_return(struct cos_enclave *e, struct cos_slot *t, s32 cp
  * Returns whether @t is in the slot now.
  *
  * The only place that holds two task locks: @t's (the caller's) and then @old's, nested.
- * Every other path holds one task lock at a time, and shoots are serialised by cos_lock, so
- * no other CPU can wait for @t's lock while holding another task's.
- * Context: COS_IOC_SHOOT, cos_lock and @t->lock held, IRQs off; takes @old->lock.
+ * Every other path holds one task lock at a time.  Two lords may nest at once, each under its
+ * own e->lock, but never in a cycle: @old sits in a pending slot, so no shoot holds its lock
+ * as its @t past the NOT_WAITING check (cos_task_shoot()), and waits for nothing under it.
+ * Context: COS_IOC_SHOOT, @e->lock and @t->lock held, IRQs off; takes @old->lock.
  */
-static bool cos_pending_replace(s32 cpu, struct cos_slot *old, struct cos_slot *t)
+static bool cos_pending_replace(struct cos_enclave *e, s32 cpu, struct cos_slot *old,
+				struct cos_slot *t)
 {
-	struct cos_enclave *e = cos_enclave_now();
-
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	lockdep_assert_held(&t->lock);
 	raw_spin_lock_nested(&old->lock, SINGLE_DEPTH_NESTING);
 	if (cmpxchg(&cos_pending[cpu], old, t) != old) {
@@ -625,20 +627,20 @@ static bool cos_pending_replace(s32 cpu, struct cos_slot *old, struct cos_slot *
  * Put @t, shot by the lord, in @cpu's pending slot (taking the place of a task pending there
  * with COS_SHOOT_F_REPLACE) or, with COS_SHOOT_F_LATCH, on its latch (room checked by the
  * caller).  *@kick says whether the caller must kick @cpu.  Returns false if @cpu's slot is
- * busy; @t then stays where it was.  Context: COS_IOC_SHOOT, cos_lock and t->lock held.
+ * busy; @t then stays where it was.  Context: COS_IOC_SHOOT, @e->lock and t->lock held.
  */
-bool cos_pending_put(struct cos_slot *t, s32 cpu, u32 flags, bool *kick)
+bool cos_pending_put(struct cos_enclave *e, struct cos_slot *t, s32 cpu, u32 flags, bool *kick)
 {
 	struct cos_slot *old;
 
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	lockdep_assert_held(&t->lock);
 	if (flags & COS_SHOOT_F_LATCH) {
-		cos_latch_add(t, cpu, kick);
+		cos_latch_add(e, t, cpu, kick);
 		return true;
 	}
 	old = cmpxchg(&cos_pending[cpu], NULL, t);	/* before the kick: cos_pending_none() */
-	if (old && (!(flags & COS_SHOOT_F_REPLACE) || !cos_pending_replace(cpu, old, t)))
+	if (old && (!(flags & COS_SHOOT_F_REPLACE) || !cos_pending_replace(e, cpu, old, t)))
 		return false;
 	cos_latch_remove(t);
 	*kick = true;
@@ -648,20 +650,20 @@ bool cos_pending_put(struct cos_slot *t, s32 cpu, u32 flags, bool *kick)
 /**
  * cos_pending_cancel() - @cpu went offline: the tasks shot or latched there and not yet taken
  * wait again
+ * @e: the enclave whose CPU (or lord's CPU) @cpu is
  * @cpu: the CPU
  *
  * They are back in custody (SHOOT_STALE, arg = @cpu, tells the lord to place them elsewhere),
  * or with the fair policy if the lord has lost control meanwhile.  A task already taken there
  * is in that CPU's local DSQ, which sched_ext empties when the CPU goes.
- * Context: cos_lock held (no shoot can target @cpu meanwhile), IRQs off; takes each task's
- * t->lock in turn, and @cpu's latch lock.
+ * Context: the lock of @e, whose CPU @cpu is, held (no shoot can target @cpu meanwhile), IRQs
+ * off; takes each task's t->lock in turn, and @cpu's latch lock.
  */
-void cos_pending_cancel(s32 cpu)
+void cos_pending_cancel(struct cos_enclave *e, s32 cpu)
 {
-	struct cos_enclave *e = cos_enclave_now();
 	struct cos_slot *t;
 
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	if (!cos_cpu_valid(cpu))
 		return;
 	t = READ_ONCE(cos_pending[cpu]);

@@ -11,17 +11,20 @@
  *       "registered once" check and its publication of the enclave.
  *   e->shoot_mutex (per enclave; cos_shoot.c, cos_lord.c)  serialises shoot commits with
  *       cos_unregister().  Both use e->kick_mask; a commit re-checks e->registered under it.
- *   cos_lock (global, cos_slot.c)  the lord's side: the cos_enclave pointer (RCU-published),
- *       each enclave's active, lord_dead, registered, offline and stall bookkeeping, the
- *       counters placed/refused/fallbacks/stalls, latch growth.  Taken by the ioctls
- *       (REGISTER_LORD, SHOOT, WAIT, UNREGISTER, GET_INFO), the stall hrtimer, the file's
- *       release, ops.init/exit, the lord thread's exit and CPU hotplug.  Never by a task's
- *       scheduling event.
+ *   cos_lock (global, cos_slot.c)  the registry: the cos_enclave pointer (RCU-published) and
+ *       the shim's binding and presence (cos_kfuncs.c).  Taken by REGISTER_LORD, UNREGISTER,
+ *       GET_INFO, GET_ENCLAVES, SHIM_BIND, ops.init/exit, the lord thread's exit and CPU
+ *       hotplug, to find an enclave and keep it registered.  Never by a shoot, a WAIT, the
+ *       stall timer or a task's scheduling event.
+ *   e->lock (per enclave, struct cos_enclave)  the lord's side of one enclave: active,
+ *       lord_dead, registered, orphaned, offline, the stall bookkeeping, its counters, and
+ *       the growth of the latches of its CPUs.  Taken by its SHOOT and WAIT, its stall
+ *       hrtimer, and inside cos_lock by the registry's paths above.
  *   t->lock (per task slot, struct cos_slot)  the slot's fields, its status entry, and the
  *       pending/taken words that name it.  Taken by every kfunc about a COS task (rq lock or
  *       pi_lock held), the shoot of that task, ops.dispatch when something was shot to its
  *       CPU, the fallback and GET_TASKS.  One at a time, except COS_SHOOT_F_REPLACE: under
- *       cos_lock, the shot task's, then the replaced one's, nested (cos_pending_replace()).
+ *       e->lock, the shot task's, then the replaced one's, nested (cos_pending_replace()).
  *   custody lock (per CPU, cos_custody.c)  that CPU's custody list and its tasks'
  *       t->custody_cpu.  Taken inside t->lock when a task starts or stops waiting; alone by the
  *       fallback (pop, drop, then t->lock) and the starvation check.
@@ -46,7 +49,7 @@
  *       cpu.weight.  Taken alone, one group at a time.
  *   The group xarray's own lock is taken only in process context (ops.cgroup_init/exit).
  *
- * Order: rq lock (or pi_lock) -> t->lock.  cos_register_mutex -> shoot_mutex -> cos_lock -> t->lock -> custody lock |
+ * Order: rq lock (or pi_lock) -> t->lock.  cos_register_mutex -> shoot_mutex -> cos_lock -> e->lock -> t->lock -> custody lock |
  * latch lock | cos_fallback_lock (never two of the last three at once).  t->lock -> cos_bw.lock
  * -> g->lock.
  *
@@ -142,21 +145,23 @@ struct cos_waiting {
 
 /* The enclave of the (single, for now) lord. */
 struct cos_enclave {
+	raw_spinlock_t lock;		/* the lord's side of the enclave (see the lock list) */
 	u32 id;				/* struct cos_lord_args.enclave_id (never 0) */
 	char name[COS_ENCLAVE_NAME_LEN];	/* NUL-terminated, [A-Za-z0-9_.-] */
 	struct task_struct *lord;	/* the lord thread (referenced) */
 	pid_t lord_tgid;
 	s32 lord_cpu;
-	bool registered;		/* false after unregister/release (under cos_lock and shoot_mutex) */
+	bool registered;		/* false after unregister/release (under e->lock, cos_lock
+					 * and shoot_mutex) */
 	bool active;			/* the lord has control (false while stalled or gone); under
-					 * cos_lock, read by cos_task_wait() under a custody lock */
+					 * e->lock, read by cos_task_wait() under a custody lock */
 	bool lord_dead;			/* the lord thread exited: never active again */
 	bool orphaned;			/* the shim's binding was orphaned: not active until a
 					 * shim attaches again (cos_lord_orphaned_locked());
-					 * under cos_lock */
+					 * under e->lock */
 	u32 flags;			/* COS_LORD_F_* */
 	cpumask_var_t cpus;
-	cpumask_var_t offline;		/* of cpus and lord_cpu, the offline ones (under cos_lock) */
+	cpumask_var_t offline;		/* of cpus and lord_cpu, the offline ones (under e->lock) */
 	cpumask_var_t lord_saved_mask;	/* the lord's affinity before registration */
 
 	/*
@@ -167,7 +172,7 @@ struct cos_enclave {
 	cpumask_var_t shoot_mask;
 	cpumask_var_t kick_mask;
 	cpumask_var_t latch_kick;	/* the commit's latches to CPUs not armed (shoot_mutex) */
-	cpumask_var_t timer_kick;	/* the stall timer's (under cos_lock) */
+	cpumask_var_t timer_kick;	/* the stall timer's (under e->lock) */
 
 	/* ring: lock-free producers (cos_post()) */
 	struct cos_msg *ring;
@@ -189,7 +194,7 @@ struct cos_enclave {
 	struct cos_shoot_slot *shoot;	/* nr_cpu_ids slots */
 	struct cos_ctl *ctl;
 
-	/* GET_ENCLAVES' counters, under cos_lock (the module's sums are cos_counters) */
+	/* GET_ENCLAVES' counters, under e->lock (the module's sums are cos_counters) */
 	u64 placed, refused, fallbacks;
 
 	/* stall detection */
@@ -200,7 +205,7 @@ struct cos_enclave {
 	u64 seen_runtime;		/* the lord thread's sum_exec_runtime at the last check */
 	u64 seen_at;			/* when either last changed (or messages became pending) */
 	struct hrtimer stall_timer;
-	char stall_report[192];		/* the timer's, for the log after it drops cos_lock */
+	char stall_report[192];		/* the timer's, for the log after it drops e->lock */
 
 	/* COS_IOC_WAIT */
 	wait_queue_head_t wq;
@@ -217,14 +222,19 @@ struct cos_enclave {
 };
 
 /*
- * Counters for COS_IOC_GET_INFO: placed, refused, fallbacks, stalls under cos_lock; tasks under
- * cos_slots_lock (read without it: a snapshot may tear).  Messages (per CPU) and dropped
- * (atomic) are cos_ring.c's.
+ * Counters for COS_IOC_GET_INFO, since load: placed and refused per CPU (each commit adds to
+ * its CPU's, under its enclave's e->lock, IRQs off: no line shared by two lords), fallbacks
+ * and stalls atomic (rare); tasks under cos_slots_lock (read without it: a snapshot may
+ * tear).  Messages (per CPU) and dropped (atomic) are cos_ring.c's.
  */
 struct cos_counters {
-	u64 placed, refused, fallbacks, stalls;
+	atomic64_t fallbacks, stalls;
 	u32 tasks;
 };
+struct cos_shoot_counts {
+	u64 placed, refused;
+};
+DECLARE_PER_CPU(struct cos_shoot_counts, cos_shoot_counts);
 
 /* Defined in cos_slot.c: NULL without a lord; written under cos_lock (rcu_assign_pointer),
  * read under it or RCU-sched */
@@ -245,8 +255,8 @@ extern struct cos_slot *cos_slots;
 extern struct cos_task_status *cos_status;
 /*
  * Defined in cos_slot.c, written by cos_lord.c: copies for lock-free reads in the shim's hot
- * paths, the task attach and GET_INFO (written under cos_lock with WRITE_ONCE, read with
- * READ_ONCE).
+ * paths, the task attach and GET_INFO (written under cos_lock, or the enclave's e->lock for
+ * cos_lord_active, with WRITE_ONCE; read with READ_ONCE).
  */
 extern pid_t cos_lord_pid;
 extern s32 cos_lord_cpu;
@@ -393,7 +403,7 @@ void cos_kick_spent(void);
 void cos_kick_throttled(int cpu);
 bool cos_latch_remove(struct cos_slot *t);
 bool cos_latch_resume(struct cos_slot *t, s32 cpu);
-bool cos_latch_room(const struct cos_slot *t, s32 cpu);
+bool cos_latch_room(struct cos_enclave *e, const struct cos_slot *t, s32 cpu);
 bool cos_pending_forget(struct cos_slot *t);
 void cos_pending_clear(struct cos_slot *t);
 bool cos_pending_none(s32 cpu);
@@ -407,8 +417,8 @@ void cos_cpu_running(s32 cpu, struct cos_slot *t);
 void cos_cpu_placed_running(s32 cpu, struct task_struct *p);
 void cos_cpu_stopped(s32 cpu, struct cos_slot *t);
 struct task_struct *cos_dispatch_take(s32 cpu, u64 *slice);
-bool cos_pending_put(struct cos_slot *t, s32 cpu, u32 flags, bool *kick);
-void cos_pending_cancel(s32 cpu);
+bool cos_pending_put(struct cos_enclave *e, struct cos_slot *t, s32 cpu, u32 flags, bool *kick);
+void cos_pending_cancel(struct cos_enclave *e, s32 cpu);
 pid_t cos_pending_pid(s32 cpu);
 
 /* cos_task.c: the verbs about a task, the shoot, the fallback, GET_TASKS */
@@ -427,7 +437,8 @@ void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable);
 void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep);
 void cos_task_yield(struct task_struct *p, s32 slot);
 void cos_task_affinity(struct task_struct *p, s32 slot);
-u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flags, bool *kick);
+u32 cos_task_shoot(struct cos_enclave *e, u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed,
+		   u32 flags, bool *kick);
 u32 cos_fallback_all(struct cos_enclave *e);
 long cos_ioc_get_tasks(void __user *uarg);
 

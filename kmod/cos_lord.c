@@ -78,12 +78,12 @@ static size_t cos_status_bytes(void)
  * Hand every task waiting for @e's lord (or shot and still pending) to the fair policy: the
  * shim takes them with cos_kf_fallback_take() from ops.dispatch (cos_fallback_all()).  The
  * lord has lost control already (e->active cleared: see cos_task_wait()).  Adds the CPUs to
- * kick to @kick.  Caller holds cos_lock.
+ * kick to @kick.  Caller holds e->lock.
  */
 void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 {
-	lockdep_assert_held(&cos_lock);
-	cos_counters.fallbacks++;
+	lockdep_assert_held(&e->lock);
+	atomic64_inc(&cos_counters.fallbacks);
 	e->fallbacks++;
 	cos_fallback_all(e);
 	cpumask_or(kick, kick, e->cpus);
@@ -93,7 +93,7 @@ void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 
 static void cos_set_active_locked(struct cos_enclave *e, bool active)
 {
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	WRITE_ONCE(e->active, active);	/* read by cos_task_wait() */
 	WRITE_ONCE(e->ctl->lord_active, active);
 	WRITE_ONCE(cos_lord_active, active);
@@ -101,11 +101,11 @@ static void cos_set_active_locked(struct cos_enclave *e, bool active)
 
 /*
  * The lord says it has handled messages up to @consumed (SHOOT, WAIT, or seen by the timer).
- * Returns true if that gave it control back after a stall.  Caller holds cos_lock.
+ * Returns true if that gave it control back after a stall.  Caller holds e->lock.
  */
 bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
 {
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	if (consumed != e->seen_consumed) {
 		e->seen_consumed = consumed;
 		e->seen_at = ktime_get_ns();
@@ -129,7 +129,7 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
  * moved every task off the shim.  Coming back gives it back only the way cos_lord_consumed()
  * does, to a registered lord that is alive and has consumed every message; a dead lord never
  * gets it again, a stalled one when it catches up.
- * Context: cos_lock held, IRQs off.
+ * Context: cos_lock held, IRQs off; takes the enclave's e->lock.
  */
 void cos_lord_shim_changed_locked(bool attached, u32 caps)
 {
@@ -140,6 +140,7 @@ void cos_lord_shim_changed_locked(bool attached, u32 caps)
 	WRITE_ONCE(cos_shim_caps, attached ? caps : 0);
 	if (!e)
 		return;
+	guard(raw_spinlock)(&e->lock);
 	if (attached) {
 		e->orphaned = false;	/* a new shim, bound afresh */
 		cos_lord_consumed(e, e->seen_consumed);
@@ -155,7 +156,7 @@ void cos_lord_shim_changed_locked(bool attached, u32 caps)
  * The shim's programs can no longer be told from another's (kmod/cos_kfuncs.c, "Orphaned"):
  * the shim counts as gone (no lord registers), every task in custody goes to the fair
  * policy, and the lord gets control back only once a shim attaches again.  Caller holds
- * cos_lock.
+ * cos_lock; takes the enclave's e->lock.
  */
 void cos_lord_orphaned_locked(struct cpumask *kick)
 {
@@ -163,7 +164,10 @@ void cos_lord_orphaned_locked(struct cpumask *kick)
 
 	lockdep_assert_held(&cos_lock);
 	cos_lord_shim_changed_locked(false, 0);	/* as if it left: no lord registers meanwhile */
-	if (!e || e->orphaned)
+	if (!e)
+		return;
+	guard(raw_spinlock)(&e->lock);
+	if (e->orphaned)
 		return;
 	e->orphaned = true;
 	cos_fallback_locked(e, kick);
@@ -179,7 +183,7 @@ void cos_lord_orphaned_locked(struct cpumask *kick)
  * unregistered soon after (exit_irq, then exit_work: cos_lord_exit_work()), so that another
  * lord may register while the file stays open.
  * Context: ops.exit_task (cos_kf_exit_task()), @p's rq lock held, IRQs off; takes cos_lock,
- * kicks after dropping it.
+ * then the enclave's e->lock; kicks after dropping them.
  */
 void cos_lord_exited(struct task_struct *p)
 {
@@ -189,7 +193,10 @@ void cos_lord_exited(struct task_struct *p)
 	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
 		e = rcu_dereference_protected(cos_enclave, lockdep_is_held(&cos_lock));
 		cpumask_clear(&kick);
-		if (!e || e->lord != p || e->lord_dead)
+		if (!e || e->lord != p)
+			return;
+		guard(raw_spinlock)(&e->lock);
+		if (e->lord_dead)
 			return;
 		e->lord_dead = true;
 		cos_set_active_locked(e, false);
@@ -207,7 +214,8 @@ void cos_lord_exited(struct task_struct *p)
  * For a CPU of the enclave or the lord's: while it is offline shoots to it are refused
  * (COS_SHOOT_BAD_CPU, e->offline) and a shoot pending there waits again (cos_pending_cancel());
  * a lord registered with COS_LORD_F_CPU_MSGS gets COS_MSG_CPU_OFFLINE/ONLINE (arg = @cpu).
- * Context: ops.cpu_online/offline (cos_kf_cpu_hotplug()); takes cos_lock with IRQs off.
+ * Context: ops.cpu_online/offline (cos_kf_cpu_hotplug()); takes cos_lock with IRQs off, then
+ * the enclave's e->lock.
  */
 void cos_lord_cpu_hotplug(s32 cpu, bool online)
 {
@@ -218,24 +226,25 @@ void cos_lord_cpu_hotplug(s32 cpu, bool online)
 	if (!e || cpu < 0 || cpu >= nr_cpu_ids ||
 	    (!cpumask_test_cpu(cpu, e->cpus) && cpu != e->lord_cpu))
 		return;
+	guard(raw_spinlock)(&e->lock);
 	if (online) {
 		cpumask_clear_cpu(cpu, e->offline);
 	} else {
 		cpumask_set_cpu(cpu, e->offline);
-		cos_pending_cancel(cpu);
+		cos_pending_cancel(e, cpu);
 	}
 	if (e->flags & COS_LORD_F_CPU_MSGS)
 		cos_post(e, online ? COS_MSG_CPU_ONLINE : COS_MSG_CPU_OFFLINE, smp_processor_id(),
 			 NULL, cpu);
 }
 
-/* Declare @e's lord stalled for @reason (COS_STALL_*).  Caller holds cos_lock. */
+/* Declare @e's lord stalled for @reason (COS_STALL_*).  Caller holds e->lock. */
 void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick)
 {
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	cos_set_active_locked(e, false);
 	WRITE_ONCE(e->ctl->stalls, e->ctl->stalls + 1);
-	cos_counters.stalls++;
+	atomic64_inc(&cos_counters.stalls);
 	cos_post(e, COS_MSG_LORD_STALL, smp_processor_id(), NULL, reason);
 	cos_fallback_locked(e, kick);
 }
@@ -245,7 +254,7 @@ static void cos_stall_report_locked(struct cos_enclave *e, const struct cos_wait
 {
 	int n, cpu;
 
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	if (!w) {
 		snprintf(e->stall_report, sizeof(e->stall_report),
 			 "lord %d stalled: %llu messages unconsumed for %llu ms", e->lord_tgid,
@@ -267,13 +276,13 @@ static void cos_stall_report_locked(struct cos_enclave *e, const struct cos_wait
 /*
  * The stall timer's check at @now: messages unconsumed for stall_ns, or (every
  * COS_STARVE_CHECK_NS) a task waiting longer than starve_ns, declare the lord stalled.
- * Returns whether e->timer_kick holds CPUs to kick.  Caller holds cos_lock.
+ * Returns whether e->timer_kick holds CPUs to kick.  Caller holds e->lock.
  */
 static bool cos_stall_check_locked(struct cos_enclave *e, u64 now)
 {
 	u64 consumed, pending, runtime;
 
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	consumed = smp_load_acquire(&e->ctl->consumed);	/* pairs with the lord's release */
 	cos_lord_consumed(e, consumed);
 	cos_ring_poke(e);
@@ -318,15 +327,15 @@ static u64 cos_stall_period(const struct cos_enclave *e)
 	return clamp_t(u64, e->stall_ns / 4, NSEC_PER_MSEC, COS_STARVE_CHECK_NS);
 }
 
-/* hrtimer callback (hard-irq context, IRQs off): cos_lock without irqsave. */
+/* hrtimer callback (hard-irq context, IRQs off): e->lock without irqsave. */
 static enum hrtimer_restart cos_stall_timer_fn(struct hrtimer *timer)
 {
 	struct cos_enclave *e = container_of(timer, struct cos_enclave, stall_timer);
 	bool kick;
 
-	scoped_guard(raw_spinlock, &cos_lock) {
+	scoped_guard(raw_spinlock, &e->lock) {
 		/*
-		 * Read the clock under the lock: seen_at is taken under cos_lock too, and one taken
+		 * Read the clock under the lock: seen_at is taken under e->lock too, and one taken
 		 * after an earlier reading would make the unsigned difference wrap to "waited for
 		 * ever".  waiting_since may be later than @now (a task that starts waiting
 		 * meanwhile): the comparisons are signed.
@@ -410,6 +419,7 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 		cos_enclave_free(e);
 		return NULL;
 	}
+	raw_spin_lock_init(&e->lock);
 	mutex_init(&e->shoot_mutex);
 	init_waitqueue_head(&e->wq);
 	init_irq_work(&e->wake_work, cos_wake_work_fn);
@@ -458,7 +468,8 @@ static int cos_enclave_name(struct cos_enclave *e, const char name[COS_ENCLAVE_N
  * Pins the calling thread to lord_cpu, allocates the ring, shoot area and control page, and
  * gives the lord control of the COS tasks that can run on the enclave's CPUs.
  *
- * Context: process context, may sleep; takes cos_lock with IRQs off.
+ * Context: process context, may sleep; takes cos_lock, then the new enclave's e->lock, with IRQs
+ * off.
  * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if a lord exists or this file had one;
  * -ENXIO if the shim is not attached; -EOPNOTSUPP if it cannot give shot tasks priority on this
  * kernel (COS_SHIM_CAP_FAIR_DSQ); -EINVAL for bad sizes, flags, CPUs or name, or a caller whose
@@ -537,6 +548,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 			if (!cpu_online(e->lord_cpu))
 				cpumask_set_cpu(e->lord_cpu, e->offline);
 			e->id = ++cos_enclave_last_id ?: ++cos_enclave_last_id;	/* never 0 */
+			guard(raw_spinlock)(&e->lock);
 			WRITE_ONCE(e->registered, true);
 			/* armed before anything can find @e: whoever unregisters it cancels it */
 			hrtimer_start(&e->stall_timer, ns_to_ktime(cos_stall_period(e)),
@@ -587,6 +599,7 @@ static void cos_unregister(struct cos_enclave *e)
 {
 	guard(mutex)(&e->shoot_mutex);
 	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+		guard(raw_spinlock)(&e->lock);
 		if (!e->registered)
 			return;
 		cpumask_clear(e->kick_mask);
@@ -610,14 +623,15 @@ static void cos_unregister(struct cos_enclave *e)
 }
 
 /*
- * One enclave as GET_ENCLAVES reports it.  Caller holds cos_lock: @e stays registered (and
- * its lord referenced) meanwhile.
+ * One enclave as GET_ENCLAVES reports it.  Caller holds cos_lock (@e stays registered and its
+ * lord referenced meanwhile) and e->lock (its state and counters).
  */
 static void cos_enclave_info_locked(struct cos_enclave *e, struct cos_enclave_info *ei)
 {
 	unsigned int cpu;
 
 	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	memset(ei, 0, sizeof(*ei));
 	ei->id = e->id;
 	ei->lord_pid = e->lord->pid;
@@ -674,9 +688,12 @@ long cos_ioc_get_enclaves(void __user *uarg)
 		struct cos_enclave *e = rcu_dereference_protected(cos_enclave,
 								   lockdep_is_held(&cos_lock));
 
-		if (e && e->registered) {
-			cos_enclave_info_locked(e, &ei);
-			n = 1;
+		if (e) {
+			guard(raw_spinlock)(&e->lock);
+			if (e->registered) {
+				cos_enclave_info_locked(e, &ei);
+				n = 1;
+			}
 		}
 	}
 	if (n && args.capacity) {
@@ -764,7 +781,7 @@ long cos_ioc_wait(struct file *file, void __user *uarg)
 	if (args.flags)
 		return -EINVAL;
 	smp_store_release(&e->ctl->consumed, args.consumed);
-	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+	scoped_guard(raw_spinlock_irqsave, &e->lock) {
 		cos_lord_consumed(e, args.consumed);
 		cos_ring_poke(e);	/* caught up with an overflow: its OVERFLOW is pending now */
 	}

@@ -29,8 +29,8 @@
  * and the module's counters.
  * @uarg: user pointer to struct cos_info
  *
- * Context: process context, may fault; takes cos_lock (IRQs off) for the snapshot of the lord
- * and the counters, copies out after dropping it.
+ * Context: process context, may fault; takes cos_lock, then the enclave's e->lock (IRQs off)
+ * for the lord; reads the counters lock-free; copies out after dropping the locks.
  * Return: 0, -EINVAL for an unknown size, -EFAULT for a bad pointer.
  */
 static long cos_ioc_get_info(void __user *uarg)
@@ -48,28 +48,37 @@ static long cos_ioc_get_info(void __user *uarg)
 		.max_tasks = cos_max_tasks,
 	};
 	long usize = cos_user_size(uarg, COS_INFO_SIZE_VER0);
+	int cpu;
 
 	if (usize < 0)
 		return usize;
+
+	info.lord_cpu = -1;
 	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
 		struct cos_enclave *e = rcu_dereference_protected(cos_enclave,
 								   lockdep_is_held(&cos_lock));
 
-		if (e && e->registered) {
-			info.lord_pid = e->lord->pid;
-			info.lord_cpu = e->lord_cpu;
-			info.enclave_cpus = cpumask_weight(e->cpus);
-		} else {
-			info.lord_cpu = -1;
+		if (e) {
+			guard(raw_spinlock)(&e->lock);
+			if (e->registered) {
+				info.lord_pid = e->lord->pid;
+				info.lord_cpu = e->lord_cpu;
+				info.enclave_cpus = cpumask_weight(e->cpus);
+			}
 		}
-		info.tasks = READ_ONCE(cos_counters.tasks);
-		info.messages = cos_messages_total();
-		info.placed = cos_counters.placed;
-		info.refused = cos_counters.refused;
-		info.fallbacks = cos_counters.fallbacks;
-		info.stalls = cos_counters.stalls;
-		info.dropped = cos_dropped_total();
 	}
+	/* counters since load: each read once, the whole not one snapshot */
+	info.tasks = READ_ONCE(cos_counters.tasks);
+	info.messages = cos_messages_total();
+	for_each_possible_cpu(cpu) {
+		const struct cos_shoot_counts *c = per_cpu_ptr(&cos_shoot_counts, cpu);
+
+		info.placed += READ_ONCE(c->placed);
+		info.refused += READ_ONCE(c->refused);
+	}
+	info.fallbacks = atomic64_read(&cos_counters.fallbacks);
+	info.stalls = atomic64_read(&cos_counters.stalls);
+	info.dropped = cos_dropped_total();
 	return cos_copy_out(uarg, usize, &info, sizeof(info));
 }
 

@@ -41,7 +41,7 @@ static void cos_lord_yield(void)
 
 /*
  * Validate one request (a private copy of the slot) for @cpu, then shoot the task it names
- * (cos_task_shoot() checks the task).  Caller holds cos_lock: the lord's activity is stable.
+ * (cos_task_shoot() checks the task).  Caller holds e->lock: the lord's activity is stable.
  */
 static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_slot *req,
 			 u64 consumed, bool *kick)
@@ -49,7 +49,7 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 	u64 slice = req->slice_ns;
 	int i;
 
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	*kick = false;
 	if (req->flags & ~(COS_SHOOT_F_VALID | COS_SHOOT_F_REPLACE | COS_SHOOT_F_LATCH) ||
 	    (req->flags & COS_SHOOT_F_REPLACE && req->flags & COS_SHOOT_F_LATCH))
@@ -65,7 +65,7 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 		return COS_SHOOT_BAD_CPU;
 	if (cpu == e->lord_cpu && (!slice || slice > e->stall_ns / 2))
 		slice = e->stall_ns / 2;	/* local shoot: the lord must be back in time */
-	return cos_task_shoot(req->slot, req->gen, cpu, slice, consumed, req->flags, kick);
+	return cos_task_shoot(e, req->slot, req->gen, cpu, slice, consumed, req->flags, kick);
 }
 
 /*
@@ -110,7 +110,10 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 		goto out;
 
 	smp_store_release(&e->ctl->consumed, args.consumed);
-	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
+	/* this enclave's lock alone: two lords shoot without meeting (cos_internal.h) */
+	scoped_guard(raw_spinlock_irqsave, &e->lock) {
+		u32 refused = 0;
+
 		cos_lord_consumed(e, args.consumed);
 		for_each_cpu(cpu, mask) {
 			struct cos_shoot_slot *slot = &e->shoot[cpu];
@@ -133,12 +136,13 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 					cpumask_set_cpu(cpu, req.flags & COS_SHOOT_F_LATCH ?
 							     latch_kick : kick);
 			} else if (status != COS_SHOOT_EMPTY) {
-				cos_counters.refused++;
-				e->refused++;
+				refused++;
 			}
 		}
-		cos_counters.placed += placed;
 		e->placed += placed;
+		e->refused += refused;
+		this_cpu_add(cos_shoot_counts.placed, placed);
+		this_cpu_add(cos_shoot_counts.refused, refused);
 	}
 	/*
 	 * The lord yields only where it runs: on lord_cpu.  Off it (its own setaffinity, a
@@ -166,11 +170,11 @@ out:
  *
  * Each slot is copied once, validated, its status written back and COS_SHOOT_F_VALID cleared;
  * a failing slot does not stop the others.  Accepted tasks are published to their CPUs'
- * pending slots (or latches).  The CPUs are kicked after cos_lock is dropped; for a latch,
+ * pending slots (or latches).  The CPUs are kicked after e->lock is dropped; for a latch,
  * only where no COS task will dispatch by itself (struct cos_latch in cos_cpu.c).
  *
  * Context: process context, a thread of the lord's process (a local shoot needs the lord
- * itself to yield at once); takes the enclave's shoot_mutex, then cos_lock with IRQs off, and
+ * itself to yield at once); takes the enclave's shoot_mutex, then its e->lock with IRQs off, and
  * each shot task's t->lock in turn; sends IPIs after dropping them.
  * Return: the number of tasks placed; -EPERM if the caller is not this file's lord; -EINVAL
  * (size, flags, mask), -EFAULT; nothing is placed on error.

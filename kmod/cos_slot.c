@@ -40,6 +40,7 @@ pid_t cos_lord_pid;
 s32 cos_lord_cpu = -1;
 bool cos_lord_active;
 struct cos_counters cos_counters;
+DEFINE_PER_CPU(struct cos_shoot_counts, cos_shoot_counts);
 struct cos_slot *cos_slots;
 struct cos_task_status *cos_status;
 

@@ -489,6 +489,7 @@ void cos_task_affinity(struct task_struct *p, s32 slot)
 
 /**
  * cos_task_shoot() - the lord shoots slot @slot (generation @gen) to @cpu with @slice
+ * @e: the lord's enclave
  * @slot, @gen: the task, as the lord names it
  * @cpu: the target CPU (checked by the caller against the enclave)
  * @slice: its slice (0: no limit)
@@ -501,17 +502,18 @@ void cos_task_affinity(struct task_struct *p, s32 slot)
  * A WAITING task becomes QUEUED (keeping its place in custody) and waits in @cpu's pending
  * slot, or its latch, for ops.dispatch there.  A latched task may be shot again: it leaves its
  * latch only once the new place is its (so a refused shoot leaves it where it was).
- * Context: COS_IOC_SHOOT, cos_lock held (the lord's activity cannot change meanwhile), IRQs
+ * Context: COS_IOC_SHOOT, @e->lock held (the lord's activity cannot change meanwhile), IRQs
  * off; takes the task's t->lock (and with @replace the replaced task's, nested; with a latch,
  * the latch locks, one at a time).
  * Return: a COS_SHOOT_* status.
  */
-u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flags, bool *kick)
+u32 cos_task_shoot(struct cos_enclave *e, u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed,
+		   u32 flags, bool *kick)
 {
 	struct cos_slot *t;
 	u64 old_slice;
 
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	*kick = false;
 	if (slot >= cos_max_tasks)
 		return COS_SHOOT_BAD_SLOT;
@@ -527,14 +529,14 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flag
 		return COS_SHOOT_AFFINITY;
 	if (t->last_seq > consumed)
 		return COS_SHOOT_BEHIND;
-	if ((flags & COS_SHOOT_F_LATCH) && !cos_latch_room(t, cpu))
+	if ((flags & COS_SHOOT_F_LATCH) && !cos_latch_room(e, t, cpu))
 		return COS_SHOOT_LATCH_FULL;
 	if (t->state == COS_TASK_WAITING &&
-	    cos_task_throttled(cos_enclave_now(), t, cos_group_throttled(t->cgid)))
+	    cos_task_throttled(e, t, cos_group_throttled(t->cgid)))
 		return COS_SHOOT_THROTTLED;	/* TASK_THROTTLED tells the lord which group */
 	old_slice = t->slice;
 	t->slice = slice;	/* read under t->lock by cos_dispatch_take() */
-	if (!cos_pending_put(t, cpu, flags, kick)) {
+	if (!cos_pending_put(e, t, cpu, flags, kick)) {
 		t->slice = old_slice;	/* still latched where it was, if it was */
 		return COS_SHOOT_BUSY;
 	}
@@ -554,7 +556,7 @@ u32 cos_task_shoot(u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed, u32 flag
  * each task is popped under its list's lock, then handled under its own t->lock (t->lock comes
  * before a custody lock, cos_internal.h, so never both here).  A task an enqueue adds meanwhile
  * is popped too, or saw e->active cleared (cos_task_wait()).
- * Context: cos_lock held, IRQs off (the stall timer, the lord's exit, unregistration).
+ * Context: @e->lock held, IRQs off (the stall timer, the lord's exit, unregistration).
  * Return: the number of tasks handed over.
  */
 u32 cos_fallback_all(struct cos_enclave *e)
@@ -562,7 +564,7 @@ u32 cos_fallback_all(struct cos_enclave *e)
 	u32 n = 0;
 	int cpu;
 
-	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
 	WARN_ON_ONCE(READ_ONCE(e->active));
 	for_each_possible_cpu(cpu) {
 		struct cos_slot *t;
