@@ -172,7 +172,8 @@ TEST_CASE("cos-fifo and cos-shinjuku run a mixed workload on their CPUs only, th
 		std::string st;
 		CHECK(sh(build_path("bin/cosctl") + " status", &st) == 0);
 		CAPTURE(st);
-		CHECK(st.find("lord:       thread " + std::to_string(lord.pid) + " on CPU 0, enclave of 3 CPUs") !=
+		CHECK(st.find("enclave:    " + prog + " (id ") != std::string::npos);
+		CHECK(st.find("): lord thread " + std::to_string(lord.pid) + " on CPU 0, CPUs 1-3, active") !=
 		      std::string::npos);
 		Work *w = shared_new<Work>();
 		int rc = in_child([&] {
