@@ -185,6 +185,16 @@ struct Fixture {
 		return -1;
 	}
 
+	/* Was the lord declared stalled (LORD_STALL) since the fixture began? */
+	bool stalled()
+	{
+		drain();
+		for (const cos_msg &m : log)
+			if (m.type == COS_MSG_LORD_STALL)
+				return true;
+		return false;
+	}
+
 	/* Thread i's state in the status table. */
 	unsigned state(int i)
 	{
@@ -228,7 +238,18 @@ struct Fixture {
 	void reshoot_after_stale(int i, int cpu, int to)
 	{
 		auto [slot, gen] = task[board->tids[i]];
-		CHECK(wait_msg(COS_MSG_SHOOT_STALE, i) == cpu);
+		long stale = wait_msg(COS_MSG_SHOOT_STALE, i);
+		if (stale < 0 && stalled()) {
+			/*
+			 * Threads 1 and 2 wait for a shoot from the fixture's start: on a slow guest
+			 * they outwait starve_ms (10 s) and the lord is declared stalled; its
+			 * fallback takes the pending shoot (no SHOOT_STALE), and the task waits
+			 * again once the lord has caught up.
+			 */
+			WARN("the lord was declared stalled (slow guest): its fallback took the shoot");
+		} else {
+			CHECK(stale == cpu);
+		}
 		CHECK(state(i) == COS_TASK_WAITING);
 		CHECK(shoot1(cpu, slot, gen) != COS_SHOOT_OK);	/* not there */
 		CHECK(shoot1(to, slot, gen) == COS_SHOOT_OK);
