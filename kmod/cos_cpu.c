@@ -354,13 +354,13 @@ bool cos_pending_forget(struct cos_slot *t)
 }
 
 /*
- * @t leaves custody while queued: cancel its pending or latched shoot (SHOOT_STALE).  Caller
- * holds t->lock.
+ * @t leaves custody while queued: cancel its pending or latched shoot (SHOOT_STALE, to its
+ * enclave).  Caller holds t->lock.
  */
 void cos_pending_clear(struct cos_slot *t)
 {
 	if (cos_pending_forget(t))
-		cos_post(cos_enclave_now(), COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
+		cos_post(cos_task_enclave(t), COS_MSG_SHOOT_STALE, t->cpu, t, t->cpu);
 }
 
 /**
@@ -584,11 +584,14 @@ struct task_struct *cos_dispatch_take(s32 cpu, u64 *slice)
 
 /*
  * @t, shot to @cpu, was taken out of that CPU's pending slot before its dispatch took it.  It
- * waits for the lord again, or goes to the fair policy if the lord has lost control; the lord
+ * waits for its enclave's lord again (a lord CPU's slot may hold another enclave's task: lords
+ * may share a lord CPU), or goes to the fair policy if that lord has lost control; the lord
  * learns it from SHOOT_STALE (arg = @cpu).  Caller holds t->lock.
  */
-static void cos_pending_return(struct cos_enclave *e, struct cos_slot *t, s32 cpu)
+static void cos_pending_return(struct cos_slot *t, s32 cpu)
 {
+	struct cos_enclave *e = cos_task_enclave(t);
+
 	lockdep_assert_held(&t->lock);
 	if (!cos_task_wait(t, e))
 		cos_fallback_add(t);
@@ -599,7 +602,8 @@ static void cos_pending_return(struct cos_enclave *e, struct cos_slot *t, s32 cp
  * A shoot with COS_SHOOT_F_REPLACE found @old in @cpu's pending slot: put @t there instead and
  * @old back to waiting (SHOOT_STALE, arg = @cpu), or to the fair policy if the lord has lost
  * control.  Should @cpu's dispatch have taken @old meanwhile, @t goes into the slot it left.
- * Returns whether @t is in the slot now.
+ * Another enclave's @old (two lords sharing a lord CPU) keeps its place.  Returns whether @t
+ * is in the slot now.
  *
  * The only place that holds two task locks: @t's (the caller's) and then @old's, nested.
  * Every other path holds one task lock at a time.  Two lords may nest at once, each under its
@@ -613,12 +617,16 @@ static bool cos_pending_replace(struct cos_enclave *e, s32 cpu, struct cos_slot 
 	lockdep_assert_held(&e->lock);
 	lockdep_assert_held(&t->lock);
 	raw_spin_lock_nested(&old->lock, SINGLE_DEPTH_NESTING);
+	if (old->home_id != e->id) {	/* BUSY: not @e's to move */
+		raw_spin_unlock(&old->lock);
+		return false;
+	}
 	if (cmpxchg(&cos_pending[cpu], old, t) != old) {
 		raw_spin_unlock(&old->lock);
 		/* taken (or cancelled) meanwhile: only a shoot fills the slot, and that is us */
 		return !cmpxchg(&cos_pending[cpu], NULL, t);
 	}
-	cos_pending_return(e, old, cpu);
+	cos_pending_return(old, cpu);
 	raw_spin_unlock(&old->lock);
 	return true;
 }
@@ -653,11 +661,12 @@ bool cos_pending_put(struct cos_enclave *e, struct cos_slot *t, s32 cpu, u32 fla
  * @e: the enclave whose CPU (or lord's CPU) @cpu is
  * @cpu: the CPU
  *
- * They are back in custody (SHOOT_STALE, arg = @cpu, tells the lord to place them elsewhere),
- * or with the fair policy if the lord has lost control meanwhile.  A task already taken there
- * is in that CPU's local DSQ, which sched_ext empties when the CPU goes.
- * Context: the lock of @e, whose CPU @cpu is, held (no shoot can target @cpu meanwhile), IRQs
- * off; takes each task's t->lock in turn, and @cpu's latch lock.
+ * They are back in their enclave's custody (SHOOT_STALE, arg = @cpu, tells its lord to place
+ * them elsewhere), or with the fair policy if that lord has lost control meanwhile.  A task
+ * already taken there is in that CPU's local DSQ, which sched_ext empties when the CPU goes.
+ * Context: the lock of @e, whose CPU (or lord CPU) @cpu is, held (no shoot of @e can target
+ * @cpu meanwhile; the lords sharing a lord CPU each call this under their own), IRQs off;
+ * takes each task's t->lock in turn, and @cpu's latch lock.
  */
 void cos_pending_cancel(struct cos_enclave *e, s32 cpu)
 {
@@ -670,11 +679,11 @@ void cos_pending_cancel(struct cos_enclave *e, s32 cpu)
 	if (t) {
 		guard(raw_spinlock)(&t->lock);
 		if (cmpxchg(&cos_pending[cpu], t, NULL) == t)
-			cos_pending_return(e, t, cpu);
+			cos_pending_return(t, cpu);
 	}
 	while ((t = cos_latch_first_locked(cpu))) {
 		cos_latch_remove(t);
-		cos_pending_return(e, t, cpu);
+		cos_pending_return(t, cpu);
 		raw_spin_unlock(&t->lock);
 	}
 }

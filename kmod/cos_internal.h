@@ -11,8 +11,9 @@
  *       "registered once" check and its publication of the enclave.
  *   e->shoot_mutex (per enclave; cos_shoot.c, cos_lord.c)  serialises shoot commits with
  *       cos_unregister().  Both use e->kick_mask; a commit re-checks e->registered under it.
- *   cos_lock (global, cos_slot.c)  the registry: the cos_enclave pointer (RCU-published) and
- *       the shim's binding and presence (cos_kfuncs.c).  Taken by REGISTER_LORD, UNREGISTER,
+ *   cos_lock (global, cos_slot.c)  the registry of enclaves (cos_enclaves[], cos_cpu_owner[],
+ *       cos_owned_cpus, cos_lord_pids[]; RCU-published) and the shim's binding and presence
+ *       (cos_kfuncs.c).  Taken by REGISTER_LORD, UNREGISTER,
  *       GET_INFO, GET_ENCLAVES, SHIM_BIND, ops.init/exit, the lord thread's exit and CPU
  *       hotplug, to find an enclave and keep it registered.  Never by a shoot, a WAIT, the
  *       stall timer or a task's scheduling event.
@@ -54,7 +55,7 @@
  * -> g->lock.
  *
  * The message ring is lock-free (multi-producer, cos_post()).  An enclave is freed only after
- * an RCU grace period (cos_lord_release()): the scheduling path reads cos_enclave with IRQs
+ * an RCU grace period (cos_lord_release()): the scheduling path reads the registry with IRQs
  * off, an RCU-sched read side.  Nothing under these locks takes an rq lock, sleeps, allocates
  * or wakes anybody up: wake-ups go through irq_work, kicks are sent after unlocking.
  */
@@ -124,6 +125,13 @@ struct cos_slot {
 	struct list_head fallback_node;
 	/* QUEUED by the wake rules (cos_wake_place()), not by a shoot; under @lock. */
 	bool placed;
+	/*
+	 * The enclave the task belongs to, as its lord was told (TASK_NEW, RUNNABLE): its id
+	 * (0: none) and registry index; under @lock.  cos_task_enclave() finds it while it is
+	 * registered; cos_task_rehome() moves the task when its affinity says another.
+	 */
+	u32 home_id;
+	u32 home_idx;
 };
 
 /* One CPU's custody list of an enclave: WAITING and QUEUED tasks, oldest waiting first. */
@@ -143,10 +151,11 @@ struct cos_waiting {
 /* e->head: the ring is in overflow (dropping) */
 #define COS_RING_OVF	BIT_ULL(63)
 
-/* The enclave of the (single, for now) lord. */
+/* An enclave: one lord, its CPUs, its tasks (see docs/design.md, "Several enclaves"). */
 struct cos_enclave {
 	raw_spinlock_t lock;		/* the lord's side of the enclave (see the lock list) */
 	u32 id;				/* struct cos_lord_args.enclave_id (never 0) */
+	u32 idx;			/* its index in cos_enclaves[] while registered */
 	char name[COS_ENCLAVE_NAME_LEN];	/* NUL-terminated, [A-Za-z0-9_.-] */
 	struct task_struct *lord;	/* the lord thread (referenced) */
 	pid_t lord_tgid;
@@ -173,6 +182,7 @@ struct cos_enclave {
 	cpumask_var_t kick_mask;
 	cpumask_var_t latch_kick;	/* the commit's latches to CPUs not armed (shoot_mutex) */
 	cpumask_var_t timer_kick;	/* the stall timer's (under e->lock) */
+	cpumask_var_t exit_kick;	/* the lord's exit's (cos_lord_exited(), once) */
 
 	/* ring: lock-free producers (cos_post()) */
 	struct cos_msg *ring;
@@ -236,31 +246,74 @@ struct cos_shoot_counts {
 };
 DECLARE_PER_CPU(struct cos_shoot_counts, cos_shoot_counts);
 
-/* Defined in cos_slot.c: NULL without a lord; written under cos_lock (rcu_assign_pointer),
- * read under it or RCU-sched */
-extern struct cos_enclave __rcu *cos_enclave;
+/*
+ * The registry (cos_slot.c; written under cos_lock by cos_lord.c, read under it or RCU-sched):
+ * the registered enclaves by index; for each CPU of an enclave, that enclave; the union of
+ * their CPUs; each index's lord thread id (0: none), for the lock-free "is it a lord?".
+ * Registration publishes an enclave's owner words before its bits in cos_owned_cpus, and
+ * unregistration clears the bits first: a reader that races with either finds the enclave or
+ * none, never a freed one (cos_lord_release() waits for RCU-sched readers before the free).
+ */
+extern struct cos_enclave __rcu *cos_enclaves[COS_ENCLAVES_MAX];
+extern struct cos_enclave __rcu **cos_cpu_owner;
+extern struct cpumask cos_owned_cpus;
+extern pid_t cos_lord_pids[COS_ENCLAVES_MAX];
+extern atomic_t cos_lords_active;	/* enclaves whose lord has control (e->active) */
 extern u32 cos_fallback_pending;		/* cos_custody.c's; under cos_fallback_lock: tasks
 						 * with ->fallback */
 
-/*
- * The enclave a task event is posted to, or NULL.  The scheduling path runs with IRQs off, an
- * RCU-sched read side: cos_lord_release() waits for it (synchronize_rcu()) before it frees one.
- */
-static inline struct cos_enclave *cos_enclave_now(void)
+/* Registry index @i's enclave.  Context: cos_lock held. */
+static inline struct cos_enclave *cos_registry(int i)
 {
-	return rcu_dereference_sched(cos_enclave);
+	return rcu_dereference_protected(cos_enclaves[i], lockdep_is_held(&cos_lock));
+}
+
+/*
+ * The enclave task @p's allowed CPUs put it in (the first CPU an enclave owns), or NULL.
+ * cos_owned_cpus is read racily: a registration or unregistration in flight gives the enclave
+ * or none.  Context: RCU-sched (IRQs off: the scheduling path) or cos_lock; lock-free.
+ */
+static inline struct cos_enclave *cos_task_home(const struct task_struct *p)
+{
+	unsigned int cpu = data_race(cpumask_first_and(p->cpus_ptr, &cos_owned_cpus));
+
+	return cpu < nr_cpu_ids ? rcu_dereference_sched(cos_cpu_owner[cpu]) : NULL;
+}
+
+/* The registered enclave at index @idx with id @id, or NULL.  Context: RCU-sched; lock-free. */
+static inline struct cos_enclave *cos_enclave_at(u32 idx, u32 id)
+{
+	struct cos_enclave *e;
+
+	if (!id || idx >= COS_ENCLAVES_MAX)
+		return NULL;
+	e = rcu_dereference_sched(cos_enclaves[idx]);
+	return e && e->id == id ? e : NULL;
+}
+
+/*
+ * The enclave whose lord was told of @t (t->home_id) while it is registered, or NULL: where
+ * its events are posted.  Context: @t->lock held, IRQs off (RCU-sched); lock-free.
+ */
+static inline struct cos_enclave *cos_task_enclave(const struct cos_slot *t)
+{
+	return cos_enclave_at(t->home_idx, t->home_id);
+}
+
+/* Is @p a registered lord thread?  Context: any, IRQs off; lock-free (COS_ENCLAVES_MAX reads). */
+static inline int cos_lord_index(const struct task_struct *p)
+{
+	int i;
+
+	for (i = 0; i < COS_ENCLAVES_MAX; i++)
+		if (p->pid && READ_ONCE(cos_lord_pids[i]) == p->pid)
+			return i;
+	return -1;
 }
 extern struct cos_counters cos_counters;
 extern struct cos_slot *cos_slots;
 extern struct cos_task_status *cos_status;
-/*
- * Defined in cos_slot.c, written by cos_lord.c: copies for lock-free reads in the shim's hot
- * paths, the task attach and GET_INFO (written under cos_lock, or the enclave's e->lock for
- * cos_lord_active, with WRITE_ONCE; read with READ_ONCE).
- */
-extern pid_t cos_lord_pid;
-extern s32 cos_lord_cpu;
-extern bool cos_lord_active;
+/* Defined in cos_slot.c, written by cos_lord.c under cos_lock, read with READ_ONCE. */
 extern bool cos_shim_attached;
 extern u32 cos_shim_caps;
 
@@ -454,6 +507,8 @@ void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick);
 bool cos_lord_consumed(struct cos_enclave *e, u64 consumed);
 void cos_lord_shim_changed_locked(bool attached, u32 caps);
 void cos_lord_orphaned_locked(struct cpumask *kick);
+void cos_lord_info(struct cos_info *info);
+s32 cos_lord_first_cpu(void);
 void cos_lord_exited(struct task_struct *p);
 void cos_lord_cpu_hotplug(s32 cpu, bool online);
 extern atomic_t cos_enclaves_live;

@@ -234,7 +234,7 @@ __bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot, struct bpf_
  */
 __bpf_kfunc void cos_kf_exit_task(struct task_struct *p, struct bpf_prog_aux *aux)
 {
-	if (p->pid == READ_ONCE(cos_lord_pid) && cos_kf_bound_or_orphan(aux))
+	if (cos_lord_index(p) >= 0 && cos_kf_bound_or_orphan(aux))
 		cos_lord_exited(p);
 }
 
@@ -280,15 +280,17 @@ __bpf_kfunc enum cos_enq cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq
 					 u64 cgid, struct bpf_prog_aux *aux)
 {
 	struct cos_enclave *e;
+	int i;
 
 	if (slot >= 0)
 		return cos_kf_bound(aux) ? cos_task_enqueue(p, slot, enq_flags & COS_SCX_ENQ_WAKEUP,
 							    cgid) : COS_ENQ_FAIR;
-	if (p->pid != READ_ONCE(cos_lord_pid) || !cos_kf_bound(aux))
+	i = cos_lord_index(p);
+	if (i < 0 || !cos_kf_bound(aux))
 		return COS_ENQ_FAIR;
 	if (enq_flags & COS_SCX_ENQ_WAKEUP)
 		return COS_ENQ_LORD;
-	e = cos_enclave_now();
+	e = rcu_dereference_sched(cos_enclaves[i]);
 	if (e && READ_ONCE(e->lord) == p && cos_cpu_shot(e->lord_cpu, NULL))
 		return COS_ENQ_LORD_YIELD;
 	return COS_ENQ_LORD;
@@ -617,19 +619,21 @@ __bpf_kfunc u64 cos_kf_group_released(struct bpf_prog_aux *aux)
 }
 
 /**
- * cos_kf_lord_cpu() - the lord's CPU, or -1 without a lord.  Context: any; lock-free.
+ * cos_kf_lord_cpu() - the oldest enclave's lord CPU, or -1 without a lord.
+ * Context: any op; takes cos_lock (cos_lord_first_cpu()).
  */
 __bpf_kfunc s32 cos_kf_lord_cpu(void)
 {
-	return READ_ONCE(cos_lord_cpu);
+	return cos_lord_first_cpu();
 }
 
 /**
- * cos_kf_lord_active() - whether a lord has control now.  Context: any; lock-free.
+ * cos_kf_lord_active() - whether any lord has control now (each task's own enclave decides
+ * the rest: cos_task_select_cpu()).  Context: any; lock-free.
  */
 __bpf_kfunc bool cos_kf_lord_active(void)
 {
-	return READ_ONCE(cos_lord_active);
+	return atomic_read(&cos_lords_active) > 0;
 }
 
 __bpf_kfunc_end_defs();

@@ -94,9 +94,10 @@ void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 static void cos_set_active_locked(struct cos_enclave *e, bool active)
 {
 	lockdep_assert_held(&e->lock);
+	if (e->active != active)	/* the shim's "any lord?" (cos_kf_lord_active()) */
+		atomic_add(active ? 1 : -1, &cos_lords_active);
 	WRITE_ONCE(e->active, active);	/* read by cos_task_wait() */
 	WRITE_ONCE(e->ctl->lord_active, active);
-	WRITE_ONCE(cos_lord_active, active);
 }
 
 /*
@@ -128,24 +129,28 @@ bool cos_lord_consumed(struct cos_enclave *e, u64 consumed)
  * REGISTER_LORD's check and GET_INFO).  Leaving takes control from the lord: sched_ext has
  * moved every task off the shim.  Coming back gives it back only the way cos_lord_consumed()
  * does, to a registered lord that is alive and has consumed every message; a dead lord never
- * gets it again, a stalled one when it catches up.
- * Context: cos_lock held, IRQs off; takes the enclave's e->lock.
+ * gets it again, a stalled one when it catches up.  The same for every enclave.
+ * Context: cos_lock held, IRQs off; takes each enclave's e->lock in turn.
  */
 void cos_lord_shim_changed_locked(bool attached, u32 caps)
 {
-	struct cos_enclave *e = rcu_dereference_protected(cos_enclave, lockdep_is_held(&cos_lock));
+	int i;
 
 	lockdep_assert_held(&cos_lock);
 	WRITE_ONCE(cos_shim_attached, attached);
 	WRITE_ONCE(cos_shim_caps, attached ? caps : 0);
-	if (!e)
-		return;
-	guard(raw_spinlock)(&e->lock);
-	if (attached) {
-		e->orphaned = false;	/* a new shim, bound afresh */
-		cos_lord_consumed(e, e->seen_consumed);
-	} else {
-		cos_set_active_locked(e, false);
+	for (i = 0; i < COS_ENCLAVES_MAX; i++) {
+		struct cos_enclave *e = cos_registry(i);
+
+		if (!e)
+			continue;
+		guard(raw_spinlock)(&e->lock);
+		if (attached) {
+			e->orphaned = false;	/* a new shim, bound afresh */
+			cos_lord_consumed(e, e->seen_consumed);
+		} else {
+			cos_set_active_locked(e, false);
+		}
 	}
 }
 
@@ -155,87 +160,112 @@ void cos_lord_shim_changed_locked(bool attached, u32 caps)
  *
  * The shim's programs can no longer be told from another's (kmod/cos_kfuncs.c, "Orphaned"):
  * the shim counts as gone (no lord registers), every task in custody goes to the fair
- * policy, and the lord gets control back only once a shim attaches again.  Caller holds
- * cos_lock; takes the enclave's e->lock.
+ * policy, and the lords get control back only once a shim attaches again.  Caller holds
+ * cos_lock; takes each enclave's e->lock in turn.
  */
 void cos_lord_orphaned_locked(struct cpumask *kick)
 {
-	struct cos_enclave *e = rcu_dereference_protected(cos_enclave, lockdep_is_held(&cos_lock));
+	int i;
 
 	lockdep_assert_held(&cos_lock);
 	cos_lord_shim_changed_locked(false, 0);	/* as if it left: no lord registers meanwhile */
-	if (!e)
-		return;
-	guard(raw_spinlock)(&e->lock);
-	if (e->orphaned)
-		return;
-	e->orphaned = true;
-	cos_fallback_locked(e, kick);
+	for (i = 0; i < COS_ENCLAVES_MAX; i++) {
+		struct cos_enclave *e = cos_registry(i);
+
+		if (!e)
+			continue;
+		guard(raw_spinlock)(&e->lock);
+		if (e->orphaned)
+			continue;
+		e->orphaned = true;
+		cos_fallback_locked(e, kick);
+	}
+}
+
+/* The registered enclave whose lord thread is @p, or NULL.  Caller holds cos_lock. */
+static struct cos_enclave *cos_registry_lord(const struct task_struct *p)
+{
+	int i;
+
+	lockdep_assert_held(&cos_lock);
+	for (i = 0; i < COS_ENCLAVES_MAX; i++) {
+		struct cos_enclave *e = cos_registry(i);
+
+		if (e && e->lord == p)
+			return e;
+	}
+	return NULL;
 }
 
 /**
  * cos_lord_exited() - the lord thread @p is exiting: fall back now
- * @p: the lord (its pid was cos_lord_pid)
+ * @p: a lord (its pid is in cos_lord_pids[])
  *
  * The lord's /dev/cos file may outlive the lord thread (another thread or a child holds it),
  * so its exit is the death signal that does not wait for the file's release.  A dead lord
  * never gets control again (cos_lord_consumed() checks lord_dead), and its enclave is
  * unregistered soon after (exit_irq, then exit_work: cos_lord_exit_work()), so that another
  * lord may register while the file stays open.
- * Context: ops.exit_task (cos_kf_exit_task()), @p's rq lock held, IRQs off; takes cos_lock,
- * then the enclave's e->lock; kicks after dropping them.
+ * Context: ops.exit_task (cos_kf_exit_task()), @p's rq lock held, IRQs off (RCU-sched: the
+ * enclave is not freed before this returns); takes cos_lock, then the enclave's e->lock; kicks
+ * after dropping them.
  */
 void cos_lord_exited(struct task_struct *p)
 {
-	static struct cpumask kick;	/* under cos_lock until the kick; the lord dies once */
 	struct cos_enclave *e;
 
 	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
-		e = rcu_dereference_protected(cos_enclave, lockdep_is_held(&cos_lock));
-		cpumask_clear(&kick);
-		if (!e || e->lord != p)
+		e = cos_registry_lord(p);
+		if (!e)
 			return;
 		guard(raw_spinlock)(&e->lock);
 		if (e->lord_dead)
 			return;
 		e->lord_dead = true;
 		cos_set_active_locked(e, false);
-		WRITE_ONCE(cos_lord_pid, 0);
-		cos_fallback_locked(e, &kick);
+		WRITE_ONCE(cos_lord_pids[e->idx], 0);
+		/* exit_kick is written here only, once: the lord dies once */
+		cpumask_clear(e->exit_kick);
+		cos_fallback_locked(e, e->exit_kick);
 		irq_work_queue(&e->exit_irq);	/* not schedule_work(): it may wake a worker */
 	}
-	cos_kick_cpus(&kick);	/* after the unlock: see cos_internal.h */
+	cos_kick_cpus(e->exit_kick);	/* after the unlock: see cos_internal.h */
 }
 
 /**
  * cos_lord_cpu_hotplug() - @cpu went online (@online) or offline: tell the lord
  * @cpu: the CPU; @online: its new state
  *
- * For a CPU of the enclave or the lord's: while it is offline shoots to it are refused
+ * For each enclave whose CPU or lord's CPU it is: while it is offline shoots to it are refused
  * (COS_SHOOT_BAD_CPU, e->offline) and a shoot pending there waits again (cos_pending_cancel());
  * a lord registered with COS_LORD_F_CPU_MSGS gets COS_MSG_CPU_OFFLINE/ONLINE (arg = @cpu).
+ * Several lords may share a lord CPU: each is told.
  * Context: ops.cpu_online/offline (cos_kf_cpu_hotplug()); takes cos_lock with IRQs off, then
- * the enclave's e->lock.
+ * each such enclave's e->lock in turn.
  */
 void cos_lord_cpu_hotplug(s32 cpu, bool online)
 {
-	struct cos_enclave *e;
+	int i;
 
-	guard(raw_spinlock_irqsave)(&cos_lock);
-	e = rcu_dereference_protected(cos_enclave, lockdep_is_held(&cos_lock));
-	if (!e || cpu < 0 || cpu >= nr_cpu_ids ||
-	    (!cpumask_test_cpu(cpu, e->cpus) && cpu != e->lord_cpu))
+	if (!cos_cpu_valid(cpu))
 		return;
-	guard(raw_spinlock)(&e->lock);
-	if (online) {
-		cpumask_clear_cpu(cpu, e->offline);
-	} else {
-		cpumask_set_cpu(cpu, e->offline);
-		cos_pending_cancel(e, cpu);
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	for (i = 0; i < COS_ENCLAVES_MAX; i++) {
+		struct cos_enclave *e = cos_registry(i);
+
+		if (!e || (!cpumask_test_cpu(cpu, e->cpus) && cpu != e->lord_cpu))
+			continue;
+		guard(raw_spinlock)(&e->lock);
+		if (online) {
+			cpumask_clear_cpu(cpu, e->offline);
+		} else {
+			cpumask_set_cpu(cpu, e->offline);
+			cos_pending_cancel(e, cpu);
+		}
+		if (e->flags & COS_LORD_F_CPU_MSGS)
+			cos_post(e, online ? COS_MSG_CPU_ONLINE : COS_MSG_CPU_OFFLINE,
+				 smp_processor_id(), NULL, cpu);
 	}
-	if (e->flags & COS_LORD_F_CPU_MSGS)
-		cos_post(e, online ? COS_MSG_CPU_ONLINE : COS_MSG_CPU_OFFLINE, smp_processor_id(),
-			 NULL, cpu);
 }
 
 /* Declare @e's lord stalled for @reason (COS_STALL_*).  Caller holds e->lock. */
@@ -393,6 +423,7 @@ static void cos_enclave_free(struct cos_enclave *e)
 	free_cpumask_var(e->kick_mask);
 	free_cpumask_var(e->latch_kick);
 	free_cpumask_var(e->timer_kick);
+	free_cpumask_var(e->exit_kick);
 	kfree(e);
 	atomic_dec(&cos_enclaves_live);
 }
@@ -415,7 +446,8 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 	    !zalloc_cpumask_var(&e->shoot_mask, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->kick_mask, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->latch_kick, GFP_KERNEL) ||
-	    !zalloc_cpumask_var(&e->timer_kick, GFP_KERNEL)) {
+	    !zalloc_cpumask_var(&e->timer_kick, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&e->exit_kick, GFP_KERNEL)) {
 		cos_enclave_free(e);
 		return NULL;
 	}
@@ -427,6 +459,124 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 	INIT_WORK(&e->exit_work, cos_lord_exit_work);
 	hrtimer_setup(&e->stall_timer, cos_stall_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	return e;
+}
+
+/*
+ * May @e join the registry?  Its CPUs and lord CPU against every registered enclave's, its
+ * name against theirs, and a free index.  Returns that index (the lowest), or -EBUSY (a CPU
+ * overlaps), -EEXIST (the name is taken) or -ENOSPC (COS_ENCLAVES_MAX registered).
+ * Caller holds cos_lock.
+ */
+static int cos_registry_check(const struct cos_enclave *e)
+{
+	int i, idx = -ENOSPC;
+
+	lockdep_assert_held(&cos_lock);
+	for (i = COS_ENCLAVES_MAX - 1; i >= 0; i--) {
+		const struct cos_enclave *o = cos_registry(i);
+
+		if (!o) {
+			idx = i;
+			continue;
+		}
+		/* lords may share a lord CPU; no CPU is another enclave's, nor its lord's */
+		if (cpumask_intersects(e->cpus, o->cpus) || cpumask_test_cpu(e->lord_cpu, o->cpus) ||
+		    cpumask_test_cpu(o->lord_cpu, e->cpus))
+			return -EBUSY;
+		if (!strcmp(e->name, o->name))
+			return -EEXIST;
+	}
+	return idx;
+}
+
+/*
+ * Publish @e at index @idx: its CPUs' owner words, then their bits in cos_owned_cpus (a
+ * reader that sees a bit and not yet the word finds no enclave, never a wrong one), its lord's
+ * pid, its registry entry.  Caller holds cos_lock and e->lock.
+ */
+static void cos_registry_add(struct cos_enclave *e, int idx)
+{
+	int cpu;
+
+	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
+	e->idx = idx;
+	for_each_cpu(cpu, e->cpus)
+		rcu_assign_pointer(cos_cpu_owner[cpu], e);
+	smp_wmb();	/* the words before the bits: cos_task_home() */
+	cpumask_or(&cos_owned_cpus, &cos_owned_cpus, e->cpus);
+	WRITE_ONCE(cos_lord_pids[idx], e->lord->pid);
+	rcu_assign_pointer(cos_enclaves[idx], e);
+}
+
+/*
+ * Take @e out of the registry: after this no reader finds it anew (those that found it before
+ * finish within an RCU-sched grace period).  Caller holds cos_lock and e->lock.
+ */
+static void cos_registry_remove(struct cos_enclave *e)
+{
+	int cpu;
+
+	lockdep_assert_held(&cos_lock);
+	lockdep_assert_held(&e->lock);
+	cpumask_andnot(&cos_owned_cpus, &cos_owned_cpus, e->cpus);
+	for_each_cpu(cpu, e->cpus)
+		RCU_INIT_POINTER(cos_cpu_owner[cpu], NULL);
+	WRITE_ONCE(cos_lord_pids[e->idx], 0);
+	RCU_INIT_POINTER(cos_enclaves[e->idx], NULL);
+}
+
+/**
+ * cos_lord_info() - the lords as COS_IOC_GET_INFO reports them
+ * @info: gets lord_pid and lord_cpu of the oldest registered enclave (-1 without one) and
+ *	enclave_cpus, the CPUs of all of them
+ *
+ * Context: process context; takes cos_lock (IRQs off).  A registered enclave's lord, lord
+ * CPU and CPUs do not change while it is in the registry.
+ */
+void cos_lord_info(struct cos_info *info)
+{
+	u32 oldest = 0;
+	int i;
+
+	info->lord_pid = 0;
+	info->lord_cpu = -1;
+	info->enclave_cpus = 0;
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	for (i = 0; i < COS_ENCLAVES_MAX; i++) {
+		struct cos_enclave *e = cos_registry(i);
+
+		if (!e)
+			continue;
+		if (!oldest || e->id < oldest) {
+			oldest = e->id;
+			info->lord_pid = e->lord->pid;
+			info->lord_cpu = e->lord_cpu;
+		}
+		info->enclave_cpus += cpumask_weight(e->cpus);
+	}
+}
+
+/**
+ * cos_lord_first_cpu() - the lord CPU of the oldest registered enclave, or -1
+ * Context: any but NMI (cos_kf_lord_cpu()); takes cos_lock with IRQs off.
+ */
+s32 cos_lord_first_cpu(void)
+{
+	u32 oldest = 0;
+	s32 cpu = -1;
+	int i;
+
+	guard(raw_spinlock_irqsave)(&cos_lock);
+	for (i = 0; i < COS_ENCLAVES_MAX; i++) {
+		struct cos_enclave *e = cos_registry(i);
+
+		if (e && (!oldest || e->id < oldest)) {
+			oldest = e->id;
+			cpu = e->lord_cpu;
+		}
+	}
+	return cpu;
 }
 
 static bool cos_name_char(char c)
@@ -468,10 +618,14 @@ static int cos_enclave_name(struct cos_enclave *e, const char name[COS_ENCLAVE_N
  * Pins the calling thread to lord_cpu, allocates the ring, shoot area and control page, and
  * gives the lord control of the COS tasks that can run on the enclave's CPUs.
  *
+ * Several enclaves may be registered at once (COS_ENCLAVES_MAX), on CPUs of their own:
+ * cos_registry_check().
+ *
  * Context: process context, may sleep; takes cos_lock, then the new enclave's e->lock, with IRQs
  * off.
- * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if a lord exists or this file had one;
- * -ENXIO if the shim is not attached; -EOPNOTSUPP if it cannot give shot tasks priority on this
+ * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if a CPU of the enclave, or its lord CPU, is
+ * another enclave's or its lord's, or this file had a lord; -EEXIST if an enclave has the
+ * name; -ENOSPC with COS_ENCLAVES_MAX enclaves; -ENXIO if the shim is not attached; -EOPNOTSUPP if it cannot give shot tasks priority on this
  * kernel (COS_SHIM_CAP_FAIR_DSQ); -EINVAL for bad sizes, flags, CPUs or name, or a caller whose
  * policy is SCHED_EXT (a COS task); -EFAULT; -ENOMEM.
  * Nothing changes on error.
@@ -540,9 +694,12 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 	e->seen_at = ktime_get_ns();
 
 	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
-		ret = rcu_access_pointer(cos_enclave) ? -EBUSY : !cos_shim_attached ? -ENXIO :
-		      !(cos_shim_caps & COS_SHIM_CAP_FAIR_DSQ) ? -EOPNOTSUPP : 0;
-		if (!ret) {
+		ret = !cos_shim_attached ? -ENXIO :
+		      !(cos_shim_caps & COS_SHIM_CAP_FAIR_DSQ) ? -EOPNOTSUPP : cos_registry_check(e);
+		if (ret >= 0) {
+			int idx = ret;
+
+			ret = 0;
 			/* CPUs that went offline since the check: hotplug reports only to a lord */
 			cpumask_andnot(e->offline, e->cpus, cpu_online_mask);
 			if (!cpu_online(e->lord_cpu))
@@ -553,9 +710,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 			/* armed before anything can find @e: whoever unregisters it cancels it */
 			hrtimer_start(&e->stall_timer, ns_to_ktime(cos_stall_period(e)),
 				      HRTIMER_MODE_REL_HARD);
-			rcu_assign_pointer(cos_enclave, e);	/* e set up before it is seen */
-			WRITE_ONCE(cos_lord_pid, current->pid);
-			WRITE_ONCE(cos_lord_cpu, e->lord_cpu);
+			cos_registry_add(e, idx);	/* e set up before it is seen */
 			cos_set_active_locked(e, true);
 		}
 	}
@@ -606,9 +761,7 @@ static void cos_unregister(struct cos_enclave *e)
 		cos_set_active_locked(e, false);	/* before the fallback: cos_task_wait() */
 		cos_fallback_locked(e, e->kick_mask);
 		WRITE_ONCE(e->registered, false);
-		RCU_INIT_POINTER(cos_enclave, NULL);
-		WRITE_ONCE(cos_lord_pid, 0);
-		WRITE_ONCE(cos_lord_cpu, -1);
+		cos_registry_remove(e);
 	}
 
 	cos_kick_cpus(e->kick_mask);
@@ -659,16 +812,15 @@ static void cos_enclave_info_locked(struct cos_enclave *e, struct cos_enclave_in
  * cos_ioc_get_enclaves() - COS_IOC_GET_ENCLAVES: copy out the registered enclaves
  * @uarg: user pointer to struct cos_enclaves_args
  *
- * Context: process context, may fault; takes cos_lock (IRQs off) for the snapshot, copies out
- * after dropping it.
- * Return: 0; -EINVAL for a bad size, flags or entry size; -EFAULT.
+ * Context: process context, may fault; allocates the snapshot, takes cos_lock (IRQs off) and
+ * each enclave's e->lock in turn for it, copies out after dropping them.
+ * Return: 0; -EINVAL for a bad size, flags or entry size; -EFAULT; -ENOMEM.
  */
 long cos_ioc_get_enclaves(void __user *uarg)
 {
 	struct cos_enclaves_args args;
-	struct cos_enclave_info ei;
 	void __user *dst;
-	u32 n = 0, esize;
+	u32 i, n = 0, esize;
 	long usize;
 	int ret;
 
@@ -683,23 +835,26 @@ long cos_ioc_get_enclaves(void __user *uarg)
 	    esize > COS_STRUCT_SIZE_MAX || esize % 8)
 		return -EINVAL;
 	dst = u64_to_user_ptr(args.enclaves);
-	/* One enclave at most today: the snapshot fits on the stack. */
+	/* the snapshot, taken under the locks, is copied out after them */
+	struct cos_enclave_info *snap __free(kfree) =
+		kmalloc_array(COS_ENCLAVES_MAX, sizeof(*snap), GFP_KERNEL);
+	if (!snap)
+		return -ENOMEM;
 	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
-		struct cos_enclave *e = rcu_dereference_protected(cos_enclave,
-								   lockdep_is_held(&cos_lock));
+		for (i = 0; i < COS_ENCLAVES_MAX; i++) {
+			struct cos_enclave *e = cos_registry(i);
 
-		if (e) {
+			if (!e)
+				continue;
 			guard(raw_spinlock)(&e->lock);
-			if (e->registered) {
-				cos_enclave_info_locked(e, &ei);
-				n = 1;
-			}
+			cos_enclave_info_locked(e, &snap[n++]);
 		}
 	}
-	if (n && args.capacity) {
-		if (copy_to_user(dst, &ei, min_t(u32, esize, sizeof(ei))))
+	for (i = 0; i < n && i < args.capacity; i++, dst += esize) {
+		if (copy_to_user(dst, &snap[i], min_t(u32, esize, sizeof(*snap))))
 			return -EFAULT;
-		if (esize > sizeof(ei) && clear_user(dst + sizeof(ei), esize - sizeof(ei)))
+		if (esize > sizeof(*snap) &&
+		    clear_user(dst + sizeof(*snap), esize - sizeof(*snap)))
 			return -EFAULT;
 	}
 	args.count = n;

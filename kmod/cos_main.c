@@ -29,8 +29,8 @@
  * and the module's counters.
  * @uarg: user pointer to struct cos_info
  *
- * Context: process context, may fault; takes cos_lock, then the enclave's e->lock (IRQs off)
- * for the lord; reads the counters lock-free; copies out after dropping the locks.
+ * Context: process context, may fault; takes cos_lock (IRQs off) for the lords
+ * (cos_lord_info()); reads the counters lock-free; copies out after dropping it.
  * Return: 0, -EINVAL for an unknown size, -EFAULT for a bad pointer.
  */
 static long cos_ioc_get_info(void __user *uarg)
@@ -39,7 +39,7 @@ static long cos_ioc_get_info(void __user *uarg)
 		.abi_version = COS_ABI_VERSION,
 		.features = COS_FEAT_KFUNCS | COS_FEAT_CPU_MSGS | COS_FEAT_WAKE_RULES |
 			    COS_FEAT_SHOOT_REPLACE | COS_FEAT_SHOOT_LATCH | COS_FEAT_LAZY_WAKE |
-			    COS_FEAT_WAKER | COS_FEAT_ENCLAVE_NAMES |
+			    COS_FEAT_WAKER | COS_FEAT_ENCLAVE_NAMES | COS_FEAT_ENCLAVES |
 			    (READ_ONCE(cos_shim_attached) ? COS_FEAT_SHIM_ATTACHED : 0) |
 			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_FAIR_DSQ ? COS_FEAT_LORD : 0) |
 			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_BANDWIDTH ? COS_FEAT_BANDWIDTH : 0),
@@ -53,20 +53,7 @@ static long cos_ioc_get_info(void __user *uarg)
 	if (usize < 0)
 		return usize;
 
-	info.lord_cpu = -1;
-	scoped_guard(raw_spinlock_irqsave, &cos_lock) {
-		struct cos_enclave *e = rcu_dereference_protected(cos_enclave,
-								   lockdep_is_held(&cos_lock));
-
-		if (e) {
-			guard(raw_spinlock)(&e->lock);
-			if (e->registered) {
-				info.lord_pid = e->lord->pid;
-				info.lord_cpu = e->lord_cpu;
-				info.enclave_cpus = cpumask_weight(e->cpus);
-			}
-		}
-	}
+	cos_lord_info(&info);
 	/* counters since load: each read once, the whole not one snapshot */
 	info.tasks = READ_ONCE(cos_counters.tasks);
 	info.messages = cos_messages_total();

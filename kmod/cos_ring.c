@@ -45,6 +45,7 @@ void cos_status_sync(struct cos_slot *t)
 	WRITE_ONCE(s->state, t->state);
 	WRITE_ONCE(s->cpu, t->cpu);
 	WRITE_ONCE(s->pid, t->p ? t->p->pid : 0);
+	WRITE_ONCE(s->enclave_id, t->home_id);
 	WRITE_ONCE(s->last_seq, t->last_seq);
 	WRITE_ONCE(s->runtime_ns, t->runtime);
 	smp_wmb();	/* fields before the count turns even */

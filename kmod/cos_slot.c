@@ -2,7 +2,7 @@
 /*
  * cos_slot.c — the task table: one slot per COS task, mirrored read-only to the lord as the
  * status table.  Slots come from a FIFO of free slots, with a limit per user.  Also the state
- * the whole module shares (cos_lock, the enclave pointer, the counters).
+ * the whole module shares (cos_lock, the registry of enclaves, the counters).
  *
  * A freed slot is reused last, so a late message about it rarely meets a new generation.
  * No path walks the table except COS_IOC_GET_TASKS.  cos_slots_lock protects the free FIFO,
@@ -32,13 +32,15 @@ MODULE_PARM_DESC(max_tasks_per_user,
 		 "COS tasks one user other than root may have at once (0: max_tasks / 4)");
 
 DEFINE_RAW_SPINLOCK(cos_lock);
-struct cos_enclave __rcu *cos_enclave;
-/* copies of the lord's and the shim's state for lock-free reads (cos_internal.h) */
+/* the registry of enclaves (cos_internal.h) */
+struct cos_enclave __rcu *cos_enclaves[COS_ENCLAVES_MAX];
+struct cos_enclave __rcu **cos_cpu_owner;
+struct cpumask cos_owned_cpus;
+pid_t cos_lord_pids[COS_ENCLAVES_MAX];
+atomic_t cos_lords_active;
+/* the shim's state for lock-free reads (cos_internal.h) */
 bool cos_shim_attached;
 u32 cos_shim_caps;
-pid_t cos_lord_pid;
-s32 cos_lord_cpu = -1;
-bool cos_lord_active;
 struct cos_counters cos_counters;
 DEFINE_PER_CPU(struct cos_shoot_counts, cos_shoot_counts);
 struct cos_slot *cos_slots;
@@ -170,7 +172,8 @@ int cos_slots_init(void)
 	cos_free_slots = vmalloc(array_size(cos_max_tasks, sizeof(*cos_free_slots)));
 	cos_uids_size = roundup_pow_of_two(cos_max_tasks);
 	cos_uids = vmalloc(array_size(cos_uids_size, sizeof(*cos_uids)));
-	if (!cos_slots || !cos_status || !cos_free_slots || !cos_uids) {
+	cos_cpu_owner = kcalloc(nr_cpu_ids, sizeof(*cos_cpu_owner), GFP_KERNEL);
+	if (!cos_slots || !cos_status || !cos_free_slots || !cos_uids || !cos_cpu_owner) {
 		cos_slots_exit();
 		return -ENOMEM;
 	}
@@ -198,6 +201,8 @@ void cos_slots_exit(void)
 	vfree(cos_status);
 	vfree(cos_free_slots);
 	vfree(cos_uids);
+	kfree(cos_cpu_owner);
+	cos_cpu_owner = NULL;
 	cos_uids = NULL;
 	cos_slots = NULL;
 	cos_status = NULL;

@@ -42,6 +42,39 @@ static bool cos_task_is(const struct cos_slot *t, const struct task_struct *p)
 	if (!cos_task_is(t, p))							\
 		return ret
 
+/*
+ * The enclave @t belongs to, registry index and id (0: none); the lord of the one it leaves
+ * hears TASK_DEAD, and the slot gets a new generation: to each lord a task that moves is
+ * another task (docs/design.md, "Several enclaves").  Caller holds t->lock.
+ */
+static void cos_task_set_home(struct cos_slot *t, struct cos_enclave *e)
+{
+	struct cos_enclave *old = cos_task_enclave(t);
+
+	lockdep_assert_held(&t->lock);
+	if (old)
+		cos_post(old, COS_MSG_TASK_DEAD, t->cpu, t, 0);
+	if (t->home_id)
+		t->gen++;
+	t->home_id = e ? e->id : 0;
+	t->home_idx = e ? e->idx : 0;
+}
+
+/*
+ * The enclave @p's allowed CPUs put it in now (cos_task_home()); @t moves there if that is not
+ * the one its lord was told of.  Called as the task becomes runnable, when it is in no custody.
+ * Caller holds t->lock.
+ */
+static struct cos_enclave *cos_task_rehome(struct cos_slot *t, struct task_struct *p)
+{
+	struct cos_enclave *e = cos_task_home(p);
+
+	lockdep_assert_held(&t->lock);
+	if (unlikely((e ? e->id : 0) != t->home_id))
+		cos_task_set_home(t, e);
+	return e;
+}
+
 /**
  * cos_task_attach() - give COS task @p a slot: the TASK_NEW message, state BLOCKED
  * @p: a task whose policy is SCHED_EXT (a trusted pointer from the shim)
@@ -57,8 +90,8 @@ s32 cos_task_attach(struct task_struct *p, bool runnable)
 {
 	struct cos_slot *t;
 
-	/* the lord is never a COS task: it would wait in its own custody */
-	if (p->pid == READ_ONCE(cos_lord_pid))
+	/* a lord is never a COS task: it would wait in its own custody */
+	if (cos_lord_index(p) >= 0)
 		return -EPERM;
 	if (cos_slots_full())
 		return -ENOSPC;
@@ -76,7 +109,9 @@ s32 cos_task_attach(struct task_struct *p, bool runnable)
 	t->slice = 0;
 	t->last_msg = COS_MSG_NONE;
 	t->last_ts = 0;
-	cos_post(cos_enclave_now(), COS_MSG_TASK_NEW, t->cpu, t, runnable);
+	t->home_id = 0;
+	cos_task_rehome(t, p);
+	cos_post(cos_task_enclave(t), COS_MSG_TASK_NEW, t->cpu, t, runnable);
 	return cos_slot_nr(t);
 }
 
@@ -99,7 +134,8 @@ void cos_task_detach(struct task_struct *p, s32 slot)
 		cos_pending_clear(t);
 		cos_taken_forget(t);
 		cos_task_set_state(t, COS_TASK_FREE);
-		cos_post(cos_enclave_now(), COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
+		cos_post(cos_task_enclave(t), COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
+		t->home_id = 0;
 		WRITE_ONCE(t->p, NULL);
 		cos_status_sync(t);
 	}
@@ -158,7 +194,7 @@ static s32 cos_wake_pick(struct cos_enclave *e, const struct task_struct *p, s32
  */
 s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *idle)
 {
-	struct cos_enclave *e = cos_enclave_now();
+	struct cos_enclave *e = cos_task_home(p);
 	u32 rules = cos_wake_rules(e);
 	s32 cpu;
 
@@ -215,12 +251,20 @@ static bool cos_task_throttled(struct cos_enclave *e, struct cos_slot *t, u64 gi
 }
 
 /*
- * Bandwidth group @id has budget again: tell the lord.  Context: cos_group.c's release, under
+ * Bandwidth group @id has budget again: tell the lords (a group's tasks may be in several
+ * enclaves; a lord that has none of them ignores it).  Context: cos_group.c's release, under
  * its cos_bw.lock with IRQs off (the refill hrtimer, or a cpu.max write); lock-free here.
  */
 static void cos_task_group_unthrottled(u64 id)
 {
-	cos_post(cos_enclave_now(), COS_MSG_GROUP_UNTHROTTLED, raw_smp_processor_id(), NULL, id);
+	int i;
+
+	for (i = 0; i < COS_ENCLAVES_MAX; i++) {
+		struct cos_enclave *e = rcu_dereference_sched(cos_enclaves[i]);
+
+		if (e)
+			cos_post(e, COS_MSG_GROUP_UNTHROTTLED, raw_smp_processor_id(), NULL, id);
+	}
 }
 
 /* What cos_group.c needs of the files above it (struct cos_group_hooks). */
@@ -283,7 +327,7 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	u64 gid;
 	COS_TASK_LOCK(t, p, slot, COS_ENQ_FAIR);
 
-	e = cos_enclave_now();
+	e = cos_task_rehome(t, p);
 	msg = t->next_msg ?: COS_MSG_TASK_RUNNABLE;
 	t->next_msg = 0;
 	t->cpu = task_cpu(p);
@@ -297,7 +341,7 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 		cos_lazy_recheck(e);
 		return COS_ENQ_PLACED;
 	}
-	if (e && cpumask_intersects(p->cpus_ptr, e->cpus) && cos_task_wait(t, e)) {
+	if (cos_task_wait(t, e)) {	/* its CPUs include @e's (cos_task_home()) */
 		ret = COS_ENQ_CUSTODY;
 		if (cos_task_throttled(e, t, gid))
 			return ret;
@@ -368,7 +412,7 @@ void cos_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu)
 	cos_taken_clear(cpu);
 	if (t->state != COS_TASK_QUEUED)
 		return;
-	e = cos_enclave_now();
+	e = cos_task_enclave(t);
 	if (!cos_task_wait(t, e))
 		cos_fallback_add(t);
 	cos_post(e, COS_MSG_SHOOT_FAILED, cpu, t, cpu);
@@ -387,7 +431,7 @@ void cos_task_running(struct task_struct *p, s32 slot, s32 cpu)
 	bool shot, placed;
 	COS_TASK_LOCK(t, p, slot);
 
-	e = cos_enclave_now();
+	e = cos_task_enclave(t);
 	shot = t->state == COS_TASK_QUEUED;
 	placed = t->placed;
 	cos_cpu_running(cpu, t);
@@ -454,7 +498,7 @@ void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
 	 * Its CPU may fall idle: the lord decides something only if a task waits for it.  One that
 	 * starts waiting later posts a message of its own, which wakes the lord.
 	 */
-	e = cos_enclave_now();
+	e = cos_task_enclave(t);
 	if (cos_tasks_waiting(e) > 0) {
 		cos_post(e, COS_MSG_TASK_BLOCKED, task_cpu(p), t, 0);
 	} else {
@@ -484,7 +528,8 @@ void cos_task_affinity(struct task_struct *p, s32 slot)
 {
 	COS_TASK_LOCK(t, p, slot);
 
-	cos_post(cos_enclave_now(), COS_MSG_TASK_AFFINITY, task_cpu(p), t, 0);
+	/* to the lord that knows it: its next enqueue moves it if its enclave changed */
+	cos_post(cos_task_enclave(t), COS_MSG_TASK_AFFINITY, task_cpu(p), t, 0);
 }
 
 /**
@@ -521,6 +566,8 @@ u32 cos_task_shoot(struct cos_enclave *e, u32 slot, u32 gen, s32 cpu, u64 slice,
 	guard(raw_spinlock)(&t->lock);
 	if (t->state == COS_TASK_FREE)
 		return COS_SHOOT_BAD_SLOT;
+	if (t->home_id && t->home_id != e->id)	/* one of none waits for no lord: below */
+		return COS_SHOOT_OTHER_ENCLAVE;
 	if (t->gen != gen)
 		return COS_SHOOT_BAD_GEN;
 	if (t->state != COS_TASK_WAITING && t->latch_cpu < 0)
@@ -592,6 +639,7 @@ static void cos_task_info_fill(struct cos_task_info *info, struct cos_slot *t)
 		.pid = t->p->pid,
 		.tgid = t->p->tgid,
 		.last_msg = t->last_msg,
+		.enclave_id = cos_task_enclave(t) ? t->home_id : 0,
 		.last_seq = t->last_seq,
 		.last_ts = t->last_ts,
 		.runtime_ns = t->runtime,

@@ -349,8 +349,11 @@ struct cos_lord_opts {
  * Opens /dev/cos, registers (the calling thread is pinned to @opts->lord_cpu) and maps the ring,
  * status table, shoot area and control page.  The shim must be attached.  A calling thread
  * under SCHED_EXT (inherited) is moved to SCHED_OTHER first: a lord is never a COS task.
- * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if another lord holds CPUs; -ENXIO if the shim
- * is not attached; -EOPNOTSUPP if this kernel cannot run lords (see COS_SHIM_CAP_FAIR_DSQ in
+ * Several lords may be registered at once (up to COS_ENCLAVES_MAX), each on CPUs of its own.
+ *
+ * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if another enclave holds one of the CPUs (the
+ * message names it); -EEXIST if an enclave has the name; -ENOSPC with COS_ENCLAVES_MAX
+ * enclaves registered; -ENXIO if the shim is not attached; -EOPNOTSUPP if this kernel cannot run lords (see COS_SHIM_CAP_FAIR_DSQ in
  * shim/cos_shim_intf.h), or a name was asked of a module that predates names; -EINVAL for bad
  * options; -ENODEV without cos.ko; see cos_strerror().
  */
@@ -361,6 +364,15 @@ const char *cos_lord_name(const struct cos_lord *lord);
 
 /** cos_lord_enclave_id() - the enclave's id (0 from a module that predates names) */
 unsigned int cos_lord_enclave_id(const struct cos_lord *lord);
+
+/**
+ * cos_lord_owns() - is the task of this status entry in the lord's enclave?
+ * @lord: the lord; @st: an entry read with cos_lord_task_status()
+ *
+ * The status table holds every COS task; a lord that scans it skips the others' (always true
+ * on a module without COS_FEAT_ENCLAVES, which has one enclave).
+ */
+bool cos_lord_owns(const struct cos_lord *lord, const struct cos_task_status *st);
 
 /**
  * cos_lord_destroy() - give up the enclave (tasks go to the fair policy), unmap, close

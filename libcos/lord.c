@@ -145,6 +145,45 @@ static int lord_check_partition(const struct cos_lord_opts *opts)
 	return err;
 }
 
+/*
+ * REGISTER_LORD said EBUSY: which enclave holds a CPU we asked for (or our lord CPU, or has
+ * its lord on one of ours)?  Names it, from COS_IOC_GET_ENCLAVES.
+ */
+static int lord_busy(int fd, const struct cos_lord_opts *opts)
+{
+	const unsigned char *mask = opts->enclave;
+	struct cos_enclave_info *all = NULL;
+	size_t nr = 0;
+	int err = 0;
+
+	if (cos_get_enclaves(fd, &all, &nr))
+		nr = 0;
+	for (size_t i = 0; i < nr && !err; i++) {
+		const struct cos_enclave_info *e = &all[i];
+		const unsigned int ncpus = 64 * sizeof(e->cpus) / sizeof(e->cpus[0]);
+		int held = -1;
+
+		for (unsigned int cpu = 0; cpu < ncpus && cpu / 8 < opts->enclave_size; cpu++)
+			if ((mask[cpu / 8] >> (cpu % 8) & 1) && (e->cpus[cpu / 64] >> (cpu % 64) & 1)) {
+				held = (int)cpu;
+				break;
+			}
+		if (held >= 0)
+			err = cos_fail(-EBUSY, "CPU %d is in enclave '%s' (lord %d): enclaves may not "
+				       "share CPUs", held, e->name, e->lord_pid);
+		else if (opts->lord_cpu >= 0 && (unsigned int)opts->lord_cpu < ncpus &&
+			 (e->cpus[opts->lord_cpu / 64] >> (opts->lord_cpu % 64) & 1))
+			err = cos_fail(-EBUSY, "the lord CPU %d is in enclave '%s' (lord %d)",
+				       opts->lord_cpu, e->name, e->lord_pid);
+		else if (e->lord_cpu >= 0 && (unsigned int)e->lord_cpu / 8 < opts->enclave_size &&
+			 (mask[e->lord_cpu / 8] >> (e->lord_cpu % 8) & 1))
+			err = cos_fail(-EBUSY, "CPU %d is the lord CPU of enclave '%s' (lord %d)",
+				       e->lord_cpu, e->name, e->lord_pid);
+	}
+	free(all);
+	return err ?: cos_fail(-EBUSY, "another enclave holds one of these CPUs ('cosctl status')");
+}
+
 /* Check @name and put it into the registration (the module checks it again). */
 static int lord_name(struct cos_lord *lord, const char *name)
 {
@@ -225,6 +264,7 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 	}
 	if (ioctl(lord->fd, COS_IOC_REGISTER_LORD, &lord->args)) {
 		char name[sizeof(lord->args.name)];
+		unsigned long long features = lord->features;
 
 		err = -errno;
 		memcpy(name, lord->args.name, sizeof(name));
@@ -233,10 +273,21 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 		switch (err) {
 		case -EPERM:
 			return cos_fail(err, "registering a lord needs CAP_SYS_NICE");
-		case -EBUSY:
-			return cos_fail(err, "another lord holds the enclave (one lord at a time for now)");
+		case -EBUSY: {
+			int fd = features & COS_FEAT_ENCLAVES ? cos_open() : -1;
+
+			if (fd < 0)
+				return cos_fail(err, "another lord holds the enclave (this cos.ko "
+					       "runs one lord at a time)");
+			err = lord_busy(fd, opts);
+			close(fd);
+			return err;
+		}
 		case -EEXIST:
 			return cos_fail(err, "an enclave named '%s' is registered already", name);
+		case -ENOSPC:
+			return cos_fail(err, "%d enclaves are registered, the most cos.ko runs at once",
+					COS_ENCLAVES_MAX);
 		case -ENXIO:
 			return cos_fail(err, "the cos shim is not attached ('cosctl shim attach')");
 		case -EOPNOTSUPP:
@@ -375,6 +426,11 @@ COS_EXPORT int cos_lord_task_status(const struct cos_lord *lord, unsigned int sl
 	return 0;
 }
 
+COS_EXPORT bool cos_lord_owns(const struct cos_lord *lord, const struct cos_task_status *st)
+{
+	return !(lord->features & COS_FEAT_ENCLAVES) || st->enclave_id == lord->args.enclave_id;
+}
+
 COS_EXPORT int cos_lord_prepare_flags(struct cos_lord *lord, int cpu, unsigned int slot,
 				      unsigned int gen, unsigned long long slice_ns,
 				      unsigned int flags)
@@ -488,6 +544,7 @@ COS_EXPORT const char *cos_shoot_status_name(unsigned int status)
 	static const char *const names[] = {
 		"OK", "EMPTY", "BAD_SLOT", "BAD_GEN", "NOT_WAITING", "BAD_CPU", "AFFINITY",
 		"BEHIND", "STALE_SEQ", "BUSY", "BAD_FLAGS", "NO_LORD", "LATCH_FULL", "THROTTLED",
+		"OTHER_ENCLAVE",
 	};
 
 	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "?";

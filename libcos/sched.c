@@ -53,7 +53,7 @@ struct cos_sched {
 	int nr_placing;
 	unsigned int nr_waiting;	/* tasks in COS_TASK_WAITING (task_set_state()) */
 	unsigned long long wake_placed;	/* COS_MSG_TASK_PLACED handled */
-	unsigned long long refused[COS_SHOOT_THROTTLED + 1];	/* st.failed by COS_SHOOT_* status */
+	unsigned long long refused[COS_SHOOT_OTHER_ENCLAVE + 1];	/* st.failed by COS_SHOOT_* status */
 	/*
 	 * Bandwidth: the group (cgroup id) a task waits for since COS_MSG_TASK_THROTTLED, 0 if
 	 * none.  Such a task is booked BLOCKED (the policy saw task_blocked) until its group's

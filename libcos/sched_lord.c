@@ -17,9 +17,14 @@
 static const struct cos_msg *lb_peek(void *b) { return cos_lord_peek(b); }
 static void lb_consume(void *b) { cos_lord_consume(b); }
 static void lb_publish(void *b) { cos_lord_publish(b); }
+/* Another enclave's task is none of ours: to the framework its slot is free. */
 static int lb_task_status(void *b, unsigned int slot, struct cos_task_status *out)
 {
-	return cos_lord_task_status(b, slot, out);
+	int err = cos_lord_task_status(b, slot, out);
+
+	if (!err && !cos_lord_owns(b, out))
+		out->state = COS_TASK_FREE;
+	return err;
 }
 /* The policy's latest placement for a CPU wins over one that has not started there yet
  * (a module without COS_SHOOT_F_REPLACE refuses the later one: COS_SHOOT_BUSY).  A latch

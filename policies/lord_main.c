@@ -21,7 +21,7 @@ static void print_stats(struct cos_sched *s, struct lord_main *m)
 	cos_sched_get_stats(s, &st);
 	fprintf(stderr, "%s: tasks %llu | messages %llu placed %llu failed %llu (", m->prog, st.tasks,
 		st.messages, st.placed, st.failed);
-	for (int status = COS_SHOOT_OK + 1; status <= COS_SHOOT_THROTTLED; status++)
+	for (int status = COS_SHOOT_OK + 1; status <= COS_SHOOT_OTHER_ENCLAVE; status++)
 		if (cos_sched_shoot_failures(s, status))
 			fprintf(stderr, "%s %llu, ", cos_shoot_status_name(status),
 				cos_sched_shoot_failures(s, status));

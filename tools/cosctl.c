@@ -283,16 +283,28 @@ static int fail(int err)
 	return 1;
 }
 
+/* The name of enclave @id among @all, "-" for none (0) or one that is gone. */
+static const char *enclave_name(const struct cos_enclave_info *all, size_t nr, unsigned int id)
+{
+	for (size_t i = 0; id && i < nr; i++)
+		if (all[i].id == id)
+			return all[i].name;
+	return "-";
+}
+
 static int cmd_tasks(int json)
 {
 	struct cos_task_info *tasks;
+	struct cos_enclave_info *encl = NULL;
 	struct timespec ts;
 	unsigned long long now;
-	size_t n, i;
+	size_t n, i, nencl = 0;
 	int fd, err;
 
 	fd = cos_open();
 	err = fd < 0 ? fd : cos_get_tasks(fd, &tasks, &n);
+	if (!err && cos_get_enclaves(fd, &encl, &nencl))
+		nencl = 0;	/* a module that predates the call: every task's enclave is "-" */
 	if (fd >= 0)
 		close(fd);
 	if (err)
@@ -302,27 +314,30 @@ static int cmd_tasks(int json)
 	json_t *list = json ? json_array() : NULL;
 
 	if (!json && n)
-		printf("%6s %5s %7s %7s %-7s %3s %12s %-14s %10s  %s\n", "SLOT", "GEN", "PID", "TGID",
-		       "STATE", "CPU", "RUNTIME_us", "LAST_EVENT", "AGO_ms", "COMM");
+		printf("%6s %5s %7s %7s %-7s %3s %-15s %12s %-14s %10s  %s\n", "SLOT", "GEN", "PID",
+		       "TGID", "STATE", "CPU", "ENCLAVE", "RUNTIME_us", "LAST_EVENT", "AGO_ms", "COMM");
 	else if (!json)
 		printf("no COS tasks\n");
 	for (i = 0; i < n; i++) {
 		const struct cos_task_info *t = &tasks[i];
 		const char *last = t->last_msg ? cos_msg_type_name(t->last_msg) : "-";
 		long long ago = t->last_ts && now > t->last_ts ? (long long)(now - t->last_ts) : -1;
+		const char *enclave = enclave_name(encl, nencl, t->enclave_id);
 
 		if (json) {
 			json_array_append_new(list, json_pack(
-				"{s:i,s:i,s:i,s:i,s:s,s:i,s:I,s:s,s:I,s:I,s:o}",
+				"{s:i,s:i,s:i,s:i,s:s,s:i,s:o,s:I,s:I,s:s,s:I,s:I,s:o}",
 				"slot", t->slot, "gen", t->gen, "pid", t->pid, "tgid", t->tgid,
 				"state", cos_task_state_name(t->state), "cpu", t->cpu,
+				"enclave", t->enclave_id ? json_text(enclave) : json_null(),
+				"enclave_id", (json_int_t)t->enclave_id,
 				"runtime_ns", (json_int_t)t->runtime_ns, "last_event", last,
 				"last_seq", (json_int_t)t->last_seq, "last_ns_ago", (json_int_t)ago,
 				"comm", json_text(t->comm)));
 			continue;
 		}
-		printf("%6u %5u %7d %7d %-7s %3u %12llu %-14s ", t->slot, t->gen, t->pid, t->tgid,
-		       cos_task_state_name(t->state), t->cpu,
+		printf("%6u %5u %7d %7d %-7s %3u %-15s %12llu %-14s ", t->slot, t->gen, t->pid,
+		       t->tgid, cos_task_state_name(t->state), t->cpu, enclave,
 		       (unsigned long long)t->runtime_ns / 1000, last);
 		if (ago >= 0)
 			printf("%10.1f", ago / 1e6);
@@ -333,6 +348,7 @@ static int cmd_tasks(int json)
 	if (json)
 		json_print(list);
 	free(tasks);
+	free(encl);
 	return 0;
 }
 

@@ -310,6 +310,62 @@ template <typename T> void shared_delete(T *p)
 		}									\
 	} while (0)
 
+inline void pin_self(int cpu)
+{
+	cpu_set_t s;
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+inline void spin_for(std::chrono::microseconds d)
+{
+	auto until = std::chrono::steady_clock::now() + d;
+	while (std::chrono::steady_clock::now() < until)
+		;
+}
+
+/*
+ * Runs fn(i) in N threads of a forked child process and waits for it.  A lord must not schedule
+ * threads of its own process: a thread waiting in custody may hold the process's mmap_lock, and
+ * the lord blocks on it at its next page fault or malloc.  Results go through T, which lives in
+ * shared memory.
+ */
+template <typename T> struct Shared {
+	T *p = shared_new<T>();
+	~Shared() { shared_delete(p); }
+	T *operator->() { return p; }
+};
+
+inline int in_child_threads(int n, const std::function<void(int)> &fn)
+{
+	return in_child([&] {
+		std::vector<std::thread> ts;
+		for (int i = 0; i < n; i++)
+			ts.emplace_back(fn, i);
+		for (auto &t : ts)
+			t.join();
+		return 0;
+	});
+}
+
+/* The enclaves COS_IOC_GET_ENCLAVES lists now (an empty list on error: the caller checks rc). */
+inline std::vector<cos_enclave_info> enclaves_now(int *rc = nullptr)
+{
+	std::vector<cos_enclave_info> v;
+	cos_enclave_info *e = nullptr;
+	size_t nr = 0;
+	int fd = cos_open();
+	int err = fd < 0 ? fd : cos_get_enclaves(fd, &e, &nr);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		*rc = err;
+	v.assign(e, e + nr);
+	free(e);
+	return v;
+}
+
 /* Lord options: lord on @lord_cpu, enclave @cpus.  The CPU set lives in the object (not copyable). */
 struct LordOpts {
 	cpu_set_t set;

@@ -55,10 +55,12 @@ struct FifoLord {
 	pid_t tid = 0;
 	int max_gap_cpu = -1;
 
+	std::string name;			/* the enclave's ("": the thread's comm) */
+
 	FifoLord(int lord_cpu, std::vector<int> cpus, unsigned stall_ms = 1000, unsigned ring_entries = 0,
-		 unsigned starve_ms = 0, unsigned wake_rules = 0)
+		 unsigned starve_ms = 0, unsigned wake_rules = 0, std::string name = "")
 		: lord_cpu(lord_cpu), cpus(std::move(cpus)), stall_ms(stall_ms), ring_entries(ring_entries),
-		  starve_ms(starve_ms), wake_rules(wake_rules)
+		  starve_ms(starve_ms), wake_rules(wake_rules), name(std::move(name))
 	{
 		thread = std::thread([this] { run(); });
 		while (!ready)
@@ -78,6 +80,8 @@ private:
 	{
 		guest::LordOpts lo(cpus, stall_ms, starve_ms, lord_cpu);
 		lo.o.ring_entries = ring_entries;
+		if (!name.empty())
+			lo.o.name = name.c_str();
 		tid = gettid();
 		register_error = cos_lord_register(&lord, &lo.o);
 		if (!register_error && wake_rules)
@@ -116,8 +120,8 @@ private:
 		for (unsigned s = 0; s < cos_lord_max_tasks(lord); s++) {
 			cos_task_status st;
 			cos_lord_task_status(lord, s, &st);
-			if (st.state != COS_TASK_WAITING && st.state != COS_TASK_QUEUED &&
-			    st.state != COS_TASK_FAIR)
+			if (!cos_lord_owns(lord, &st) || (st.state != COS_TASK_WAITING &&
+			    st.state != COS_TASK_QUEUED && st.state != COS_TASK_FAIR))
 				continue;
 			auto q = queued.find(s);
 			auto o = owner_of.find(s);
@@ -141,7 +145,7 @@ private:
 		for (unsigned s = 0; s < cos_lord_max_tasks(lord); s++) {
 			cos_task_status st;
 			cos_lord_task_status(lord, s, &st);
-			if (st.state == COS_TASK_WAITING)
+			if (st.state == COS_TASK_WAITING && cos_lord_owns(lord, &st))
 				enqueue(s, st.gen);
 		}
 	}

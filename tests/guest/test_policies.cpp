@@ -391,13 +391,15 @@ TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[p
 		bool found = false;
 		while (std::getline(rows, row)) {
 			std::istringstream f(row);
-			std::string slot, gen, pid, tgid, state, cpu, runtime, last, ago, comm;
-			f >> slot >> gen >> pid >> tgid >> state >> cpu >> runtime >> last >> ago >> comm;
+			std::string slot, gen, pid, tgid, state, cpu, enclave, runtime, last, ago, comm;
+			f >> slot >> gen >> pid >> tgid >> state >> cpu >> enclave >> runtime >> last >>
+				ago >> comm;
 			if (pid != std::to_string(sl->tid[i]))
 				continue;
 			found = true;
 			CHECK(tgid == std::to_string(child));
 			CHECK(comm == names[i]);
+			CHECK(enclave == "cos-fifo");	/* its CPUs are the lord's: in its enclave */
 			/* asleep between polls, or caught just as it woke */
 			CHECK((state == "BLOCKED" || state == "WAITING" || state == "QUEUED" ||
 			       state == "RUNNING"));
@@ -413,6 +415,7 @@ TEST_CASE("cosctl tasks lists the COS tasks with state, CPU and last event", "[p
 	for (int i = 0; i < 3; i++)
 		CHECK(out.find("\"pid\":" + std::to_string(sl->tid[i]) + ",") != std::string::npos);
 	CHECK(out.find("\"comm\":\"sleeper1\"") != std::string::npos);
+	CHECK(out.find("\"enclave\":\"cos-fifo\"") != std::string::npos);
 	std::string comm2;
 	CHECK(sh(build_path("bin/cosctl") + " --json tasks | python3 -c 'import json,sys; "
 		 "print([t[\"comm\"] for t in json.load(sys.stdin) if t[\"pid\"] == " +

@@ -47,6 +47,9 @@
 						 * COS tasks too (COS_MSG_TASK_THROTTLED ...) */
 #define COS_FEAT_LAZY_WAKE	(1ULL << 8)	/* COS_LORD_F_LAZY_WAKE is known */
 #define COS_FEAT_WAKER		(1ULL << 9)	/* struct cos_msg.waker is filled in */
+#define COS_FEAT_ENCLAVES	(1ULL << 11)	/* several enclaves at once (COS_ENCLAVES_MAX),
+						 * COS_SHOOT_OTHER_ENCLAVE, the enclave ids in
+						 * struct cos_task_status and cos_task_info */
 #define COS_FEAT_ENCLAVE_NAMES	(1ULL << 10)	/* struct cos_lord_args.name and
 						 * COS_IOC_GET_ENCLAVES are known */
 
@@ -219,10 +222,13 @@ enum cos_task_state {
  * struct cos_task_status - authoritative state of one task slot (48 bytes)
  * @seqcount:	odd while the module updates the entry.  Read it (acquire), copy the fields,
  *		read it again (acquire after the copy); retry if it changed or was odd.
- * @gen:	the slot's generation: changes whenever the slot gets a new task
+ * @gen:	the slot's generation: changes whenever the slot gets a new task, and when
+ *		its task moves to another enclave (to each lord it is then a new task)
  * @state:	enum cos_task_state
  * @cpu:	CPU it runs or is queued on, or last ran on
  * @pid:	thread id
+ * @enclave_id:	the enclave the task belongs to (struct cos_lord_args.enclave_id), 0 for
+ *		none; a lord skips the entries of other enclaves (since COS_FEAT_ENCLAVES)
  * @last_seq:	sequence number of the last message about this task
  * @runtime_ns:	CPU time as a COS task
  */
@@ -232,7 +238,7 @@ struct cos_task_status {
 	__u32 state;
 	__u32 cpu;
 	__u32 pid;
-	__u32 __pad;
+	__u32 enclave_id;
 	__u64 last_seq;
 	__u64 runtime_ns;
 	__u64 __reserved;
@@ -268,6 +274,7 @@ enum cos_shoot_status {
 	COS_SHOOT_LATCH_FULL,	/* COS_SHOOT_F_LATCH: the CPU's latch holds COS_SHOOT_LATCH_MAX */
 	COS_SHOOT_THROTTLED,	/* its bandwidth group is out of budget: COS_MSG_TASK_THROTTLED
 				 * follows (the task waits for its group's GROUP_UNTHROTTLED) */
+	COS_SHOOT_OTHER_ENCLAVE,	/* the task belongs to another enclave (COS_FEAT_ENCLAVES) */
 };
 
 /**
@@ -417,6 +424,18 @@ struct cos_lord_args {
 #define COS_LORD_ARGS_SIZE_VER1	136	/* @name, @enclave_id */
 #define COS_ENCLAVE_NAME_LEN	16
 
+/*
+ * Several enclaves at once (COS_FEAT_ENCLAVES): at most COS_ENCLAVES_MAX lords, each with CPUs
+ * of its own.  No CPU is in two enclaves, nor in one enclave and the lord CPU of another
+ * (lords may share a lord CPU).  A COS task belongs to the enclave that owns the first of its
+ * allowed CPUs that any enclave owns: restrict a task to an enclave's CPUs to put it there
+ * (cosctl run --enclave, the OCI hook).  A task that moves (its affinity changed, or an
+ * enclave came or went) is TASK_DEAD to the enclave it leaves and gets a new generation: the
+ * other lord learns it as a new task at its next RUNNABLE.  A lord's shoot of another
+ * enclave's task is refused, COS_SHOOT_OTHER_ENCLAVE.
+ */
+#define COS_ENCLAVES_MAX	8
+
 /* struct cos_shoot_args.flags */
 #define COS_SHOOT_STRICT	(1U << 0)	/* refuse all unless the lord consumed every message */
 
@@ -484,6 +503,7 @@ struct cos_wait_args {
  * @pid, @tgid:		thread id and process id
  * @last_msg:		enum cos_msg_type of the last message about it (COS_MSG_NONE if none
  *			was posted: no lord, or dropped in an overflow)
+ * @enclave_id:		the registered enclave it belongs to, 0 for none (COS_FEAT_ENCLAVES)
  * @last_seq:		sequence number of that message
  * @last_ts:		CLOCK_MONOTONIC ns of that message (0 if none)
  * @runtime_ns:		CPU time as a COS task
@@ -497,7 +517,7 @@ struct cos_task_info {
 	__s32 pid;
 	__s32 tgid;
 	__u32 last_msg;
-	__u32 __pad;
+	__u32 enclave_id;
 	__u64 last_seq;
 	__u64 last_ts;
 	__u64 runtime_ns;
@@ -679,8 +699,9 @@ struct cos_shim_bind {
 #ifndef __VMLINUX_H__
 /* Get struct cos_info.  Errors: EINVAL (size), EFAULT (pointer). */
 #define COS_IOC_GET_INFO	_IOWR(COS_IOC_MAGIC, 0x00, struct cos_info)
-/* Become the lord of an enclave.  Errors: EPERM (no CAP_SYS_NICE), EBUSY (an enclave overlaps,
- * or this file has a lord already), ENXIO (no shim), EOPNOTSUPP (the shim cannot give shot tasks
+/* Become the lord of an enclave.  Errors: EPERM (no CAP_SYS_NICE), EBUSY (a CPU of the enclave,
+ * or its lord CPU, is another enclave's or its lord's; or this file has a lord already), EEXIST
+ * (an enclave has the name), ENOSPC (COS_ENCLAVES_MAX enclaves registered), ENXIO (no shim), EOPNOTSUPP (the shim cannot give shot tasks
  * priority on this kernel), EINVAL (size, flags, CPUs; a caller under SCHED_EXT: a lord is never
  * a COS task), EFAULT, ENOMEM. */
 #define COS_IOC_REGISTER_LORD	_IOWR(COS_IOC_MAGIC, 0x01, struct cos_lord_args)
