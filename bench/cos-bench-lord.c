@@ -15,6 +15,14 @@
  *   ioctl-mask  once every CPU's last task has started, one COS_IOC_SHOOT for all of them
  *   uring-1     one io_uring COS_URING_SHOOT per CPU
  *   uring-mask  the same through one io_uring COS_URING_SHOOT
+ *   pair        two enclaves at once (4 CPUs or more): lord A on CPU 0 with CPUs 1..h-1, lord
+ *               B on CPU h with CPUs h+1..N-1 (h = N / 2), each as ioctl-1 with its own tasks;
+ *               first each alone, then both together.  Rows pair-a-alone, pair-b-alone,
+ *               pair-a, pair-b: each lord's rate beside the other over its rate alone is what
+ *               two enclaves cost each other (nothing on the path is shared by both).  Then
+ *               pair-a-b-stalled: A beside a lord B that stops once its tasks came (declared
+ *               stalled, its tasks run under the fair policy on its CPUs): a stalled
+ *               enclave's cost to the others.
  *
  * Per mode: shoots placed per second (status OK), tasks started per second (RUNNING messages),
  * commit calls per second, shoots per call, and the lord's time in the commit call per shoot
@@ -24,6 +32,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -32,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -43,7 +53,14 @@
 #define START_TIMEOUT_NS 10000000000ull	/* for every task to come under the lord */
 
 static int enclave_size;		/* the enclave: CPUs 1..enclave_size; the lord on CPU 0 */
-static int ntasks;			/* COS tasks: 2 per enclave CPU */
+
+/* One lord's layout: its CPU, its enclave CPUs first..first+ncpu-1, 2 COS tasks per CPU. */
+struct layout {
+	const char *name;		/* the enclave's name */
+	int lord_cpu, first, ncpu;
+	bool stall;			/* once its tasks came, the lord stops: declared stalled */
+};
+#define NTASKS(l)	(2 * (l)->ncpu)
 
 struct mode {
 	const char *name;
@@ -56,6 +73,7 @@ static const struct mode modes[] = {
 	{ "ioctl-mask", COS_SUBMIT_IOCTL, true },
 	{ "uring-1", COS_SUBMIT_URING, false },
 	{ "uring-mask", COS_SUBMIT_URING, true },
+	{ "pair", COS_SUBMIT_IOCTL, false },
 };
 #define NMODES	(sizeof(modes) / sizeof(modes[0]))
 
@@ -72,17 +90,17 @@ struct task {
 	uint64_t since;			/* when it started waiting (to pick the longest waiting) */
 };
 
-/* ntasks processes (not the lord's threads): each becomes a COS task and spins. */
-static pid_t spawn_tasks(pid_t *pids)
+/* NTASKS processes (not the lord's threads): each becomes a COS task of @l and spins. */
+static pid_t spawn_tasks(const struct layout *l, pid_t *pids)
 {
-	for (int i = 0; i < ntasks; i++) {
+	for (int i = 0; i < NTASKS(l); i++) {
 		pids[i] = fork();
 		if (pids[i] < 0)
 			return -errno;
 		if (pids[i] == 0) {
 			struct sched_param sp = { 0 };
 
-			bench_pin(1, enclave_size);
+			bench_pin(l->first, l->first + l->ncpu - 1);	/* @l's enclave claims them */
 			if (sched_setscheduler(0, COS_SCHED_EXT, &sp))
 				_exit(3);
 			usleep(1000);	/* come under the lord at this wake-up */
@@ -97,45 +115,52 @@ static pid_t spawn_tasks(pid_t *pids)
  * Stop the tasks: SIGKILL, then give up the enclave (a killed COS task needs a CPU to exit: the
  * fair policy gives it one once the lord is gone), then reap them.
  */
-static void end_tasks(pid_t *pids, struct cos_lord *lord)
+static void end_tasks(const struct layout *l, pid_t *pids, struct cos_lord *lord)
 {
-	for (int i = 0; i < ntasks; i++)
+	for (int i = 0; i < NTASKS(l); i++)
 		if (pids[i] > 0)
 			kill(pids[i], SIGKILL);
 	cos_lord_destroy(lord);
-	for (int i = 0; i < ntasks; i++)
+	for (int i = 0; i < NTASKS(l); i++)
 		if (pids[i] > 0)
 			waitpid(pids[i], NULL, 0);
 }
 
-static int task_of(const pid_t *pids, uint32_t pid)
+static int task_of(const struct layout *l, const pid_t *pids, uint32_t pid)
 {
-	for (int i = 0; i < ntasks; i++)
+	for (int i = 0; i < NTASKS(l); i++)
 		if ((uint32_t)pids[i] == pid)
 			return i;
 	return -1;
 }
 
 /* The longest-waiting task, or -1. */
-static int pick(struct task *t)
+static int pick(const struct layout *l, struct task *t)
 {
 	int best = -1;
 
-	for (int i = 0; i < ntasks; i++)
+	for (int i = 0; i < NTASKS(l); i++)
 		if (t[i].waiting && (best < 0 || t[i].since < t[best].since))
 			best = i;
 	return best;
 }
 
-static bool all_ready(const bool *ready)
+static bool all_ready(const struct layout *l, const bool *ready)
 {
-	for (int c = 1; c <= enclave_size; c++)
+	for (int c = l->first; c < l->first + l->ncpu; c++)
 		if (!ready[c])
 			return false;
 	return true;
 }
 
-static int run_mode(const struct mode *m, double seconds, struct result *res)
+/* Is @cpu one of @l's enclave CPUs? */
+static bool in_enclave(const struct layout *l, uint64_t cpu)
+{
+	return cpu >= (uint64_t)l->first && cpu < (uint64_t)(l->first + l->ncpu);
+}
+
+static int run_mode(const struct mode *m, const struct layout *l, double seconds,
+		    struct result *res)
 {
 	struct cos_lord_opts o = { .size = sizeof(o) };
 	struct task tasks[MAX_TASKS] = { 0 };
@@ -150,9 +175,10 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 
 	memset(res, 0, sizeof(*res));
 	CPU_ZERO(&set);
-	for (int c = 1; c <= enclave_size; c++)
+	for (int c = l->first; c < l->first + l->ncpu; c++)
 		CPU_SET(c, &set);
-	o.lord_cpu = 0;
+	o.lord_cpu = l->lord_cpu;
+	o.name = l->name;
 	o.enclave = &set;
 	o.enclave_size = sizeof(set);
 	o.stall_ms = 1000;
@@ -169,12 +195,12 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 		cos_lord_destroy(lord);
 		return -EOPNOTSUPP;
 	}
-	err = spawn_tasks(pids);
+	err = spawn_tasks(l, pids);
 	if (err) {
 		fprintf(stderr, "cos-bench-lord: fork: %s\n", strerror(-err));
 		goto out;
 	}
-	for (int c = 0; c <= enclave_size; c++)
+	for (int c = 0; c < BENCH_MAX_CPUS; c++)
 		on_cpu[c] = -1, ready[c] = true;
 
 	/*
@@ -192,14 +218,14 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 
 		if (now >= end)
 			break;
-		if (known < ntasks && now > t0 + START_TIMEOUT_NS) {
+		if (known < NTASKS(l) && now > t0 + START_TIMEOUT_NS) {
 			fprintf(stderr, "cos-bench-lord: only %d of %d tasks came under the lord in %llu s\n",
-				known, ntasks, START_TIMEOUT_NS / 1000000000ull);
+				known, NTASKS(l), START_TIMEOUT_NS / 1000000000ull);
 			err = -ETIMEDOUT;
 			goto out;
 		}
 		while ((msg = cos_lord_peek(lord))) {
-			int i = task_of(pids, msg->pid);
+			int i = task_of(l, pids, msg->pid);
 
 			if (i >= 0) {
 				if (!seen[i]) {
@@ -224,11 +250,10 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 					break;
 				}
 				if (msg->type == COS_MSG_SHOOT_FAILED || msg->type == COS_MSG_SHOOT_STALE) {
-					if (msg->arg <= (uint64_t)enclave_size)
+					if (in_enclave(l, msg->arg))
 						ready[msg->arg] = true;
 				}
-				if (msg->type == COS_MSG_TASK_RUNNING &&
-				    msg->arg <= (uint64_t)enclave_size &&
+				if (msg->type == COS_MSG_TASK_RUNNING && in_enclave(l, msg->arg) &&
 				    on_cpu[msg->arg] == i) {
 					ready[msg->arg] = true;
 					res->started++;
@@ -237,18 +262,26 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 			cos_lord_consume(lord);
 		}
 		if (end == UINT64_MAX) {
-			if (known < ntasks) {
+			if (known < NTASKS(l)) {
 				cos_lord_publish(lord);
 				continue;
 			}
 			t0 = now;
 			end = t0 + (uint64_t)(seconds * 1e9);
+			if (l->stall) {		/* consume nothing, shoot nothing: stalled */
+				struct timespec ts = { (time_t)((end - t0) / 1000000000ull),
+						       (long)((end - t0) % 1000000000ull) };
+
+				while (nanosleep(&ts, &ts) && errno == EINTR)
+					;
+				break;
+			}
 		}
-		go = !m->mask || all_ready(ready);	/* mask: all CPUs in one call */
-		for (int c = 1; c <= enclave_size; c++) {
+		go = !m->mask || all_ready(l, ready);	/* mask: all CPUs in one call */
+		for (int c = l->first; c < l->first + l->ncpu; c++) {
 			int i;
 
-			if (!ready[c] || !go || (i = pick(tasks)) < 0)
+			if (!ready[c] || !go || (i = pick(l, tasks)) < 0)
 				continue;
 			tasks[i].waiting = false;
 			on_cpu[c] = i;
@@ -287,8 +320,81 @@ static int run_mode(const struct mode *m, double seconds, struct result *res)
 	}
 	res->seconds = (bench_now_ns() - t0) / 1e9;
 out:
-	end_tasks(pids, lord);
+	end_tasks(l, pids, lord);
 	return err;
+}
+
+/* One lord of the pair, in a thread of its own (the thread is the lord). */
+struct pair_run {
+	const struct mode *m;
+	struct layout l;
+	double seconds;
+	struct result r;
+	int err;
+	pthread_t thread;
+};
+
+static void *pair_thread(void *arg)
+{
+	struct pair_run *p = arg;
+
+	p->err = run_mode(p->m, &p->l, p->seconds, &p->r);
+	return NULL;
+}
+
+/* The pair's rows: each lord alone, both at once, A beside a stalled B (the file's comment). */
+static int run_pair(const struct mode *m, double seconds, struct result res[5])
+{
+	int n = enclave_size + 1, h = n / 2;
+	struct pair_run a = { .m = m, .seconds = seconds,
+			      .l = { .name = "bench-a", .lord_cpu = 0, .first = 1, .ncpu = h - 1 } },
+			b = { .m = m, .seconds = seconds,
+			      .l = { .name = "bench-b", .lord_cpu = h, .first = h + 1,
+				     .ncpu = n - h - 1 } };
+
+	a.err = run_mode(m, &a.l, seconds, &res[0]);
+	b.err = a.err ?: run_mode(m, &b.l, seconds, &res[1]);
+	if (a.err || b.err)
+		return a.err ?: b.err;
+	if (pthread_create(&a.thread, NULL, pair_thread, &a) ||
+	    pthread_create(&b.thread, NULL, pair_thread, &b)) {
+		fprintf(stderr, "cos-bench-lord: cannot start the pair's lord threads\n");
+		return -EAGAIN;
+	}
+	pthread_join(a.thread, NULL);
+	pthread_join(b.thread, NULL);
+	res[2] = a.r;
+	res[3] = b.r;
+	if (a.err || b.err)
+		return a.err ?: b.err;
+	b.l.stall = true;
+	if (pthread_create(&b.thread, NULL, pair_thread, &b) ||
+	    pthread_create(&a.thread, NULL, pair_thread, &a)) {
+		fprintf(stderr, "cos-bench-lord: cannot start the pair's lord threads\n");
+		return -EAGAIN;
+	}
+	pthread_join(a.thread, NULL);
+	pthread_join(b.thread, NULL);
+	res[4] = a.r;
+	return a.err ?: b.err;
+}
+
+/* @r's shoots per second over @base's (0 without a base). */
+static double rate_ratio(const struct result *r, const struct result *base)
+{
+	return base->placed && r->seconds ? (r->placed / r->seconds) / (base->placed / base->seconds)
+					  : 0;
+}
+
+static void print_row(FILE *out, const char *name, const struct result *r)
+{
+	printf("%-12s %10.0f %10.0f %9.0f %11.2f %12.1f %8llu\n", name,
+	       r->placed / r->seconds, r->started / r->seconds, r->calls / r->seconds,
+	       r->calls ? (double)r->placed / r->calls : 0,
+	       r->placed ? r->call_ns / 1000.0 / r->placed : 0, r->refused);
+	if (out)
+		fprintf(out, "%s,%.3f,%llu,%llu,%llu,%llu,%llu\n", name, r->seconds, r->placed,
+			r->started, r->calls, r->refused, r->call_ns);
 }
 
 static void usage(FILE *f)
@@ -303,8 +409,9 @@ static void usage(FILE *f)
 	bench_usage_enclave(f);
 	fprintf(f,
 		"  --seconds S   per mode (default 5)\n"
-		"  --modes LIST  comma-separated, default all: ioctl-1, ioctl-mask, uring-1, uring-mask\n"
-		"                (-mask: every enclave CPU in one call)\n"
+		"  --modes LIST  comma-separated, default all: ioctl-1, ioctl-mask, uring-1, uring-mask,\n"
+		"                pair (-mask: every enclave CPU in one call; pair: two lords on\n"
+		"                two halves, each alone then both at once, 4 CPUs or more)\n"
 		"  --csv FILE    one row per mode\n");
 }
 
@@ -317,7 +424,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *mode_list = "ioctl-1,ioctl-mask,uring-1,uring-mask", *csv = NULL;
+	const char *mode_list = "ioctl-1,ioctl-mask,uring-1,uring-mask,pair", *csv = NULL;
 	double seconds = 5;
 	bool selected[NMODES] = { 0 };
 	char enclave_cpus[32];
@@ -344,7 +451,6 @@ int main(int argc, char **argv)
 	enclave_size = bench_enclave_size(PROG);
 	if (!enclave_size)
 		return 2;
-	ntasks = 2 * enclave_size;
 	for (const char *p = mode_list, *item; (item = bench_list_next(&p, &n));) {
 		bool found = false;
 
@@ -365,36 +471,46 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("enclave: %s, %d COS tasks; the lord on CPU 0\n",
-	       bench_enclave_cpus(enclave_cpus, sizeof(enclave_cpus), enclave_size), ntasks);
-	printf("%-11s %10s %10s %9s %11s %12s %8s\n", "mode", "shoots/s", "started/s", "calls/s",
+	       bench_enclave_cpus(enclave_cpus, sizeof(enclave_cpus), enclave_size),
+	       2 * enclave_size);
+	printf("%-12s %10s %10s %9s %11s %12s %8s\n", "mode", "shoots/s", "started/s", "calls/s",
 	       "shoots/call", "us/shoot", "refused");
 	for (size_t i = 0; i < NMODES && !rc; i++) {
 		const struct mode *m = &modes[i];
+		const struct layout all = { .name = "bench", .lord_cpu = 0, .first = 1,
+					    .ncpu = enclave_size };
+		static const char *const pair_rows[5] = {
+			"pair-a-alone", "pair-b-alone", "pair-a", "pair-b", "pair-a-b-stalled" };
+		bool pair = !strcmp(m->name, "pair");
 		struct cos_shim *shim;
-		struct result r;
+		struct result r[5];
 		int err;
 
 		if (!selected[i])
 			continue;
+		if (pair && enclave_size < 3) {
+			fprintf(stderr, "%s: pair needs 4 CPUs or more (two lords, one CPU each "
+				"at least): skipped\n", PROG);
+			continue;
+		}
 		err = cos_shim_attach(&shim, NULL);
 		if (err) {
 			fprintf(stderr, "cos-bench-lord: cannot attach the shim: %s\n", cos_strerror(err));
 			rc = 1;
 			break;
 		}
-		err = run_mode(m, seconds, &r);
+		err = pair ? run_pair(m, seconds, r) : run_mode(m, &all, seconds, &r[0]);
 		cos_shim_detach(shim);
 		if (err) {
 			rc = 1;
 			break;
 		}
-		printf("%-11s %10.0f %10.0f %9.0f %11.2f %12.1f %8llu\n", m->name,
-		       r.placed / r.seconds, r.started / r.seconds, r.calls / r.seconds,
-		       r.calls ? (double)r.placed / r.calls : 0,
-		       r.placed ? r.call_ns / 1000.0 / r.placed : 0, r.refused);
-		if (out)
-			fprintf(out, "%s,%.3f,%llu,%llu,%llu,%llu,%llu\n", m->name, r.seconds, r.placed,
-				r.started, r.calls, r.refused, r.call_ns);
+		for (int k = 0; k < (pair ? 5 : 1); k++)
+			print_row(out, pair ? pair_rows[k] : m->name, &r[k]);
+		if (pair)
+			printf("pair: each lord beside the other / alone: A %.2f, B %.2f; A beside a "
+			       "stalled B / alone: %.2f\n", rate_ratio(&r[2], &r[0]),
+			       rate_ratio(&r[3], &r[1]), rate_ratio(&r[4], &r[0]));
 	}
 	if (out)
 		fclose(out);

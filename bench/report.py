@@ -488,6 +488,17 @@ def read_lord(out):
     return rows
 
 
+def pair_ratios(lord):
+    """Each lord's shoots/s beside the other over its shoots/s alone (the pair rows), as text."""
+    rate = {r["mode"]: r["shoots_per_s"] for r in lord}
+    parts = []
+    for who in ("a", "b"):
+        both, alone = rate.get(f"pair-{who}"), rate.get(f"pair-{who}-alone")
+        if both is not None and alone:
+            parts.append(f"{who.upper()} {both / alone:.2f}")
+    return ("beside the other / alone: " + ", ".join(parts) + ".") if parts else "(no pair rows)."
+
+
 def read_hooks(out, sub="hooks"):
     """Per shim program (sched_ext op): calls and ns per call during the hooks workload.
 
@@ -740,7 +751,9 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 f"One lord keeps {cpus} busy with {2 * enclave_size(meta)} CPU-bound COS tasks for "
                 f"{meta.get('lord_seconds')} s per mode, shooting a new task to a CPU as soon as its "
                 "last one started. `-1`: one CPU per call; `-mask`: every enclave CPU in one call "
-                "once all have started.",
+                "once all have started. `pair-*`: two lords (A on CPU 0, B on the first CPU of the "
+                "upper half) each keep their half busy, first alone, then both at once; "
+                + pair_ratios(lord),
                 ["mode", "shoots/s", "started/s", "calls/s", "shoots/call", "µs in the call per shoot"],
                 [[r["mode"], f"{r['shoots_per_s']:.0f}", f"{r['started_per_s']:.0f}",
                   f"{r['calls_per_s']:.0f}", f"{r['shoots_per_call']:.2f}",

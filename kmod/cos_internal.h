@@ -83,7 +83,8 @@ extern raw_spinlock_t cos_lock;
 extern unsigned int cos_max_tasks;
 
 /*
- * Module-private state of one task slot; cos_status[i] is its user-visible mirror.  Every
+ * Module-private state of one task slot; entry i of its enclave's status table is its
+ * user-visible mirror (cos_status_sync()).  Every
  * field is written under @lock (see the lock list above); @p is also read lock-free
  * (cos_task_slice()).
  */
@@ -200,7 +201,7 @@ struct cos_enclave {
 	atomic_t nr_waiting;
 	struct cos_custody __percpu *custody;	/* its tasks in custody, by enqueuing CPU */
 
-	struct cos_task_status *status;	/* == cos_status (global, mapped read-only) */
+	struct cos_task_status *status;	/* its tasks' entries, by slot (mapped read-only) */
 	struct cos_shoot_slot *shoot;	/* nr_cpu_ids slots */
 	struct cos_ctl *ctl;
 
@@ -312,7 +313,6 @@ static inline int cos_lord_index(const struct task_struct *p)
 }
 extern struct cos_counters cos_counters;
 extern struct cos_slot *cos_slots;
-extern struct cos_task_status *cos_status;
 /* Defined in cos_slot.c, written by cos_lord.c under cos_lock, read with READ_ONCE. */
 extern bool cos_shim_attached;
 extern u32 cos_shim_caps;
@@ -421,6 +421,7 @@ static inline bool cos_cpu_valid(s32 cpu)
 
 /* cos_ring.c: the message ring's producer side and the status table */
 void cos_status_sync(struct cos_slot *t);
+void cos_status_leave(struct cos_enclave *e, struct cos_slot *t);
 void cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg);
 void cos_post_lazy(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg);
 void cos_ring_wake_now(struct cos_enclave *e);

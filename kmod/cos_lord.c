@@ -414,6 +414,7 @@ static void cos_enclave_free(struct cos_enclave *e)
 	if (e->custody)
 		cos_custody_free(e);
 	vfree(e->ring);
+	vfree(e->status);
 	vfree(e->shoot);
 	vfree(e->ctl);
 	free_cpumask_var(e->cpus);
@@ -437,9 +438,10 @@ static struct cos_enclave *cos_enclave_alloc(u32 ring_entries)
 	atomic_inc(&cos_enclaves_live);
 	e->ring_entries = ring_entries;
 	e->ring = vmalloc_user(cos_ring_bytes(e));
+	e->status = vmalloc_user(cos_status_bytes());	/* zero: every entry FREE */
 	e->shoot = vmalloc_user(cos_shoot_bytes());
 	e->ctl = vmalloc_user(PAGE_ALIGN(sizeof(struct cos_ctl)));
-	if (!e->ring || !e->shoot || !e->ctl || cos_custody_alloc(e) ||
+	if (!e->ring || !e->status || !e->shoot || !e->ctl || cos_custody_alloc(e) ||
 	    !zalloc_cpumask_var(&e->cpus, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->offline, GFP_KERNEL) ||
 	    !zalloc_cpumask_var(&e->lord_saved_mask, GFP_KERNEL) ||
@@ -990,7 +992,7 @@ int cos_lord_mmap(struct file *file, struct vm_area_struct *vma)
 		region = e->ring, size = cos_ring_bytes(e), ro = true;
 		break;
 	case COS_OFF_STATUS:
-		region = cos_status, size = cos_status_bytes(), ro = true;
+		region = e->status, size = cos_status_bytes(), ro = true;
 		break;
 	case COS_OFF_SHOOT:
 		region = e->shoot, size = cos_shoot_bytes(), ro = false;

@@ -32,24 +32,42 @@ static DEFINE_PER_CPU(u64, cos_messages);
 /* Messages dropped by full rings, every enclave's (only while one overflows). */
 static atomic64_t cos_dropped;
 
-/* Publish @t into its status entry.  Caller holds t->lock. */
-void cos_status_sync(struct cos_slot *t)
+/* Write @t's entry in @e's status table, as FREE if @gone.  Caller holds t->lock. */
+static void cos_status_write(struct cos_enclave *e, struct cos_slot *t, bool gone)
 {
-	struct cos_task_status *s = &cos_status[cos_slot_nr(t)];
+	struct cos_task_status *s = &e->status[cos_slot_nr(t)];
 	u32 sc = READ_ONCE(s->seqcount);
 
 	lockdep_assert_held(&t->lock);
 	WRITE_ONCE(s->seqcount, sc + 1);
 	smp_wmb();	/* count odd before fields change; pairs with the lord's acquire loads */
 	WRITE_ONCE(s->gen, t->gen);
-	WRITE_ONCE(s->state, t->state);
+	WRITE_ONCE(s->state, gone ? COS_TASK_FREE : t->state);
 	WRITE_ONCE(s->cpu, t->cpu);
-	WRITE_ONCE(s->pid, t->p ? t->p->pid : 0);
-	WRITE_ONCE(s->enclave_id, t->home_id);
+	WRITE_ONCE(s->pid, !gone && t->p ? t->p->pid : 0);
+	WRITE_ONCE(s->enclave_id, gone ? 0 : t->home_id);
 	WRITE_ONCE(s->last_seq, t->last_seq);
 	WRITE_ONCE(s->runtime_ns, t->runtime);
 	smp_wmb();	/* fields before the count turns even */
 	WRITE_ONCE(s->seqcount, sc + 2);
+}
+
+/*
+ * Publish @t into its entry of its enclave's status table (none without an enclave): a lord
+ * maps its own table, and sees no other enclave's tasks.  Caller holds t->lock, IRQs off.
+ */
+void cos_status_sync(struct cos_slot *t)
+{
+	struct cos_enclave *e = cos_task_enclave(t);
+
+	if (e)
+		cos_status_write(e, t, false);
+}
+
+/* @t leaves @e (TASK_DEAD posted): its entry there says FREE.  Caller holds t->lock. */
+void cos_status_leave(struct cos_enclave *e, struct cos_slot *t)
+{
+	cos_status_write(e, t, true);
 }
 
 /* Write message @seq (reserved by the caller) and publish it; returns its timestamp. */

@@ -44,7 +44,6 @@ u32 cos_shim_caps;
 struct cos_counters cos_counters;
 DEFINE_PER_CPU(struct cos_shoot_counts, cos_shoot_counts);
 struct cos_slot *cos_slots;
-struct cos_task_status *cos_status;
 
 static DEFINE_RAW_SPINLOCK(cos_slots_lock);
 static u32 *cos_free_slots;		/* FIFO of free slot numbers: [cos_max_tasks] */
@@ -168,12 +167,11 @@ int cos_slots_init(void)
 	u32 i;
 
 	cos_slots = vzalloc(array_size(cos_max_tasks, sizeof(*cos_slots)));
-	cos_status = vmalloc_user(PAGE_ALIGN(array_size(cos_max_tasks, sizeof(*cos_status))));
 	cos_free_slots = vmalloc(array_size(cos_max_tasks, sizeof(*cos_free_slots)));
 	cos_uids_size = roundup_pow_of_two(cos_max_tasks);
 	cos_uids = vmalloc(array_size(cos_uids_size, sizeof(*cos_uids)));
 	cos_cpu_owner = kcalloc(nr_cpu_ids, sizeof(*cos_cpu_owner), GFP_KERNEL);
-	if (!cos_slots || !cos_status || !cos_free_slots || !cos_uids || !cos_cpu_owner) {
+	if (!cos_slots || !cos_free_slots || !cos_uids || !cos_cpu_owner) {
 		cos_slots_exit();
 		return -ENOMEM;
 	}
@@ -198,14 +196,12 @@ int cos_slots_init(void)
 void cos_slots_exit(void)
 {
 	vfree(cos_slots);
-	vfree(cos_status);
 	vfree(cos_free_slots);
 	vfree(cos_uids);
 	kfree(cos_cpu_owner);
 	cos_cpu_owner = NULL;
 	cos_uids = NULL;
 	cos_slots = NULL;
-	cos_status = NULL;
 	cos_free_slots = NULL;
 }
 

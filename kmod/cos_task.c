@@ -52,8 +52,10 @@ static void cos_task_set_home(struct cos_slot *t, struct cos_enclave *e)
 	struct cos_enclave *old = cos_task_enclave(t);
 
 	lockdep_assert_held(&t->lock);
-	if (old)
+	if (old) {
 		cos_post(old, COS_MSG_TASK_DEAD, t->cpu, t, 0);
+		cos_status_leave(old, t);
+	}
 	if (t->home_id)
 		t->gen++;
 	t->home_id = e ? e->id : 0;

@@ -13,7 +13,10 @@
  *                           must be running and its program be <name> or cos-<name>.
  *   io.cos.class=<N>        optional: the container's class for the lord (1..1000000), written as
  *                           the cgroup xattr trusted.cos.class (see libcos/hint.c).
- *   io.cos.enclave=<cpus>   optional: a CPU list ("1-3,5") the container's tasks are limited to.
+ *   io.cos.enclave=<cpus>   optional: a CPU list ("1-3,5") the container's tasks are limited to,
+ *                           within the enclave's CPUs (default: all of them).  A COS task
+ *                           belongs to the enclave of its CPUs, so this is what puts the
+ *                           container under the lord it asked for when several run.
  * Without io.cos.policy the hook does nothing (another io.cos.* annotation alone is an error).
  *
  * Safety: every field is checked before any task is touched (unknown io.cos.* keys, bad values,
@@ -55,7 +58,8 @@ static const char usage[] =
 	"  io.cos.policy=NAME   the lord policy the container wants (without it: nothing is done)\n"
 	"  io.cos.class=N       the container's class for the lord, 1..1000000 (cos-shinjuku: 1 is\n"
 	"                       the most urgent); tasks that publish their own hint keep theirs\n"
-	"  io.cos.enclave=CPUS  limit the container's tasks to these CPUs, e.g. 1-3,5\n"
+	"  io.cos.enclave=CPUS  limit the container's tasks to these CPUs, e.g. 1-3,5, of\n"
+	"                       the lord's enclave (default: all of its CPUs)\n"
 	"\n"
 	"Exit status: 0 done or nothing to do, 1 error (nothing changed when the input was bad),\n"
 	"2 bad usage.  Errors go to stderr and to syslog (crun drops a hook's stderr unless the\n"
@@ -238,11 +242,39 @@ static int check_process(pid_t pid, unsigned long long *start, char *cg, size_t 
 }
 
 /*
- * The running lord must be the policy asked for: an enclave registered under <name> or
- * cos-<name> (a lord's name is its program's unless it chose one).  A module that predates
- * enclave names is asked for its one lord, whose comm must match the same way.
+ * Confine @rq to @enclave's CPUs: all of them by default, else the io.cos.enclave list, which
+ * must lie within them (a COS task belongs to the enclave of its CPUs: docs/design.md 6.2).
  */
-static int check_lord(const char *policy)
+static int enclave_cpus(struct request *rq, const struct cos_enclave_info *enclave)
+{
+	const unsigned int n = 64 * sizeof(enclave->cpus) / sizeof(enclave->cpus[0]);
+	cpu_set_t mine;
+
+	CPU_ZERO(&mine);
+	for (unsigned int c = 0; c < n && c < CPU_SETSIZE; c++)
+		if (enclave->cpus[c / 64] >> (c % 64) & 1)
+			CPU_SET(c, &mine);
+	if (!rq->have_cpus) {
+		rq->cpus = mine;
+		rq->have_cpus = true;
+		return 0;
+	}
+	for (unsigned int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &rq->cpus) && !CPU_ISSET(c, &mine)) {
+			err("io.cos.enclave: CPU %u is not one of enclave '%s''s CPUs", c,
+			    enclave->name);
+			return -1;
+		}
+	return 0;
+}
+
+/*
+ * The running lord must be the policy asked for: an enclave registered under <name> or
+ * cos-<name> (a lord's name is its program's unless it chose one); the container is confined
+ * to its CPUs (enclave_cpus()).  A module that predates enclave names is asked for its one
+ * lord, whose comm must match the same way.
+ */
+static int check_lord(const char *policy, struct request *rq)
 {
 	struct cos_enclave_info enclave;
 	struct cos_info info = { 0 };
@@ -285,7 +317,7 @@ static int check_lord(const char *policy)
 		return -1;
 	}
 	if (named)
-		return 0;
+		return enclave_cpus(rq, &enclave);
 	snprintf(path, sizeof(path), "/proc/%d/comm", info.lord_pid);
 	f = fopen(path, "re");
 	if (f) {
@@ -489,7 +521,7 @@ int main(int argc, char **argv)
 	if (!rq.policy)
 		return 0;			/* not a cos container */
 
-	if (check_process(rq.pid, &start, cg, sizeof(cg)) || check_lord(rq.policy))
+	if (check_process(rq.pid, &start, cg, sizeof(cg)) || check_lord(rq.policy, &rq))
 		return 1;
 	if (rq.class && set_class(cg, rq.class))
 		return 1;

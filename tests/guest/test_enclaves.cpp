@@ -259,10 +259,16 @@ TEST_CASE("a lord cannot shoot, see or hear another enclave's task", "[enclaves]
 	lo.o.name = "left";
 	cos_lord *left = nullptr;
 	REQUIRE(cos_lord_register(&left, &lo.o) == 0);
+	/* left's status table shows none of right's tasks; right's shows it */
 	cos_task_status st = {};
 	REQUIRE(cos_lord_task_status(left, slot, &st) == 0);
+	CHECK(st.state == COS_TASK_FREE);
+	CHECK(st.pid == 0);
+	CHECK_FALSE(cos_lord_owns(left, &st));
+	REQUIRE(cos_lord_task_status(right.lord, slot, &st) == 0);
 	CHECK(st.enclave_id == right_id);
-	CHECK_FALSE(cos_lord_owns(left, &st));	/* the table is shared: the entry is not left's */
+	CHECK(st.pid == (uint32_t)tid);
+	CHECK(cos_lord_owns(right.lord, &st));
 	std::vector<cos_msg> log;
 	int other = 0, tries = 0;
 	/* refused per slot, before the generation: the right one and a wrong one alike */

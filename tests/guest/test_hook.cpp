@@ -306,6 +306,78 @@ TEST_CASE("crun + cos-oci-hook: io.cos.policy resolves a lord by the name it reg
 	CHECK(lord.stop(SIGINT) == 0);
 }
 
+TEST_CASE("crun + cos-oci-hook: two containers under two lords, each on its enclave's CPUs", "[hook][crun][enclave]")
+{
+	REQUIRE(access("/usr/bin/crun", X_OK) == 0);
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	int ncpu = (int)std::thread::hardware_concurrency();
+	if (ncpu < 4)
+		SKIP("needs 4 CPUs: a lord CPU and two enclaves");
+	PolicyProc batch({build_path("bin/cos-fifo"), "--name", "batch", "--cpus", "1",
+			  "--stall-ms", stall_arg(1000)});
+	REQUIRE(batch.wait_for("enclave 'batch'"));
+	PolicyProc lc({build_path("bin/cos-shinjuku"), "--name", "lc", "--cpus", "2-3",
+		       "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(0)});
+	REQUIRE(lc.wait_for("enclave 'lc'"));
+	std::map<std::string, unsigned> ids;
+	for (auto &e : enclaves_now())
+		ids[e.name] = e.id;
+	REQUIRE(ids.size() == 2);
+	{
+		/* CPUs outside the enclave asked for: refused, nothing created */
+		std::string b = bundle("outside", "\"io.cos.policy\": \"batch\", \"io.cos.enclave\": "
+				       "\"1-2\", \"run.oci.hooks.stderr\": \"" + DIR + "/outside.err\"",
+				       "exec sleep 60");
+		Container c("cos-outside", b);
+		std::string said = read_file(DIR + "/outside.err");
+		CAPTURE(c.err, said);
+		CHECK(c.created != 0);
+		CHECK(said.find("CPU 2 is not one of enclave 'batch''s CPUs") != std::string::npos);
+	}
+	const std::string work = "yes >/dev/null & exec sleep 60";
+	Container cb("cos-batch", bundle("batch", "\"io.cos.policy\": \"batch\"", work));
+	INFO(cb.err);
+	REQUIRE(cb.created == 0);
+	Container cl("cos-lc", bundle("lc", "\"io.cos.policy\": \"lc\"", work));
+	INFO(cl.err);
+	REQUIRE(cl.created == 0);
+	std::vector<pid_t> in_b = wait_procs(cb, 2), in_l = wait_procs(cl, 2);
+	REQUIRE(in_b.size() == 2);
+	REQUIRE(in_l.size() == 2);
+	std::this_thread::sleep_for(std::chrono::milliseconds(500));
+
+	/* each container's tasks: SCHED_EXT, its enclave's CPUs, in its enclave (GET_TASKS) */
+	std::map<pid_t, unsigned> enclave_of;
+	cos_task_info *tasks = nullptr;
+	size_t nr = 0;
+	int fd = cos_open();
+	REQUIRE(fd >= 0);
+	REQUIRE(cos_get_tasks(fd, &tasks, &nr) == 0);
+	close(fd);
+	for (size_t i = 0; i < nr; i++)
+		enclave_of[tasks[i].pid] = tasks[i].enclave_id;
+	free(tasks);
+	for (pid_t p : in_b) {
+		CAPTURE(p);
+		CHECK(policy_of(p) == "7");
+		CHECK(cpus_of(p) == "1");
+		CHECK(enclave_of[p] == ids["batch"]);
+	}
+	for (pid_t p : in_l) {
+		CAPTURE(p);
+		CHECK(policy_of(p) == "7");
+		CHECK(cpus_of(p) == "2-3");
+		CHECK(enclave_of[p] == ids["lc"]);
+	}
+	std::string out;
+	REQUIRE(sh(build_path("bin/cosctl") + " tasks", &out) == 0);
+	CHECK(out.find(" batch ") != std::string::npos);
+	CHECK(out.find(" lc ") != std::string::npos);
+	CHECK(batch.stop(SIGINT) == 0);
+	CHECK(lc.stop(SIGINT) == 0);
+}
+
 TEST_CASE("crun + cos-oci-hook: in partial mode an annotated container is refused, untouched", "[hook][crun][partial]")
 {
 	REQUIRE(access("/usr/bin/crun", X_OK) == 0);

@@ -106,7 +106,8 @@ struct cos_info {
  * maps from the same file descriptor, at the page offsets REGISTER_LORD returns:
  *
  *   ring     read-only    kernel -> lord messages (struct cos_msg), a power-of-two array
- *   status   read-only    one struct cos_task_status per task slot: the authoritative state
+ *   status   read-only    one struct cos_task_status per task slot: the authoritative state of
+ *                         the enclave's tasks (another enclave's task's slot reads FREE)
  *   shoot    read-write   one struct cos_shoot_slot per CPU id: what the lord wants run there
  *   ctl      read-write   struct cos_ctl: consumed sequence number, heartbeat, counters
  *
@@ -227,8 +228,8 @@ enum cos_task_state {
  * @state:	enum cos_task_state
  * @cpu:	CPU it runs or is queued on, or last ran on
  * @pid:	thread id
- * @enclave_id:	the enclave the task belongs to (struct cos_lord_args.enclave_id), 0 for
- *		none; a lord skips the entries of other enclaves (since COS_FEAT_ENCLAVES)
+ * @enclave_id:	the lord's enclave (struct cos_lord_args.enclave_id) while the entry is in
+ *		use, 0 when FREE (since COS_FEAT_ENCLAVES; each enclave has its own table)
  * @last_seq:	sequence number of the last message about this task
  * @runtime_ns:	CPU time as a COS task
  */
