@@ -13,6 +13,7 @@
 #ifndef COS_H
 #define COS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/cos.h>
@@ -503,16 +504,26 @@ const char *cos_shoot_status_name(unsigned int status);
 #define COS_HINT_CGROUP_XATTR	"trusted.cos.class"
 #define COS_HINT_CLASS_MAX	1000000
 
-/** struct cos_hint - one thread's hint record (64 bytes, at the start of its page) */
+/**
+ * struct cos_hint - one thread's hint record (64 bytes, at the start of its page)
+ *
+ * The lock fields name a lock by its address in the publishing process (a lord compares them
+ * within one process's tasks): @lock_held is the lock the thread took last while it holds
+ * @nr_locks hinted locks (0: none), @lock_wait the one it is about to block on (0: none).
+ * cos_hint_lock_wait(), cos_hint_lock_acquired() and cos_hint_lock_released() write them;
+ * cos_mutex and the pthread interposer (libcos-lock.so) call those for you.
+ */
 struct cos_hint {
 	unsigned int seq;		/* odd while the owner updates the record */
 	int tid;			/* the owner thread; 0 = a free page */
 	unsigned int flags;		/* COS_HINT_F_* */
 	unsigned int hint_class;	/* request class, policy-defined; 0 = none given */
 	int prio;			/* priority, policy-defined; 0 = none given */
-	unsigned int __pad;
+	unsigned int nr_locks;		/* hinted locks held */
 	unsigned long long deadline_ns;	/* CLOCK_MONOTONIC; 0 = none */
-	unsigned long long __reserved[4];
+	unsigned long long lock_held;	/* the lock taken last, while nr_locks > 0; else 0 */
+	unsigned long long lock_wait;	/* the lock it waits for; 0 = none */
+	unsigned long long __reserved[2];
 };
 
 /**
@@ -540,6 +551,37 @@ void cos_hint_set(struct cos_hint *h, unsigned int hint_class, int prio,
 
 /** cos_hint_critical() - enter (true) or leave (false) a critical section (the owner only) */
 void cos_hint_critical(struct cos_hint *h, bool inside);
+
+/**
+ * cos_hint_lock_wait() - the owner is about to block on @lock (clears with _acquired())
+ * cos_hint_lock_acquired() - the owner took @lock (it no longer waits)
+ * cos_hint_lock_released() - the owner let @lock go
+ * @h: the owner's record (cos_hint_self()); NULL: nothing is published
+ * @lock: the lock's address, its name for the lord
+ *
+ * Four plain stores each (the record's seqcount around the fields): cheap enough for every
+ * lock operation.  The owner thread only.
+ */
+void cos_hint_lock_wait(struct cos_hint *h, const void *lock);
+void cos_hint_lock_acquired(struct cos_hint *h, const void *lock);
+void cos_hint_lock_released(struct cos_hint *h, const void *lock);
+
+/**
+ * struct cos_mutex - a pthread mutex that publishes its owner and waiters as app hints
+ *
+ * Initialise with COS_MUTEX_INITIALIZER or cos_mutex_init(); the calls take and give back the
+ * mutex as pthread_mutex_lock()/_trylock()/_unlock() do, and return what they return.  A thread
+ * whose record cannot be created (ENOSPC) locks without hints.
+ */
+struct cos_mutex {
+	pthread_mutex_t m;
+};
+#define COS_MUTEX_INITIALIZER	{ PTHREAD_MUTEX_INITIALIZER }
+int cos_mutex_init(struct cos_mutex *m);
+int cos_mutex_lock(struct cos_mutex *m);
+int cos_mutex_trylock(struct cos_mutex *m);
+int cos_mutex_unlock(struct cos_mutex *m);
+int cos_mutex_destroy(struct cos_mutex *m);
 
 /*
  * ---------------------------------------------------------------- policies

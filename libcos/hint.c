@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,6 @@ static size_t page_size;
 static pthread_key_t page_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static __thread struct cos_hint *my_hint;
-static __thread pid_t my_hint_pid;
 
 /* At thread exit: give the page back (tid 0 = free). */
 static void release_page(void *p)
@@ -234,12 +234,18 @@ COS_EXPORT struct cos_hint *cos_hint_self(void)
 {
 	struct hint_header *hd;
 	struct cos_hint *h = NULL;
-	pid_t tid = gettid();
 	unsigned int i, n;
 	int err = 0;
+	pid_t tid;
 
-	if (my_hint && my_hint_pid == getpid())
+	/*
+	 * The fast path, one thread-local load: every lock call comes here.  A child after fork()
+	 * finds it NULL (forget_parent_table(), an atfork handler); getpid() would be a system
+	 * call per lock.
+	 */
+	if (my_hint)
 		return my_hint;
+	tid = gettid();
 	pthread_once(&key_once, make_key);
 	pthread_mutex_lock(&table_lock);
 	if (!table || table_pid != getpid())	/* first use, or a child after fork */
@@ -295,6 +301,9 @@ COS_EXPORT struct cos_hint *cos_hint_self(void)
 		h->hint_class = 0;
 		h->prio = 0;
 		h->deadline_ns = 0;
+		h->nr_locks = 0;
+		h->lock_held = 0;
+		h->lock_wait = 0;
 		__atomic_store_n(&h->seq, (seq | 1) + 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&h->tid, tid, __ATOMIC_RELEASE);
 	}
@@ -305,7 +314,6 @@ out:
 		return NULL;
 	}
 	my_hint = h;
-	my_hint_pid = getpid();
 	pthread_setspecific(page_key, h);
 	return h;
 }
@@ -338,6 +346,121 @@ COS_EXPORT void cos_hint_critical(struct cos_hint *h, bool inside)
 	__atomic_store_n(&h->flags, inside ? h->flags | COS_HINT_F_CRITICAL
 					   : h->flags & ~COS_HINT_F_CRITICAL, __ATOMIC_RELAXED);
 	hint_write_end(h);
+}
+
+/* The lock hints' writers, inlined into cos_mutex's calls (its cost is these stores). */
+static inline void hint_lock_wait(struct cos_hint *h, const void *lock)
+{
+	hint_write_begin(h);
+	__atomic_store_n(&h->lock_wait, (unsigned long long)(uintptr_t)lock, __ATOMIC_RELAXED);
+	hint_write_end(h);
+}
+
+static inline void hint_lock_acquired(struct cos_hint *h, const void *lock)
+{
+	hint_write_begin(h);
+	__atomic_store_n(&h->lock_wait, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->lock_held, (unsigned long long)(uintptr_t)lock, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->nr_locks, h->nr_locks + 1, __ATOMIC_RELAXED);
+	hint_write_end(h);
+}
+
+static inline void hint_lock_released(struct cos_hint *h)
+{
+	unsigned int n = h->nr_locks ? h->nr_locks - 1 : 0;	/* unmatched: not counted */
+
+	hint_write_begin(h);
+	__atomic_store_n(&h->nr_locks, n, __ATOMIC_RELAXED);
+	/* the lock taken last stays named while others are held: the lord sees an owner */
+	if (!n)
+		__atomic_store_n(&h->lock_held, 0, __ATOMIC_RELAXED);
+	hint_write_end(h);
+}
+
+COS_EXPORT void cos_hint_lock_wait(struct cos_hint *h, const void *lock)
+{
+	if (h)
+		hint_lock_wait(h, lock);
+}
+
+COS_EXPORT void cos_hint_lock_acquired(struct cos_hint *h, const void *lock)
+{
+	if (h)
+		hint_lock_acquired(h, lock);
+}
+
+COS_EXPORT void cos_hint_lock_released(struct cos_hint *h, const void *lock)
+{
+	(void)lock;
+	if (h)
+		hint_lock_released(h);
+}
+
+/* Make the calling thread's record, keeping errno: the lock calls must not change it. */
+static struct cos_hint *lock_hint_slow(void)
+{
+	int saved = errno;
+	struct cos_hint *h = cos_hint_self();
+
+	errno = saved;
+	return h;
+}
+
+/*
+ * The calling thread's record for the lock calls: one thread-local load once it exists; NULL
+ * (no hints, the lock still works) when it cannot have one.
+ */
+static inline struct cos_hint *lock_hint(void)
+{
+	return my_hint ? my_hint : lock_hint_slow();
+}
+
+COS_EXPORT int cos_mutex_init(struct cos_mutex *m)
+{
+	return pthread_mutex_init(&m->m, NULL);
+}
+
+COS_EXPORT int cos_mutex_lock(struct cos_mutex *m)
+{
+	struct cos_hint *h = lock_hint();
+	int err;
+
+	/* uncontended: no wait to publish */
+	if (pthread_mutex_trylock(&m->m) == 0) {
+		if (h)
+			hint_lock_acquired(h, m);
+		return 0;
+	}
+	if (h)
+		hint_lock_wait(h, m);
+	err = pthread_mutex_lock(&m->m);
+	if (h)
+		err ? hint_lock_wait(h, NULL) : hint_lock_acquired(h, m);
+	return err;
+}
+
+COS_EXPORT int cos_mutex_trylock(struct cos_mutex *m)
+{
+	int err = pthread_mutex_trylock(&m->m);
+	struct cos_hint *h;
+
+	if (!err && (h = lock_hint()))
+		hint_lock_acquired(h, m);
+	return err;
+}
+
+COS_EXPORT int cos_mutex_unlock(struct cos_mutex *m)
+{
+	struct cos_hint *h = lock_hint();
+
+	if (h)
+		hint_lock_released(h);
+	return pthread_mutex_unlock(&m->m);
+}
+
+COS_EXPORT int cos_mutex_destroy(struct cos_mutex *m)
+{
+	return pthread_mutex_destroy(&m->m);
 }
 
 /* ---------------------------------------------------------------- the lord's side */

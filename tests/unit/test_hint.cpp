@@ -1,7 +1,8 @@
 // test_hint.cpp — app hints (libcos/hint.c) on the host: a thread publishes its record, the
 // lord's cache finds it through /proc and reads consistent copies, a record follows its thread
-// (exit frees the page, a new thread reuses it), a forked child has a table of its own, and an
-// unsealed table (one that could shrink under the reader) is refused.
+// (exit frees the page, a new thread reuses it), a forked child has a table of its own, an
+// unsealed table (one that could shrink under the reader) is refused, and cos_mutex publishes
+// its owner and waiters.
 // Host unit tests: see docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
@@ -180,4 +181,72 @@ TEST_CASE("an unsealed table is not read (it could shrink under the lord)", "[hi
 	Cache c;
 	cos_hint out;
 	CHECK(cos_hint_cache_read(c.c, 0, child.tid, &out, 1) == -ENOENT);
+}
+
+TEST_CASE("lock hints: cos_mutex publishes its owner and its waiter, and clears them", "[hint][lock]")
+{
+	static cos_mutex m = COS_MUTEX_INITIALIZER;
+	static cos_mutex inner = COS_MUTEX_INITIALIZER;
+	const unsigned long long lm = (uintptr_t)&m, li = (uintptr_t)&inner;
+	Cache c;
+	cos_hint out;
+	cos_hint *mine = cos_hint_self();
+	REQUIRE(mine);
+
+	REQUIRE(cos_mutex_lock(&m) == 0);
+	REQUIRE(cos_hint_cache_read(c.c, 5, gettid(), &out, LATER) == 0);
+	CHECK(out.nr_locks == 1);
+	CHECK(out.lock_held == lm);
+	CHECK(out.lock_wait == 0);
+	/* nested: the last taken is named until it goes, the outer one stays held */
+	REQUIRE(cos_mutex_lock(&inner) == 0);
+	REQUIRE(cos_hint_cache_read(c.c, 5, gettid(), &out, LATER) == 0);
+	CHECK(out.nr_locks == 2);
+	CHECK(out.lock_held == li);
+
+	/* another thread blocks on the inner one: its record names it as the lock it waits for */
+	std::atomic<int> waiter{0}, lock_rc{-1}, unlock_rc{-1};
+	std::atomic<bool> got{false};
+	std::thread t([&] {	/* no Catch2 assertion off the main thread */
+		cos_hint_self();
+		waiter = gettid();
+		lock_rc = cos_mutex_lock(&inner);
+		got = true;
+		unlock_rc = cos_mutex_unlock(&inner);
+	});
+	while (!waiter)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	bool waits = false;
+	for (int i = 0; i < 2000 && !waits; i++) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		waits = cos_hint_cache_read(c.c, 6, waiter, &out, LATER) == 0 && out.lock_wait == li;
+	}
+	CHECK(waits);
+	CHECK(out.nr_locks == 0);
+	CHECK_FALSE(got);
+	REQUIRE(cos_mutex_unlock(&inner) == 0);
+	t.join();
+	CHECK(got);
+	CHECK(lock_rc == 0);
+	CHECK(unlock_rc == 0);
+	REQUIRE(cos_hint_cache_read(c.c, 5, gettid(), &out, LATER) == 0);
+	CHECK(out.nr_locks == 1);
+	CHECK(out.lock_held == li);	/* the last taken, while one is still held */
+	REQUIRE(cos_mutex_unlock(&m) == 0);
+	REQUIRE(cos_hint_cache_read(c.c, 5, gettid(), &out, LATER) == 0);
+	CHECK(out.nr_locks == 0);
+	CHECK(out.lock_held == 0);
+	CHECK(out.lock_wait == 0);
+
+	/* trylock of a held mutex fails and publishes nothing */
+	REQUIRE(cos_mutex_lock(&m) == 0);
+	int try_rc = -1;
+	std::thread([&] { try_rc = cos_mutex_trylock(&m); }).join();
+	CHECK(try_rc == EBUSY);
+	REQUIRE(cos_mutex_unlock(&m) == 0);
+	/* a release without an acquire (a foreign lock) leaves the count at 0 */
+	cos_hint_lock_released(mine, &m);
+	REQUIRE(cos_hint_cache_read(c.c, 5, gettid(), &out, LATER) == 0);
+	CHECK(out.nr_locks == 0);
+	cos_hint_lock_acquired(nullptr, &m);	/* no record: nothing to do, no crash */
 }
