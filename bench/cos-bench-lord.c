@@ -22,7 +22,11 @@
  *               two enclaves cost each other (nothing on the path is shared by both).  Then
  *               pair-a-b-stalled: A beside a lord B that stops once its tasks came (declared
  *               stalled, its tasks run under the fair policy on its CPUs): a stalled
- *               enclave's cost to the others.
+ *               enclave's cost to the others.  And the control, pair-a-hogs: A beside plain
+ *               CPU-bound processes on B's lord CPU and CPUs, no second lord: as many busy CPUs
+ *               as pair-a, so what pair-a loses beyond it is what the second enclave costs
+ *               (under an emulator on fewer host cores than vCPUs, the busy vCPUs alone cost
+ *               much: they wait for a host core).
  *
  * Per mode: shoots placed per second (status OK), tasks started per second (RUNNING messages),
  * commit calls per second, shoots per call, and the lord's time in the commit call per shoot
@@ -342,9 +346,34 @@ static void *pair_thread(void *arg)
 	return NULL;
 }
 
-/* The pair's rows: each lord alone, both at once, A beside a stalled B (the file's comment). */
-static int run_pair(const struct mode *m, double seconds, struct result res[5])
+/* Plain CPU-bound processes on CPUs @first..@last (not COS tasks); their pids in @pids. */
+static void spawn_hogs(int first, int last, pid_t *pids)
 {
+	for (int c = first; c <= last; c++) {
+		pid_t p = fork();
+
+		if (p == 0) {
+			bench_pin(c, c);
+			for (;;)
+				__asm__ __volatile__("" ::: "memory");
+		}
+		pids[c - first] = p;
+	}
+}
+
+static void end_hogs(int n, pid_t *pids)
+{
+	for (int i = 0; i < n; i++)
+		if (pids[i] > 0) {
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], NULL, 0);
+		}
+}
+
+/* The pair's rows: alone, both at once, beside a stalled B, beside hogs (the file's comment). */
+static int run_pair(const struct mode *m, double seconds, struct result res[6])
+{
+	pid_t hogs[BENCH_MAX_CPUS] = { 0 };
 	int n = enclave_size + 1, h = n / 2;
 	struct pair_run a = { .m = m, .seconds = seconds,
 			      .l = { .name = "bench-a", .lord_cpu = 0, .first = 1, .ncpu = h - 1 } },
@@ -376,7 +405,12 @@ static int run_pair(const struct mode *m, double seconds, struct result res[5])
 	pthread_join(a.thread, NULL);
 	pthread_join(b.thread, NULL);
 	res[4] = a.r;
-	return a.err ?: b.err;
+	if (a.err || b.err)
+		return a.err ?: b.err;
+	spawn_hogs(h, n - 1, hogs);
+	a.err = run_mode(m, &a.l, seconds, &res[5]);
+	end_hogs(n - h, hogs);
+	return a.err;
 }
 
 /* @r's shoots per second over @base's (0 without a base). */
@@ -479,11 +513,12 @@ int main(int argc, char **argv)
 		const struct mode *m = &modes[i];
 		const struct layout all = { .name = "bench", .lord_cpu = 0, .first = 1,
 					    .ncpu = enclave_size };
-		static const char *const pair_rows[5] = {
-			"pair-a-alone", "pair-b-alone", "pair-a", "pair-b", "pair-a-b-stalled" };
+		static const char *const pair_rows[6] = {
+			"pair-a-alone", "pair-b-alone", "pair-a", "pair-b", "pair-a-b-stalled",
+			"pair-a-hogs" };
 		bool pair = !strcmp(m->name, "pair");
 		struct cos_shim *shim;
-		struct result r[5];
+		struct result r[6];
 		int err;
 
 		if (!selected[i])
@@ -505,12 +540,14 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		for (int k = 0; k < (pair ? 5 : 1); k++)
+		for (int k = 0; k < (pair ? 6 : 1); k++)
 			print_row(out, pair ? pair_rows[k] : m->name, &r[k]);
 		if (pair)
 			printf("pair: each lord beside the other / alone: A %.2f, B %.2f; A beside a "
-			       "stalled B / alone: %.2f\n", rate_ratio(&r[2], &r[0]),
-			       rate_ratio(&r[3], &r[1]), rate_ratio(&r[4], &r[0]));
+			       "stalled B / alone: %.2f; A beside hogs / alone: %.2f; A beside B / "
+			       "A beside hogs: %.2f\n", rate_ratio(&r[2], &r[0]),
+			       rate_ratio(&r[3], &r[1]), rate_ratio(&r[4], &r[0]),
+			       rate_ratio(&r[5], &r[0]), rate_ratio(&r[2], &r[5]));
 	}
 	if (out)
 		fclose(out);
