@@ -87,6 +87,7 @@ install:
 	install -D -m644 uapi/linux/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h
 	install -D -m644 $(IB)/lib/libcos.a $(LIBDIR)/libcos.a
 	install -D -m755 $(IB)/lib/libcos.so $(LIBDIR)/libcos.so.$(COS_ABI)
+	install -D -m755 $(IB)/lib/libcos-lock.so $(LIBDIR)/libcos-lock.so
 	ln -sf libcos.so.$(COS_ABI) $(LIBDIR)/libcos.so
 	mkdir -p $(LIBDIR)/pkgconfig
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(COS_VERSION)|' libcos/libcos.pc.in \
@@ -101,7 +102,7 @@ install:
 uninstall:
 	$(if $(DESTDIR),rm -rf $(USRSRC),$(MAKE) --no-print-directory dkms-uninstall)
 	rm -f $(DESTDIR)$(PREFIX)/include/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h \
-		$(LIBDIR)/libcos.a $(LIBDIR)/libcos.so.$(COS_ABI) $(LIBDIR)/libcos.so \
+		$(LIBDIR)/libcos.a $(LIBDIR)/libcos.so.$(COS_ABI) $(LIBDIR)/libcos.so $(LIBDIR)/libcos-lock.so \
 		$(LIBDIR)/pkgconfig/libcos.pc $(addprefix $(BINDIR)/,$(PROGRAMS)) $(HOOKS_D)/cos.json \
 		$(MODLOAD)
 	-rmdir $(DESTDIR)$(PREFIX)/include/linux $(HOOKS_D) $(DESTDIR)$(PREFIX)/share/containers/oci \
@@ -167,9 +168,9 @@ ROGUE_OBJS := $(foreach v,genuine scalar walked wrongop unnamed,$(O)/tests/rogue
 UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-user inner-unit
-inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
+inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/lib/libcos-lock.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
 inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-bandwidth $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
-inner-unit: $(U)/cos-unit
+inner-unit: $(U)/cos-unit $(U)/libcos-lock.so $(U)/lock-helper
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).  kbuild's
 # pahole runs through kmod/pahole-rededup, which dedups the module's BTF again so that its task
@@ -225,6 +226,13 @@ $(O)/lib/libcos.a: $(LIBCOS_OBJS)
 $(O)/lib/libcos.so: $(LIBCOS_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libcos.so.$(COS_ABI) -o $@ $^ $(BPF_LIBS)
+
+# libcos-lock.so: the pthread mutex interposer (LD_PRELOAD) with the hint code it needs, not
+# part of libcos (it would interpose every program that links libcos).
+LOCK_PRELOAD_OBJS := lock_preload hint error proc
+$(O)/lib/libcos-lock.so: $(patsubst %,$(O)/libcos/%.o,$(LOCK_PRELOAD_OBJS))
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,--no-undefined -o $@ $^ -ldl -lpthread
 
 # tools
 $(O)/bin/cosctl: tools/cosctl.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
@@ -294,6 +302,17 @@ $(O)/tests/%: tests/guest/%.cpp $(wildcard tests/guest/*.h) $(O)/lib/libcos.a li
 $(U)/%.o: libcos/%.c $(LIBCOS_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -c $< -o $@
+
+# The interposer and a program it is tested on (test_hint.cpp).
+$(U)/pic/%.o: libcos/%.c $(LIBCOS_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(U)/libcos-lock.so: $(patsubst %,$(U)/pic/%.o,$(LOCK_PRELOAD_OBJS))
+	$(CC) -shared -Wl,--no-undefined -o $@ $^ -ldl -lpthread
+
+$(U)/lock-helper: tests/unit/lock_helper.c
+	$(CC) $(CFLAGS) -std=c11 $(WARN) -D_GNU_SOURCE $< -o $@ -lpthread
 
 $(U)/bench.o: bench/bench.c bench/bench.h
 	@mkdir -p $(@D)

@@ -415,6 +415,12 @@ static inline struct cos_hint *lock_hint(void)
 	return my_hint ? my_hint : lock_hint_slow();
 }
 
+/* lock_hint() for the pthread interposer (lock_preload.c). */
+struct cos_hint *cos_lock_hint(void)
+{
+	return lock_hint();
+}
+
 COS_EXPORT int cos_mutex_init(struct cos_mutex *m)
 {
 	return pthread_mutex_init(&m->m, NULL);

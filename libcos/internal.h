@@ -53,6 +53,9 @@ int cos_sched_step(struct cos_sched *s);
 void cos_sched_free(struct cos_sched *s);
 void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord);
 
+/* hint.c: the calling thread's record for the lock hints, NULL if it cannot have one */
+struct cos_hint *cos_lock_hint(void);
+
 /* hint.c: the lord's cache of hint tables and records (per task slot) */
 struct cos_hint_cache;
 int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks);
