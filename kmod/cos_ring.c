@@ -58,8 +58,10 @@ static void cos_status_write(struct cos_enclave *e, struct cos_slot *t, bool gon
  */
 void cos_status_sync(struct cos_slot *t)
 {
-	struct cos_enclave *e = cos_task_enclave(t);
+	struct cos_enclave *e;
 
+	lockdep_assert_held(&t->lock);
+	e = cos_task_enclave(t);
 	if (e)
 		cos_status_write(e, t, false);
 }

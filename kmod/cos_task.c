@@ -137,9 +137,9 @@ void cos_task_detach(struct task_struct *p, s32 slot)
 		cos_taken_forget(t);
 		cos_task_set_state(t, COS_TASK_FREE);
 		cos_post(cos_task_enclave(t), COS_MSG_TASK_DEAD, smp_processor_id(), t, 0);
-		t->home_id = 0;
 		WRITE_ONCE(t->p, NULL);
-		cos_status_sync(t);
+		cos_status_sync(t);	/* FREE, no pid, in its enclave's table */
+		t->home_id = 0;
 	}
 	cos_slot_release(t);
 }
