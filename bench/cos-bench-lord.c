@@ -346,6 +346,19 @@ static void *pair_thread(void *arg)
 	return NULL;
 }
 
+/* Run the pair's two lords at once, each in a thread of its own; 0 or the first error. */
+static int run_both(struct pair_run *a, struct pair_run *b)
+{
+	if (pthread_create(&a->thread, NULL, pair_thread, a) ||
+	    pthread_create(&b->thread, NULL, pair_thread, b)) {
+		fprintf(stderr, "cos-bench-lord: cannot start the pair's lord threads\n");
+		return -EAGAIN;
+	}
+	pthread_join(a->thread, NULL);
+	pthread_join(b->thread, NULL);
+	return a->err ?: b->err;
+}
+
 /* Plain CPU-bound processes on CPUs @first..@last (not COS tasks); their pids in @pids. */
 static void spawn_hogs(int first, int last, pid_t *pids)
 {
@@ -374,7 +387,7 @@ static void end_hogs(int n, pid_t *pids)
 static int run_pair(const struct mode *m, double seconds, struct result res[6])
 {
 	pid_t hogs[BENCH_MAX_CPUS] = { 0 };
-	int n = enclave_size + 1, h = n / 2;
+	int n = enclave_size + 1, h = n / 2, err;
 	struct pair_run a = { .m = m, .seconds = seconds,
 			      .l = { .name = "bench-a", .lord_cpu = 0, .first = 1, .ncpu = h - 1 } },
 			b = { .m = m, .seconds = seconds,
@@ -385,28 +398,16 @@ static int run_pair(const struct mode *m, double seconds, struct result res[6])
 	b.err = a.err ?: run_mode(m, &b.l, seconds, &res[1]);
 	if (a.err || b.err)
 		return a.err ?: b.err;
-	if (pthread_create(&a.thread, NULL, pair_thread, &a) ||
-	    pthread_create(&b.thread, NULL, pair_thread, &b)) {
-		fprintf(stderr, "cos-bench-lord: cannot start the pair's lord threads\n");
-		return -EAGAIN;
-	}
-	pthread_join(a.thread, NULL);
-	pthread_join(b.thread, NULL);
+	err = run_both(&a, &b);
 	res[2] = a.r;
 	res[3] = b.r;
-	if (a.err || b.err)
-		return a.err ?: b.err;
+	if (err)
+		return err;
 	b.l.stall = true;
-	if (pthread_create(&b.thread, NULL, pair_thread, &b) ||
-	    pthread_create(&a.thread, NULL, pair_thread, &a)) {
-		fprintf(stderr, "cos-bench-lord: cannot start the pair's lord threads\n");
-		return -EAGAIN;
-	}
-	pthread_join(a.thread, NULL);
-	pthread_join(b.thread, NULL);
+	err = run_both(&a, &b);
 	res[4] = a.r;
-	if (a.err || b.err)
-		return a.err ?: b.err;
+	if (err)
+		return err;
 	spawn_hogs(h, n - 1, hogs);
 	a.err = run_mode(m, &a.l, seconds, &res[5]);
 	end_hogs(n - h, hogs);
