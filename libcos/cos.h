@@ -511,7 +511,9 @@ const char *cos_shoot_status_name(unsigned int status);
  * within one process's tasks): @lock_held is the lock the thread took last while it holds
  * @nr_locks hinted locks (0: none), @lock_wait the one it is about to block on (0: none).
  * cos_hint_lock_wait(), cos_hint_lock_acquired() and cos_hint_lock_released() write them;
- * cos_mutex and the pthread interposer (libcos-lock.so) call those for you.
+ * cos_mutex and the pthread interposer (libcos-lock.so) call those for you.  They are written
+ * outside @seq (a lock must cost a couple of stores): read each on its own; @lock_held is set
+ * before @nr_locks counts it and cleared after.
  */
 struct cos_hint {
 	unsigned int seq;		/* odd while the owner updates the record */
@@ -532,7 +534,9 @@ struct cos_hint {
  *
  * The first call in a process (or in a child after fork) creates the process's table, or takes
  * over one inherited across exec (see cos_hint_keep_on_exec()); the record is given back when
- * the thread exits.  Context: any thread; needs no privilege.
+ * the thread exits.  Call it once before a process starts its threads: a lord that looked for
+ * the table before it existed looks again only 50 ms later (libcos-lock.so makes it at load).
+ * Context: any thread; needs no privilege.
  * Return: the record, or NULL with errno set (ENOSPC: COS_HINT_PAGES - 1 threads have one,
  * or memfd_create/mmap's errno).
  */
@@ -559,8 +563,8 @@ void cos_hint_critical(struct cos_hint *h, bool inside);
  * @h: the owner's record (cos_hint_self()); NULL: nothing is published
  * @lock: the lock's address, its name for the lord
  *
- * Four plain stores each (the record's seqcount around the fields): cheap enough for every
- * lock operation.  The owner thread only.
+ * One to three plain stores each, outside the record's seqcount: cheap enough for every lock
+ * operation.  The owner thread only.
  */
 void cos_hint_lock_wait(struct cos_hint *h, const void *lock);
 void cos_hint_lock_acquired(struct cos_hint *h, const void *lock);
@@ -796,6 +800,15 @@ struct cos_lord *cos_sched_lord(const struct cos_sched *s);
  * Return: as cos_lord_set_wake_rules(); -ENODEV without a lord (a test backend).
  */
 int cos_sched_set_wake_rules(struct cos_sched *s, unsigned int rules, unsigned long long slice_ns);
+
+/**
+ * cos_sched_wake_at() - call schedule() again by @at_ns (CLOCK_MONOTONIC) at the latest
+ *
+ * For a policy's own deadlines (a cap that ends, a wait bound): an idle lord blocks no longer
+ * than that.  The earliest asked in a step counts, and only for that step: a policy that still
+ * needs it asks again (schedule() is the place).  Context: the lord thread, in a callback.
+ */
+void cos_sched_wake_at(struct cos_sched *s, unsigned long long at_ns);
 
 /** cos_sched_wake_placed() - tasks the wake rules started so far (COS_MSG_TASK_PLACED) */
 unsigned long long cos_sched_wake_placed(const struct cos_sched *s);

@@ -5,6 +5,8 @@
 #ifndef COS_INTERNAL_H
 #define COS_INTERNAL_H
 
+#include <stdint.h>
+
 #include "cos.h"
 
 #define COS_EXPORT __attribute__((visibility("default")))
@@ -54,7 +56,46 @@ void cos_sched_free(struct cos_sched *s);
 void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord);
 
 /* hint.c: the calling thread's record for the lock hints, NULL if it cannot have one */
-struct cos_hint *cos_lock_hint(void);
+struct cos_hint *cos_lock_hint_slow(void);
+extern __thread struct cos_hint *cos_my_hint __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's record for the lock calls: one thread-local load once it exists. */
+static inline struct cos_hint *cos_lock_hint(void)
+{
+	return cos_my_hint ? cos_my_hint : cos_lock_hint_slow();
+}
+
+/*
+ * hint.c: the lock hints' writers, inlined into cos_mutex's calls and the interposer's (their
+ * cost is these stores).  They
+ * leave the seqcount alone: each field is one aligned word a lord reads on its own, and the
+ * order of the stores keeps what it reads coherent (release: the lock named before the count
+ * says one is held; the count cleared before the name).  A lock is four stores, an unlock one
+ * or two.
+ */
+static inline void hint_lock_wait(struct cos_hint *h, const void *lock)
+{
+	__atomic_store_n(&h->lock_wait, (unsigned long long)(uintptr_t)lock, __ATOMIC_RELAXED);
+}
+
+static inline void hint_lock_acquired(struct cos_hint *h, const void *lock)
+{
+	__atomic_store_n(&h->lock_wait, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->lock_held, (unsigned long long)(uintptr_t)lock, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->nr_locks, h->nr_locks + 1, __ATOMIC_RELEASE);
+}
+
+static inline void hint_lock_released(struct cos_hint *h)
+{
+	unsigned int n = h->nr_locks;
+
+	if (!n)
+		return;		/* unmatched (a lock taken before the record existed): not counted */
+	__atomic_store_n(&h->nr_locks, n - 1, __ATOMIC_RELEASE);
+	/* the lock taken last stays named while others are held: the lord sees an owner */
+	if (n == 1)
+		__atomic_store_n(&h->lock_held, 0, __ATOMIC_RELAXED);
+}
 
 /* hint.c: the lord's cache of hint tables and records (per task slot) */
 struct cos_hint_cache;

@@ -7,8 +7,7 @@
  *   LD_PRELOAD=/usr/lib/libcos-lock.so cosctl run -- ./server
  *
  * Each call goes to the C library's own function (dlsym(RTLD_NEXT)), with the calling thread's
- * hint record written around it: a trylock first, and only when that fails the wait is
- * published before the blocking call.  The record is made at a thread's first lock; libcos
+ * hint record written around it: the wait before the call, the lock held after it.  The record is made at a thread's first lock; libcos
  * takes a mutex of its own then, which passes through here unhinted (a thread-local guard).
  * See docs/writing-a-policy.md, "App hints".
  */
@@ -23,9 +22,10 @@ static int (*real_lock)(pthread_mutex_t *);
 static int (*real_trylock)(pthread_mutex_t *);
 static int (*real_timedlock)(pthread_mutex_t *, const struct timespec *);
 static int (*real_unlock)(pthread_mutex_t *);
-static __thread int inside;	/* in libcos's own code: its locks go unhinted */
+static __thread int inside __attribute__((tls_model("initial-exec")));	/* in libcos's own
+								 * code: its locks go unhinted */
 
-__attribute__((constructor)) static void resolve(void)
+static void resolve(void)
 {
 	real_lock = dlsym(RTLD_NEXT, "pthread_mutex_lock");
 	real_trylock = dlsym(RTLD_NEXT, "pthread_mutex_trylock");
@@ -33,15 +33,30 @@ __attribute__((constructor)) static void resolve(void)
 	real_unlock = dlsym(RTLD_NEXT, "pthread_mutex_unlock");
 }
 
+/*
+ * At load: the real functions, and the process's hint table made now, before its threads run.
+ * A lord that looks for a table and finds none looks again only some time later
+ * (COS_HINT_RETRY_NS); made at the first lock instead, the first locks would go unseen.
+ */
+__attribute__((constructor)) static void preload_init(void)
+{
+	resolve();
+	inside = 1;
+	cos_lock_hint_slow();
+	inside = 0;
+}
+
 /* The calling thread's record, or NULL while libcos itself locks (or cannot make one). */
-static struct cos_hint *hint(void)
+static inline struct cos_hint *hint(void)
 {
 	struct cos_hint *h;
 
+	if (cos_my_hint)
+		return cos_my_hint;
 	if (inside)
 		return NULL;
 	inside = 1;
-	h = cos_lock_hint();
+	h = cos_lock_hint_slow();
 	inside = 0;
 	return h;
 }
@@ -61,11 +76,11 @@ COS_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 		resolve();
 	err = real_trylock(m);
 	if (held(err) && (h = hint()))
-		cos_hint_lock_acquired(h, m);
+		hint_lock_acquired(h, m);
 	return err;
 }
 
-/* Uncontended: one trylock and the owner's stores.  Contended: the wait is published first. */
+/* The wait published before the call (as cos_mutex_lock(): cheaper than a trylock first). */
 static int lock_with(pthread_mutex_t *m, const struct timespec *abstime)
 {
 	struct cos_hint *h;
@@ -73,19 +88,12 @@ static int lock_with(pthread_mutex_t *m, const struct timespec *abstime)
 
 	if (!real_lock)
 		resolve();
-	err = real_trylock(m);
-	if (err != EBUSY) {
-		if (held(err) && (h = hint()))
-			cos_hint_lock_acquired(h, m);
-		return err;
-	}
 	h = hint();
-	cos_hint_lock_wait(h, m);
+	if (h)
+		hint_lock_wait(h, m);
 	err = abstime ? real_timedlock(m, abstime) : real_lock(m);
-	if (held(err))
-		cos_hint_lock_acquired(h, m);
-	else
-		cos_hint_lock_wait(h, NULL);
+	if (h)
+		held(err) ? hint_lock_acquired(h, m) : hint_lock_wait(h, NULL);
 	return err;
 }
 
@@ -106,6 +114,6 @@ COS_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 	if (!real_unlock)
 		resolve();
 	if ((h = hint()))
-		cos_hint_lock_released(h, m);
+		hint_lock_released(h);
 	return real_unlock(m);
 }

@@ -64,6 +64,7 @@ struct cos_sched {
 	unsigned long long not_started;	/* COS_MSG_SHOOT_FAILED handled */
 	unsigned long long stale;	/* COS_MSG_SHOOT_STALE handled */
 	unsigned long long tick_ns, spin_ns, last_tick;
+	unsigned long long wake_at;	/* cos_sched_wake_at() this step, 0 = none */
 	unsigned int flags;
 	volatile sig_atomic_t stop;
 	volatile sig_atomic_t stats_req;
@@ -629,6 +630,7 @@ int cos_sched_step(struct cos_sched *s)
 	const struct cos_msg *m;
 	int n = 0;
 
+	s->wake_at = 0;		/* the policy asks again in this step if it still needs it */
 	while ((m = s->be->peek(s->b))) {
 		struct cos_msg copy = *m;
 
@@ -705,7 +707,17 @@ static unsigned long long idle_timeout(const struct cos_sched *s)
 	/* a latched task waits too: behind a task the policy may want to preempt for it */
 	for (unsigned int c = 0; c < s->nr_cpus && !latched && !s->nr_waiting; c++)
 		latched = s->latched[c].len;
-	return s->nr_waiting || latched || t > COS_SCHED_IDLE_NS ? t : COS_SCHED_IDLE_NS;
+	if (!s->nr_waiting && !latched && t < COS_SCHED_IDLE_NS)
+		t = COS_SCHED_IDLE_NS;	/* nothing to tick for: the statistics' period at least */
+	if (s->wake_at) {	/* the policy's own deadline, if sooner */
+		unsigned long long now = cos_now_ns();
+
+		if (s->wake_at <= now)
+			return 1000;	/* passed: at once (1 us, not a spin) */
+		if (s->wake_at - now < t)
+			t = s->wake_at - now;
+	}
+	return t;
 }
 
 COS_EXPORT int cos_sched_run(struct cos_sched *s)
@@ -761,6 +773,12 @@ COS_EXPORT bool cos_sched_stats_requested(struct cos_sched *s)
 		return false;
 	s->stats_req = 0;
 	return true;
+}
+
+COS_EXPORT void cos_sched_wake_at(struct cos_sched *s, unsigned long long at_ns)
+{
+	if (at_ns && (!s->wake_at || at_ns < s->wake_at))
+		s->wake_at = at_ns;
 }
 
 COS_EXPORT struct cos_task *cos_sched_cpu_task(const struct cos_sched *s, int cpu)

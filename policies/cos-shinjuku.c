@@ -8,7 +8,10 @@
  *
  * Classes come from the app hints (hint_class, 1 = most urgent; none: the default class).  A
  * task in a critical section is not preempted (it would hold its lock while it waits), and one
- * the kernel took off its CPU, or that woke up, in a section is placed first of all.
+ * the kernel took off its CPU, or that woke up, in a section is placed first of all.  A task
+ * that holds a hinted lock (cos_mutex, libcos-lock.so: nr_locks) is treated the same for at
+ * most --lock-cap-us of its run: its waiters would only block behind it, but no holder keeps
+ * a CPU for ever.
  *
  * Preemption is the lord's decision, not a kernel slice.  The tick (a quarter slice) finds the
  * tasks over their slice; it runs only while a task waits or is latched, so an idle lord sleeps.
@@ -45,6 +48,8 @@
 #define SJ_CLASSES_MAX	8
 #define SJ_RTT_SLICES	4	/* the slice in use is at least this many lord round trips */
 #define SJ_BACKOFF_MAX	6	/* a convoy's cause runs at most 64 slices ... */
+#define SJ_LOCK_SLICES	4	/* a lock holder's default reprieve, in slices (as the
+				 * lock-handoff reference: 20 ms against 5) */
 #define SJ_SLICE_CAP_NS	20000000ull	/* ... and no task's slice, floor and back-off
 					 * included, exceeds 20 ms or an eighth of starve_ms
 					 * (unless --slice-us asks for more) */
@@ -63,7 +68,8 @@ struct shinjuku {
 	int fixed_slice;		/* --fixed-slice: no round-trip floor */
 	unsigned long long slice_cap_ns;	/* see SJ_SLICE_CAP_NS */
 	unsigned int latch;		/* --latch: tasks latched behind each CPU's at most */
-	unsigned long long preemptions, runnable, hinted, deferred, latched, convoys;
+	unsigned long long lock_cap_ns;	/* --lock-cap-us: a lock holder's reprieve, at most */
+	unsigned long long preemptions, runnable, hinted, deferred, latched, convoys, lock_deferred;
 };
 
 /* The slice in use: --slice-us, or SJ_RTT_SLICES round trips if that is longer. */
@@ -163,7 +169,7 @@ static void sj_queue(struct cos_sched *s, struct cos_task *t, bool head)
 		j->hinted++;
 		if (h.hint_class)
 			c = h.hint_class < j->classes ? h.hint_class : j->classes;
-		if (h.flags & COS_HINT_F_CRITICAL) {
+		if ((h.flags & COS_HINT_F_CRITICAL) || h.nr_locks) {	/* waiters wait on it */
 			cos_taskq_push_head(&j->runq[0], t);
 			st->level = c - 1;
 			return;
@@ -286,6 +292,13 @@ static void sj_schedule(struct cos_sched *s)
 				j->deferred++;	/* it holds a lock: let it leave the section */
 				continue;
 			}
+			if (!now)
+				now = cos_now_ns();
+			/* a hinted lock's holder, up to its cap: preempted, it would stall its waiters */
+			if (h.nr_locks && now - cur->placed_at < j->lock_cap_ns) {
+				j->lock_deferred++;
+				continue;
+			}
 			if (h.hint_class)
 				cs->level = (h.hint_class < j->classes ? h.hint_class : j->classes) - 1;
 		}
@@ -329,9 +342,9 @@ static void sj_stats(struct cos_sched *s, FILE *out)
 	struct shinjuku *j = cos_sched_policy_ctx(s);
 
 	fprintf(out, "runnable %llu hinted %llu preemptions %llu deferred %llu latched %llu "
-		"convoys %llu | round trip %llu us, slice %llu us | queued", j->runnable, j->hinted,
-		j->preemptions, j->deferred, j->latched, j->convoys, j->rtt_ns / 1000,
-		sj_slice(j) / 1000);
+		"convoys %llu spared-holders %llu | round trip %llu us, slice %llu us | queued",
+		j->runnable, j->hinted, j->preemptions, j->deferred, j->latched, j->convoys,
+		j->lock_deferred, j->rtt_ns / 1000, sj_slice(j) / 1000);
 	for (unsigned int l = 0; l < j->classes; l++)
 		fprintf(out, " %u", j->runq[l].len);
 }
@@ -355,6 +368,7 @@ static int sj_parse(int opt, const char *arg)
 	case 'C': j.classes = v; return v >= 1 && v <= SJ_CLASSES_MAX ? 0 : -1;
 	case 'D': j.default_class = v; return 0;
 	case 'L': j.latch = v; return v <= COS_SHOOT_LATCH_MAX ? 0 : -1;
+	case 'K': j.lock_cap_ns = v * 1000; return v ? 0 : -1;
 	default: return -1;
 	}
 }
@@ -374,6 +388,8 @@ static int sj_ready(struct lord_main *m)
 	m->wake_rules = COS_WAKE_IDLE;		/* see the top comment */
 	if (!j.default_class)
 		j.default_class = j.classes > 1 ? 2 : 1;
+	if (!j.lock_cap_ns)
+		j.lock_cap_ns = SJ_LOCK_SLICES * j.slice_ns;
 	return j.slice_ns && j.default_class >= 1 && j.default_class <= j.classes ? 0 : -1;
 }
 
@@ -391,6 +407,7 @@ int main(int argc, char **argv)
 		{ "default-class", required_argument, NULL, 'D' },
 		{ "latch", required_argument, NULL, 'L' },
 		{ "fixed-slice", no_argument, NULL, 'F' },
+		{ "lock-cap-us", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct lord_main m;
@@ -414,8 +431,9 @@ int main(int argc, char **argv)
 	m.about = "The Shinjuku lord: a preemptive FIFO per request class.  A COS task that held its CPU\n"
 		  "longer than the slice yields it to the next waiting task of its class; a task of a more\n"
 		  "urgent class (lower number, from the app hint, see cos_hint_set) preempts at once; a\n"
-		  "task in a critical section (COS_HINT_F_CRITICAL) is not preempted, and one whose\n"
-		  "preemption left a task it then woke blocked meanwhile (a lock) gets longer slices.";
+		  "task in a critical section (COS_HINT_F_CRITICAL) is not preempted, nor one holding a\n"
+		  "hinted lock for up to --lock-cap-us, and one whose preemption left a task it then\n"
+		  "woke blocked meanwhile (a lock) gets longer slices.";
 	m.own_usage =
 		"  -s, --slice-us N     preemption slice in us (default 30 x COS_TIME_SCALE), or 4 of\n"
 		"                       the lord's round trips as measured while it runs if longer:\n"
@@ -425,7 +443,9 @@ int main(int argc, char **argv)
 		"      --default-class N  class of a task without a hint (default 2)\n"
 		"      --latch N        latch up to N waiting tasks behind each busy CPU's task (0-4,\n"
 		"                       default 1): it starts there when that task blocks, with no\n"
-		"                       round trip to the lord\n";
+		"                       round trip to the lord\n"
+		"      --lock-cap-us N  a task holding a hinted lock (cos_mutex, libcos-lock.so) is\n"
+		"                       not preempted for its first N us on a CPU (default 4 slices)\n";
 	m.own_short = "s:";
 	m.own_long = own;
 	m.parse = sj_parse;

@@ -541,11 +541,12 @@ namespace {
  * makes its hint table before its threads start (the lord reads a class when a task queues: a
  * thread's hint counts from its next wake-up).
  */
-enum HintMode { NO_HINTS, CLASSES, CLASSES_CRITICAL };
+enum HintMode { NO_HINTS, CLASSES, CLASSES_CRITICAL, CLASSES_LOCKED };
 
 int run_hinted_mix(Mix *m, HintMode mode)
 {
 	uint64_t t0 = now_ns();
+	static cos_mutex lock = COS_MUTEX_INITIALIZER;
 	std::thread lng([m, t0, mode] {
 		cos_hint *h = mode == NO_HINTS ? nullptr : cos_hint_self();
 		if (mode != NO_HINTS && !h)
@@ -554,12 +555,16 @@ int run_hinted_mix(Mix *m, HintMode mode)
 			cos_hint_set(h, 3, 0, 0);
 		if (h && mode == CLASSES_CRITICAL)
 			cos_hint_critical(h, true);	/* the whole request holds a "lock" */
+		if (mode == CLASSES_LOCKED)
+			cos_mutex_lock(&lock);		/* the whole request holds a lock */
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
 		while (now_ns() - t0 < 1500000000ull)
 			;
 		m->long_end = now_ns();
 		if (h && mode == CLASSES_CRITICAL)
 			cos_hint_critical(h, false);
+		if (mode == CLASSES_LOCKED)
+			cos_mutex_unlock(&lock);
 	});
 	std::vector<std::thread> shorts;
 	for (int i = 0; i < 5; i++)
@@ -575,11 +580,12 @@ int run_hinted_mix(Mix *m, HintMode mode)
 	return 0;
 }
 
-Mix *hinted_mix_under(HintMode mode, std::string *lord_err)
+Mix *hinted_mix_under(HintMode mode, std::string *lord_err, const char *lock_cap_us = "5000000")
 {
 	/* a 100 s slice: only a more urgent class can preempt */
 	return mix_under({build_path("bin/cos-shinjuku"), "--cpus", "1", "--slice-us", "100000000",
-			  "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(5000)}, "cos-shinjuku: lord on CPU 0",
+			  "--lock-cap-us", lock_cap_us, "--stall-ms", stall_arg(1000), "--starve-ms",
+			  starve_arg(5000)}, "cos-shinjuku: lord on CPU 0",
 			 [mode](Mix *m) {
 				 if (mode != NO_HINTS && !cos_hint_self())	/* the process's table */
 					 return 11;
@@ -817,6 +823,26 @@ TEST_CASE("cos-shinjuku: a more urgent class (app hint) preempts at once, a crit
 	shared_delete(none);
 	shared_delete(cls);
 	shared_delete(crit);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("cos-shinjuku: a hinted lock's holder is not preempted before its cap", "[policies][shinjuku][hints][lock]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	std::string held_err, capped_err;
+	/* the class-3 request holds a cos_mutex for its 1.5 s: spared for 5 s, or for 50 ms */
+	Mix *held = hinted_mix_under(CLASSES_LOCKED, &held_err, "5000000");
+	Mix *capped = hinted_mix_under(CLASSES_LOCKED, &capped_err, "50000");
+	CAPTURE(held_err, capped_err);
+	for (int i = 0; i < 5; i++) {
+		CAPTURE(i);
+		CHECK(held->short_end[i] > held->long_end);	/* its waiters would wait behind it */
+		CHECK(capped->short_end[i] < capped->long_end);	/* no holder keeps its CPU past the cap */
+	}
+	CHECK(held_err.find("spared-holders 0 ") == std::string::npos);
+	shared_delete(held);
+	shared_delete(capped);
 	CHECK(sched_ext_state() == "enabled");
 }
 

@@ -112,6 +112,7 @@ const cos_backend fake = {fk_peek,  fk_consume,	   fk_publish, fk_task_status, f
 struct Rec {
 	cos_taskq q{};
 	std::vector<std::string> log;
+	unsigned long long wake_in = 0;	/* p_schedule asks cos_sched_wake_at(now + this) */
 };
 
 Rec *rec(cos_sched *s) { return static_cast<Rec *>(cos_sched_policy_ctx(s)); }
@@ -139,6 +140,8 @@ void p_schedule(cos_sched *s)
 			continue;
 		REQUIRE(cos_sched_place(s, rec(s)->q.head, cpus[i], 0) == 0);
 	}
+	if (rec(s)->wake_in)
+		cos_sched_wake_at(s, cos_now_ns() + rec(s)->wake_in);
 }
 
 /* Free CPUs first (as p_schedule), then every task still waiting latched on CPU 1. */
@@ -471,6 +474,25 @@ TEST_CASE("an idle lord ticks only while a task waits for a CPU", "[sched][idle]
 		f.k.post(COS_MSG_OVERFLOW, 0, 0, 0, 0);
 		CHECK(wait_timeout() == 100000000ull);
 	}
+}
+
+TEST_CASE("a policy's deadline shortens an idle lord's wait, for the step that asked", "[sched][idle]")
+{
+	/* one wait per run: cos_sched_run() stops after it (a fixture per run) */
+	auto wait_timeout = [](unsigned long long wake_in) {
+		Fixture f;
+		f.create();
+		f.k.stop_after_wait = f.s;
+		f.r.wake_in = wake_in;
+		REQUIRE(cos_sched_run(f.s) == 0);
+		REQUIRE(f.k.waits.size() == 1);
+		return f.k.waits[0];
+	};
+	uint64_t t = wait_timeout(5000000);		/* 5 ms from schedule() */
+	CHECK(t <= 5000000ull);
+	CHECK(t > 1000ull);
+	CHECK(wait_timeout(0) == 100000000ull);	/* none asked: the 100 ms statistics tick */
+	CHECK(wait_timeout(1) == 1000ull);		/* passed by the time it waits: 1 us, no spin */
 }
 
 TEST_CASE("a task the wake rules started is booked on its CPU, not placed again", "[sched][wake]")
