@@ -9,9 +9,10 @@
  * Classes come from the app hints (hint_class, 1 = most urgent; none: the default class).  A
  * task in a critical section is not preempted (it would hold its lock while it waits), and one
  * the kernel took off its CPU, or that woke up, in a section is placed first of all.  A task
- * that holds a hinted lock (cos_mutex, libcos-lock.so: nr_locks) is treated the same for at
- * most --lock-cap-us of its run: its waiters would only block behind it, but no holder keeps
- * a CPU for ever.
+ * that holds a hinted lock (cos_mutex, libcos-lock.so: nr_locks) is treated the same for
+ * --lock-cap-us from when the lord first sees it holding one (its waiters would only block
+ * behind it): no re-placement renews that, only a look that finds it holding none, so no
+ * holder keeps a CPU for ever.  The lord wakes when a spared holder's cap ends.
  *
  * Preemption is the lord's decision, not a kernel slice.  The tick (a quarter slice) finds the
  * tasks over their slice; it runs only while a task waits or is latched, so an idle lord sleeps.
@@ -68,7 +69,8 @@ struct shinjuku {
 	int fixed_slice;		/* --fixed-slice: no round-trip floor */
 	unsigned long long slice_cap_ns;	/* see SJ_SLICE_CAP_NS */
 	unsigned int latch;		/* --latch: tasks latched behind each CPU's at most */
-	unsigned long long lock_cap_ns;	/* --lock-cap-us: a lock holder's reprieve, at most */
+	unsigned long long lock_cap_ns;	/* --lock-cap-us: a lock holder's reprieve; 0: see
+					 * sj_lock_cap() */
 	unsigned long long preemptions, runnable, hinted, deferred, latched, convoys, lock_deferred;
 };
 
@@ -100,7 +102,31 @@ struct sj_task {
 	unsigned long long preempted_at;	/* when this lord last preempted it (0: never) */
 	struct cos_task *behind;	/* it last blocked while this task was kept preempted */
 	unsigned int behind_gen;
+	unsigned long long lock_seen;	/* when the lord first saw it hold a hinted lock; 0: it
+					 * held none when last looked at */
 };
+
+/* A lock holder's reprieve: --lock-cap-us, or SJ_LOCK_SLICES slices in use. */
+static unsigned long long sj_lock_cap(const struct shinjuku *j)
+{
+	return j->lock_cap_ns ? j->lock_cap_ns : SJ_LOCK_SLICES * sj_slice(j);
+}
+
+/*
+ * Whether @st's task, whose hint is @h, is a lock holder within its reprieve (see the top
+ * comment).  Its cap counts from the first look that found it holding, until one finds it free.
+ */
+static bool sj_lock_spared(const struct shinjuku *j, struct sj_task *st, const struct cos_hint *h,
+			   unsigned long long now)
+{
+	if (!h->nr_locks) {
+		st->lock_seen = 0;
+		return false;
+	}
+	if (!st->lock_seen)
+		st->lock_seen = now;
+	return now - st->lock_seen < sj_lock_cap(j);
+}
 
 /*
  * @t blocked at @t->event_at on @t->cpu: behind the task this lord preempted there, if that one
@@ -169,7 +195,9 @@ static void sj_queue(struct cos_sched *s, struct cos_task *t, bool head)
 		j->hinted++;
 		if (h.hint_class)
 			c = h.hint_class < j->classes ? h.hint_class : j->classes;
-		if ((h.flags & COS_HINT_F_CRITICAL) || h.nr_locks) {	/* waiters wait on it */
+		/* its waiters wait for it */
+		if ((h.flags & COS_HINT_F_CRITICAL) ||
+		    (h.nr_locks && sj_lock_spared(j, st, &h, cos_now_ns()))) {
 			cos_taskq_push_head(&j->runq[0], t);
 			st->level = c - 1;
 			return;
@@ -295,8 +323,9 @@ static void sj_schedule(struct cos_sched *s)
 			if (!now)
 				now = cos_now_ns();
 			/* a hinted lock's holder, up to its cap: preempted, it would stall its waiters */
-			if (h.nr_locks && now - cur->placed_at < j->lock_cap_ns) {
+			if (sj_lock_spared(j, cs, &h, now)) {
 				j->lock_deferred++;
+				cos_sched_wake_at(s, cs->lock_seen + sj_lock_cap(j));
 				continue;
 			}
 			if (h.hint_class)
@@ -388,8 +417,6 @@ static int sj_ready(struct lord_main *m)
 	m->wake_rules = COS_WAKE_IDLE;		/* see the top comment */
 	if (!j.default_class)
 		j.default_class = j.classes > 1 ? 2 : 1;
-	if (!j.lock_cap_ns)
-		j.lock_cap_ns = SJ_LOCK_SLICES * j.slice_ns;
 	return j.slice_ns && j.default_class >= 1 && j.default_class <= j.classes ? 0 : -1;
 }
 
@@ -445,7 +472,8 @@ int main(int argc, char **argv)
 		"                       default 1): it starts there when that task blocks, with no\n"
 		"                       round trip to the lord\n"
 		"      --lock-cap-us N  a task holding a hinted lock (cos_mutex, libcos-lock.so) is\n"
-		"                       not preempted for its first N us on a CPU (default 4 slices)\n";
+		"                       not preempted for N us from when the lord first finds it\n"
+		"                       holding one (default 4 slices; at least 1)\n";
 	m.own_short = "s:";
 	m.own_long = own;
 	m.parse = sj_parse;
