@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cos-lock.c — the lock-aware lord: a FIFO in turns (as cos-fifo) that reads the lock hints
+ * (struct cos_hint: nr_locks, lock_wait; written by cos_mutex and by libcos-lock.so for an
+ * unmodified program) so that a lock's owner and its waiters are not the scheduler's victims.
+ * See docs/writing-a-policy.md.
+ *
+ * - An owner (a task holding a hinted lock, or in a critical section) is not preempted at the
+ *   end of its turn.  Its reprieve is capped (--cap-us, 4 turns: the lock-handoff reference's
+ *   20 ms against 5), counted from when the lord first finds it holding, which no re-placement
+ *   renews: no owner keeps a CPU for ever.  The lord wakes when a spared owner's cap ends.
+ * - An owner that lost its CPU anyway (to the kernel, or past its cap) runs first: its waiters
+ *   could only block behind it.
+ * - A waiter woken by the lock's release (lock_wait set, woken by a COS task) runs next, before
+ *   the tasks that merely queued: with no CPU free it takes its waker's CPU (a handoff), unless
+ *   the waker holds a lock itself.  The releaser then cannot take the lock back before the
+ *   waiter that the kernel woke for it runs: that barging is what lets one waiter starve.
+ * - Every wait is bounded: a task queued longer than --max-wait-us goes before all others and
+ *   takes the CPU of the task that has run longest (spared owners excepted).  Together with
+ *   the cap, no task waits for a CPU much longer than the cap and the bound.
+ *
+ * Wake rule COS_WAKE_IDLE (unless --no-wake-rules): while no task waits, a waking task starts
+ * on a free CPU with no round trip; the rules above matter only when CPUs are short.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "lord_main.h"
+
+#define LK_SLICE_NS	(5ULL * 1000 * 1000)	/* a turn while others wait (the reference's) */
+#define LK_CAP_TURNS	4	/* an owner's reprieve: 4 turns (20 ms against 5) */
+
+struct lockpol {
+	struct cos_taskq first;		/* owners (at the head) and woken waiters, before ... */
+	struct cos_taskq runq;		/* ... the tasks that queued, in arrival order */
+	const int *cpus;		/* the enclave (struct lord_main's) */
+	int nr_cpus;
+	unsigned long long slice_ns;	/* --slice-us */
+	unsigned long long cap_ns;	/* --cap-us */
+	unsigned long long max_wait_ns;	/* --max-wait-us */
+	bool no_handoff;		/* --no-handoff */
+	unsigned long long runnable, turns, spared, capped, handoffs, bounded, owners, waiters;
+};
+
+/* Per task (the framework's task data). */
+struct lk_task {
+	unsigned long long lock_seen;	/* when the lord first found it holding; 0: holding
+					 * nothing when last looked at */
+	unsigned long long queued_at;	/* when it last entered a queue */
+	struct cos_task *waker;		/* a woken waiter's waker (and its gen), else NULL */
+	unsigned int waker_gen;
+};
+
+/* @t's hint, or a zeroed one (no record: no locks, no wait). */
+static void lk_hint(struct cos_sched *s, struct cos_task *t, struct cos_hint *h)
+{
+	if (cos_sched_task_hint(s, t, h))
+		*h = (struct cos_hint){ 0 };
+}
+
+static bool lk_holds(const struct cos_hint *h)
+{
+	return h->nr_locks || (h->flags & COS_HINT_F_CRITICAL);
+}
+
+/*
+ * Whether @t (hint @h) is an owner within its reprieve.  Its cap counts from the first look
+ * that found it holding, until a look finds it holding nothing.
+ */
+static bool lk_spared(const struct lockpol *l, struct lk_task *lt, const struct cos_hint *h,
+		      unsigned long long now)
+{
+	if (!lk_holds(h)) {
+		lt->lock_seen = 0;
+		return false;
+	}
+	if (!lt->lock_seen)
+		lt->lock_seen = now;
+	return now - lt->lock_seen < l->cap_ns;
+}
+
+/*
+ * Into a queue: an owner at the head of the first queue (before its waiters), a woken waiter
+ * at its tail, any other task at the tail of the run queue.
+ */
+static void lk_queue(struct cos_sched *s, struct cos_task *t, bool woken)
+{
+	struct lockpol *l = cos_sched_policy_ctx(s);
+	struct lk_task *lt = t->data;
+	unsigned long long now = cos_now_ns();
+	struct cos_hint h;
+
+	lk_hint(s, t, &h);
+	lt->queued_at = now;
+	lt->waker = NULL;
+	if (lk_holds(&h)) {
+		lk_spared(l, lt, &h, now);	/* starts its cap if this is the first look */
+		l->owners++;
+		cos_taskq_push_head(&l->first, t);
+		return;
+	}
+	lt->lock_seen = 0;
+	if (woken && h.lock_wait && t->waker) {
+		lt->waker = t->waker;
+		lt->waker_gen = t->waker->gen;
+		l->waiters++;
+		cos_taskq_push(&l->first, t);
+		return;
+	}
+	cos_taskq_push(&l->runq, t);
+}
+
+static void lk_runnable(struct cos_sched *s, struct cos_task *t)
+{
+	struct lockpol *l = cos_sched_policy_ctx(s);
+
+	l->runnable++;
+	lk_queue(s, t, true);
+}
+
+static void lk_requeue(struct cos_sched *s, struct cos_task *t)
+{
+	lk_queue(s, t, false);
+}
+
+static void lk_preempted(struct cos_sched *s, struct cos_task *t, unsigned int why)
+{
+	lk_queue(s, t, false);
+}
+
+/*
+ * The task allowed on @cpu that waited past the bound, the longest waiting first, else NULL:
+ * the run queue's first (arrival order), or one in the first queue (owners go to its head).
+ */
+static struct cos_task *lk_overdue(struct cos_sched *s, struct lockpol *l, int cpu,
+				   unsigned long long now)
+{
+	struct cos_task *best = cos_sched_first_for(s, &l->runq, cpu), *t;
+	unsigned long long since;
+
+	since = best ? ((struct lk_task *)best->data)->queued_at : now;
+	for (t = l->first.head; t; t = t->q_next) {
+		unsigned long long at = ((struct lk_task *)t->data)->queued_at;
+
+		if (at < since && cos_sched_task_may_run(s, t, cpu)) {
+			best = t;
+			since = at;
+		}
+	}
+	return best && now - since >= l->max_wait_ns ? best : NULL;
+}
+
+/* When the longest waiting task reaches the bound (0: none waits). */
+static unsigned long long lk_due(const struct lockpol *l)
+{
+	unsigned long long at = 0;
+	const struct cos_task *t = l->runq.head;
+
+	if (t)
+		at = ((const struct lk_task *)t->data)->queued_at;
+	for (t = l->first.head; t; t = t->q_next) {
+		unsigned long long q = ((const struct lk_task *)t->data)->queued_at;
+
+		if (!at || q < at)
+			at = q;
+	}
+	return at ? at + l->max_wait_ns : 0;
+}
+
+/* The task to run next on @cpu: one overdue, else the first queue's, else the run queue's. */
+static struct cos_task *lk_next(struct cos_sched *s, struct lockpol *l, int cpu,
+				unsigned long long now, bool *overdue)
+{
+	struct cos_task *t = lk_overdue(s, l, cpu, now);
+
+	*overdue = t;
+	if (!t)
+		t = cos_sched_first_for(s, &l->first, cpu);
+	if (!t)
+		t = cos_sched_first_for(s, &l->runq, cpu);
+	return t;
+}
+
+/*
+ * A woken waiter with no free CPU takes its waker's, unless the waker holds a lock (then it
+ * is an owner at work, and the waiter waits its turn in the first queue).
+ */
+static void lk_handoffs(struct cos_sched *s, struct lockpol *l)
+{
+	struct cos_task *t, *next;
+
+	for (t = l->first.head; t; t = next) {
+		struct lk_task *lt = t->data;
+		struct cos_task *w = lt->waker;
+		struct cos_hint h;
+
+		next = t->q_next;
+		if (!w || w->gen != lt->waker_gen || cos_sched_cpu_task(s, w->cpu) != w ||
+		    !cos_sched_task_may_run(s, t, w->cpu))
+			continue;
+		lk_hint(s, t, &h);
+		if (!h.lock_wait)
+			continue;	/* an owner, or a waiter that got its lock meanwhile */
+		lk_hint(s, w, &h);
+		if (lk_holds(&h))
+			continue;
+		if (cos_sched_place(s, t, w->cpu, 0) == 0)
+			l->handoffs++;
+	}
+}
+
+/*
+ * Idle CPUs first; then handoffs; then, while tasks wait, the CPUs whose task had its turn
+ * (the tick, a quarter turn, brings the lord here) or must make room for an overdue task.
+ */
+static void lk_schedule(struct cos_sched *s)
+{
+	struct lockpol *l = cos_sched_policy_ctx(s);
+	unsigned long long now = cos_now_ns(), due;
+	bool overdue;
+
+	for (int i = 0; i < l->nr_cpus; i++) {
+		int cpu = l->cpus[i];
+		struct cos_task *t;
+
+		if (cos_sched_cpu_task(s, cpu))
+			continue;
+		t = lk_next(s, l, cpu, now, &overdue);
+		if (t)
+			cos_sched_place(s, t, cpu, 0);
+	}
+	if (!l->no_handoff && l->first.head)
+		lk_handoffs(s, l);
+	for (int i = 0; i < l->nr_cpus && (l->first.head || l->runq.head); i++) {
+		int cpu = l->cpus[i];
+		struct cos_task *cur = cos_sched_cpu_task(s, cpu), *t;
+		struct lk_task *ct;
+		struct cos_hint h;
+		bool over, held;
+
+		if (!cur)
+			continue;
+		ct = cur->data;
+		lk_hint(s, cur, &h);
+		held = lk_holds(&h);
+		if (lk_spared(l, ct, &h, now)) {
+			l->spared++;
+			cos_sched_wake_at(s, ct->lock_seen + l->cap_ns);
+			continue;
+		}
+		over = now - cur->placed_at >= l->slice_ns;
+		t = lk_next(s, l, cpu, now, &overdue);
+		/* an overdue task waits a quarter turn for one just placed (no ping-pong) */
+		if (!t || (!over && !(overdue && now - cur->placed_at >= l->slice_ns / 4)))
+			continue;
+		if (cos_sched_place(s, t, cpu, 0))
+			continue;
+		if (overdue)
+			l->bounded++;
+		else if (held)
+			l->capped++;
+		else
+			l->turns++;
+	}
+	/* the longest waiting task's bound, if it must wake the lord before the tick */
+	due = lk_due(l);
+	if (due > now)
+		cos_sched_wake_at(s, due);
+}
+
+static void lk_stats(struct cos_sched *s, FILE *out)
+{
+	struct lockpol *l = cos_sched_policy_ctx(s);
+
+	fprintf(out, "runnable %llu owners-first %llu waiters-first %llu handoffs %llu turns %llu "
+		"spared %llu capped %llu bounded %llu | queued %u+%u", l->runnable, l->owners,
+		l->waiters, l->handoffs, l->turns, l->spared, l->capped, l->bounded, l->first.len,
+		l->runq.len);
+}
+
+static struct lockpol l = { .slice_ns = LK_SLICE_NS };
+
+static int lk_parse(int opt, const char *arg)
+{
+	unsigned long long v;
+	char *end;
+
+	if (opt == 'H') {
+		l.no_handoff = true;
+		return 0;
+	}
+	v = strtoull(arg, &end, 10);
+	if (*end || end == arg || arg[0] == '-' || !v || v > 3600ULL * 1000 * 1000)
+		return -1;
+	switch (opt) {
+	case 's': l.slice_ns = v * 1000; return 0;
+	case 'C': l.cap_ns = v * 1000; return 0;
+	case 'W': l.max_wait_ns = v * 1000; return 0;
+	default: return -1;
+	}
+}
+
+static int lk_ready(struct lord_main *lm)
+{
+	l.cpus = lm->cpus;
+	l.nr_cpus = lm->nr_cpus;
+	if (!l.cap_ns)
+		l.cap_ns = LK_CAP_TURNS * l.slice_ns;
+	if (!l.max_wait_ns)
+		l.max_wait_ns = l.cap_ns;
+	lm->wake_rules = COS_WAKE_IDLE;		/* see the top comment */
+	lm->wake_slice_ns = 0;			/* turns are the lord's */
+	lm->tick_ns = l.slice_ns / 4;		/* while tasks wait: finds turns that are over */
+	lm->sched_opts.flags |= COS_SCHED_F_HINTS;
+	return 0;
+}
+
+static void lk_banner(FILE *out)
+{
+	fprintf(out, ", turn %llu us, owner cap %llu us, max wait %llu us%s", l.slice_ns / 1000,
+		l.cap_ns / 1000, l.max_wait_ns / 1000, l.no_handoff ? ", no handoff" : "");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{ "slice-us", required_argument, NULL, 's' },
+		{ "cap-us", required_argument, NULL, 'C' },
+		{ "max-wait-us", required_argument, NULL, 'W' },
+		{ "no-handoff", no_argument, NULL, 'H' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cos_policy policy = {
+		.size = sizeof(policy),
+		.name = "lock",
+		.task_runnable = lk_runnable,
+		.task_preempted = lk_preempted,
+		.task_yield = lk_requeue,
+		.schedule = lk_schedule,
+		.task_data_size = sizeof(struct lk_task),
+		.ctx = &l,
+	};
+	static struct lord_main m;
+
+	m.prog = "cos-lock";
+	m.about = "The lock-aware lord: a FIFO in turns that reads the lock hints (cos_mutex, or any\n"
+		  "pthread mutex under LD_PRELOAD=libcos-lock.so).  A lock's owner keeps its CPU past\n"
+		  "its turn, up to a cap; an owner that lost its CPU runs first, then the waiters its\n"
+		  "unlock woke (on the releaser's CPU when none is free); no task waits past a bound.";
+	m.own_usage =
+		"  -s, --slice-us N     a task's turn while others wait (default 5000)\n"
+		"      --cap-us N       an owner keeps its CPU at most N us from when the lord first\n"
+		"                       finds it holding a lock (default 4 turns)\n"
+		"      --max-wait-us N  a task queued this long goes first and takes the CPU of the\n"
+		"                       task that has run longest, owners within their cap excepted\n"
+		"                       (default: the cap)\n"
+		"      --no-handoff     a woken waiter waits for a free CPU instead of taking its\n"
+		"                       releaser's\n";
+	m.own_short = "s:";
+	m.own_long = own;
+	m.parse = lk_parse;
+	m.ready = lk_ready;
+	m.stats = lk_stats;
+	m.banner = lk_banner;
+	return lord_main(argc, argv, &policy, &m);
+}
