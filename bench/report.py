@@ -471,6 +471,76 @@ def read_bw_weights(out):
     return rows
 
 
+def read_lock(out):
+    """lock/lock.csv (cos-bench-lock's rows, labelled by scheduler): per scenario, lock
+    (pthread, preload: the interposer, cos: cos_mutex) and scheduler the medians over the
+    repetitions of ops/s, ns/op, the lock's mean and max wait and context switches per second,
+    and the ratios to the default scheduler's (same scenario and lock)."""
+    path = os.path.join(out, "lock", "lock.csv")
+    if not os.path.exists(path):
+        return []
+    groups = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            lock = "preload" if r["preload"] == "1" else r["lock"]
+            key = (r["scenario"], int(r["threads"]), lock, r["label"])
+            g = groups.setdefault(key, {"ops": [], "ns": [], "mean": [], "max": [], "csw": []})
+            secs = float(r["seconds"]) or 1
+            g["ops"].append(float(r["ops_per_s"]))
+            g["ns"].append(float(r["ns_per_op"]))
+            g["mean"].append(float(r["wait_mean_us"]))
+            g["max"].append(float(r["wait_max_us"]))
+            g["csw"].append(int(r["csw"]) / secs)
+    rows = []
+    for (sc, threads, lock, sched), g in groups.items():
+        rows.append({"scenario": sc, "threads": threads, "lock": lock, "scheduler": sched,
+                     "reps": len(g["ops"]), "ops_per_s": statistics.median(g["ops"]),
+                     "ns_per_op": statistics.median(g["ns"]),
+                     "wait_mean_us": statistics.median(g["mean"]),
+                     "wait_max_us": statistics.median(g["max"]),
+                     "csw_per_s": statistics.median(g["csw"])})
+    base = {(r["scenario"], r["lock"]): r for r in rows if r["scheduler"] == "default"}
+    for r in rows:
+        b = base.get((r["scenario"], r["lock"]))
+        if b and r is not b and b["ops_per_s"]:
+            r["throughput_ratio"] = r["ops_per_s"] / b["ops_per_s"]
+            if b["wait_max_us"]:
+                r["max_wait_ratio"] = r["wait_max_us"] / b["wait_max_us"]
+    order = ["uncontended", "contended", "handoff", "cs", "burst", "oversub"]
+    scheds = ["default", "cos-lock", "cos-shinjuku"]
+    return sorted(rows, key=lambda r: (order.index(r["scenario"]) if r["scenario"] in order else 9,
+                                       ["pthread", "preload", "cos"].index(r["lock"]),
+                                       scheds.index(r["scheduler"]) if r["scheduler"] in scheds else 9))
+
+
+def read_leveldb(out):
+    """lock/leveldb.csv (cos-bench-leveldb's rows): per benchmark, threads, lock (plain, or
+    preload: the interposer) and scheduler the median ops/s over the repetitions, its ratio to
+    the default scheduler's and, for preload, to the same scheduler's plain run."""
+    path = os.path.join(out, "lock", "leveldb.csv")
+    if not os.path.exists(path):
+        return []
+    groups = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            key = (r["benchmark"], int(r["threads"]), "preload" if r["preload"] == "1" else "plain",
+                   r["label"])
+            groups.setdefault(key, []).append(float(r["ops_per_s"]))
+    rows = [{"benchmark": b, "threads": t, "lock": lk, "scheduler": sc, "reps": len(v),
+             "ops_per_s": statistics.median(v)} for (b, t, lk, sc), v in groups.items()]
+    by = {(r["benchmark"], r["threads"], r["lock"], r["scheduler"]): r for r in rows}
+    for r in rows:
+        b = by.get((r["benchmark"], r["threads"], r["lock"], "default"))
+        if b and b is not r and b["ops_per_s"]:
+            r["ratio"] = r["ops_per_s"] / b["ops_per_s"]
+        p = by.get((r["benchmark"], r["threads"], "plain", r["scheduler"]))
+        if r["lock"] == "preload" and p and p["ops_per_s"]:
+            r["preload_ratio"] = r["ops_per_s"] / p["ops_per_s"]
+    scheds = ["default", "cos-lock", "cos-shinjuku"]
+    return sorted(rows, key=lambda r: (r["benchmark"], r["threads"], r["lock"],
+                                       scheds.index(r["scheduler"]) if r["scheduler"] in scheds else 9))
+
+
 def read_lord(out):
     """Rows of lord.csv with rates: shoots placed and started per second, lord µs per shoot."""
     path = os.path.join(out, "lord.csv")
@@ -696,7 +766,7 @@ def md_table(cols, rows):
 
 def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), hooks=(),
            hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=(), bw=(), bw_acc=(), bw_w=(),
-           extra=()):
+           lock=(), ldb=(), extra=()):
     accel = str(meta.get("accel", "tcg")).split()[0]
     host = meta.get("host_cores")
     cpus = enclave_text(meta)
@@ -889,6 +959,32 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 [[r["sched"], r["weight"], f"{r['rate_pct']:.1f}",
                   f"{r['ratio']:.2f}" if "ratio" in r else "-",
                   f"{r['error_pct']:+.1f} %" if "error_pct" in r else "-"] for r in bw_w])
+    if lock:
+        section("## Locks (cos-bench-lock)",
+                "The lock-handoff reference's scenarios on the enclave's CPUs: `pthread` a plain "
+                "pthread mutex, `preload` the same under LD_PRELOAD=libcos-lock.so (hints from "
+                "an unmodified program), `cos` cos_mutex. ns/op: per lock or unlock "
+                "(uncontended), per lock taken (others), per pass (handoff). Medians over the "
+                "repetitions; ratios to `default` with the same lock. Goals (issue 32): threads > "
+                "CPUs (`oversub`) +30 % throughput with the max wait within 1.5x the default's; "
+                "`preload` within 5 % of `cos`.",
+                ["scenario", "threads", "lock", "scheduler", "ops/s", "ns/op", "wait mean",
+                 "wait max", "ctx sw/s", "throughput ratio", "max-wait ratio"],
+                [[r["scenario"], r["threads"], r["lock"], r["scheduler"], f"{r['ops_per_s']:.0f}",
+                  f"{r['ns_per_op']:.1f}", fmt_us(r["wait_mean_us"]), fmt_us(r["wait_max_us"]),
+                  f"{r['csw_per_s']:.0f}", ratio(r, "throughput_ratio"),
+                  ratio(r, "max_wait_ratio")] for r in lock])
+    if ldb:
+        section("## Locks: LevelDB (cos-bench-leveldb)",
+                "db_bench's fillrandom and readrandom on Debian's LevelDB, the threads sharing "
+                "one database and a fixed number of operations; `preload`: under "
+                "LD_PRELOAD=libcos-lock.so (LevelDB's mutex hinted, unmodified). Ratios: to "
+                "`default` with the same lock, and `preload` to `plain` under the same "
+                "scheduler (goal: within 5 %). Goal at one thread: >= 0.97x.",
+                ["benchmark", "threads", "lock", "scheduler", "ops/s", "ratio",
+                 "preload / plain"],
+                [[r["benchmark"], r["threads"], r["lock"], r["scheduler"], f"{r['ops_per_s']:.0f}",
+                  ratio(r, "ratio"), ratio(r, "preload_ratio")] for r in ldb])
     hook_sections = [
         (hooks, "## The shim's hooks (time per call, shim attached, no lord)",
          "Each sched_ext op of the shim: its BPF program and the cos.ko kfuncs it calls, counted by "
@@ -939,6 +1035,8 @@ def main():
     bw = read_bandwidth(out)
     bw_acc = read_bw_accuracy(out)
     bw_w = read_bw_weights(out)
+    lock = read_lock(out)
+    ldb = read_leveldb(out)
     wk_hogs = read_wakeup_hogs(out)
     hooks_cpus = read_hooks_cpus(out)
     host_wait = read_host_wait(out)
@@ -950,13 +1048,13 @@ def main():
                "shinjuku": sj, "shinjuku_best": sj_best, "shinjuku_interfere": sji,
                "shinjuku_interfere_best": sji_best, "wakeup": wake, "hooks": hooks,
                "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "bandwidth": bw, "bandwidth_accuracy": bw_acc,
-               "bandwidth_weights": bw_w, "wakeup_hogs": wk_hogs, "hooks_cpus": hooks_cpus,
+               "bandwidth_weights": bw_w, "lock": lock, "leveldb": ldb, "wakeup_hogs": wk_hogs, "hooks_cpus": hooks_cpus,
                "host_wait": host_wait, "host_wait_phases": host_phases, "work": work,
                "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks, hooks_cos, hooks_lord,
-                 sji, sji_best, apps, bw, bw_acc, bw_w,
+                 sji, sji_best, apps, bw, bw_acc, bw_w, lock, ldb,
                  many_core_lines(wk_hogs, hooks_cpus, host_wait, host_phases) + work_lines(work)))
     return 0
 
