@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,13 +413,29 @@ COS_EXPORT int cos_mutex_trylock(struct cos_mutex *m)
 	return err;
 }
 
+int cos_lock_handoff = -1;
+
+int cos_lock_handoff_read(void)
+{
+	const char *v = getenv("COS_LOCK_HANDOFF");
+	int on = v && !strcmp(v, "1");
+
+	__atomic_store_n(&cos_lock_handoff, on, __ATOMIC_RELAXED);
+	return on;
+}
+
 COS_EXPORT int cos_mutex_unlock(struct cos_mutex *m)
 {
 	struct cos_hint *h = cos_lock_hint();
+	bool yield = cos_lock_handoff_on() && cos_lock_contended(&m->m);
+	int err;
 
 	if (h)
 		hint_lock_released(h);
-	return pthread_mutex_unlock(&m->m);
+	err = pthread_mutex_unlock(&m->m);
+	if (yield && !err)
+		sched_yield();		/* the woken waiter first (COS_LOCK_HANDOFF) */
+	return err;
 }
 
 COS_EXPORT int cos_mutex_destroy(struct cos_mutex *m)

@@ -5,6 +5,8 @@
 #ifndef COS_INTERNAL_H
 #define COS_INTERNAL_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cos.h"
@@ -95,6 +97,31 @@ static inline void hint_lock_released(struct cos_hint *h)
 	/* the lock taken last stays named while others are held: the lord sees an owner */
 	if (n == 1)
 		__atomic_store_n(&h->lock_held, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * hint.c: COS_LOCK_HANDOFF=1 in the environment (read once): an unlock that may have woken a
+ * waiter yields the CPU right after it, so that a lord can run the woken waiter there before
+ * the releaser takes the lock again (a lord acting on the wake alone comes a round trip late).
+ */
+extern int cos_lock_handoff;		/* -1: not read yet, 0: off, 1: on */
+int cos_lock_handoff_read(void);
+
+static inline bool cos_lock_handoff_on(void)
+{
+	int v = __atomic_load_n(&cos_lock_handoff, __ATOMIC_RELAXED);
+
+	return v < 0 ? cos_lock_handoff_read() : v;
+}
+
+/*
+ * Whether glibc's lock word of @m says a waiter may sleep on it (2): the unlock will wake one.
+ * The normal, recursive, error-checking and adaptive kinds; never robust, PI or PP mutexes,
+ * whose word is the owner's tid.
+ */
+static inline bool cos_lock_contended(pthread_mutex_t *m)
+{
+	return !(m->__data.__kind & 0x70) && __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 2;
 }
 
 /* hint.c: the lord's cache of hint tables and records (per task slot) */

@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 #include "internal.h"
@@ -113,7 +114,13 @@ COS_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 
 	if (!real_unlock)
 		resolve();
+	bool yield = cos_lock_handoff_on() && cos_lock_contended(m);
+	int err;
+
 	if ((h = hint()))
 		hint_lock_released(h);
-	return real_unlock(m);
+	err = real_unlock(m);
+	if (yield && !err)
+		sched_yield();		/* the woken waiter first (COS_LOCK_HANDOFF) */
+	return err;
 }

@@ -259,6 +259,55 @@ TEST_CASE("lock hints: cos_mutex publishes its owner and its waiter, and clears 
 	cos_hint_lock_acquired(nullptr, &m);	/* no record: nothing to do, no crash */
 }
 
+TEST_CASE("COS_LOCK_HANDOFF: read once; a mutex a waiter sleeps on reads as contended", "[hint][lock]")
+{
+	static cos_mutex m = COS_MUTEX_INITIALIZER;
+	setenv("COS_LOCK_HANDOFF", "1", 1);
+	cos_lock_handoff = -1;
+	CHECK(cos_lock_handoff_on());
+	setenv("COS_LOCK_HANDOFF", "0", 1);
+	CHECK(cos_lock_handoff_on());		/* read once */
+	cos_lock_handoff = -1;
+	CHECK_FALSE(cos_lock_handoff_on());
+	unsetenv("COS_LOCK_HANDOFF");
+	cos_lock_handoff = -1;
+	CHECK_FALSE(cos_lock_handoff_on());
+
+	CHECK_FALSE(cos_lock_contended(&m.m));
+	REQUIRE(cos_mutex_lock(&m) == 0);
+	CHECK_FALSE(cos_lock_contended(&m.m));	/* held, nobody waits */
+	std::atomic<bool> got{false};
+	setenv("COS_LOCK_HANDOFF", "1", 1);	/* the waiter's unlock yields: it still returns 0 */
+	cos_lock_handoff = -1;
+	std::atomic<int> unlock_rc{-1};
+	std::thread t([&] {
+		cos_mutex_lock(&m);
+		got = true;
+		unlock_rc = cos_mutex_unlock(&m);
+	});
+	CHECK(eventually([&] { return cos_lock_contended(&m.m); }));	/* it sleeps on it */
+	CHECK_FALSE(got);
+	REQUIRE(cos_mutex_unlock(&m) == 0);	/* contended: wakes it, then yields */
+	t.join();
+	CHECK(got);
+	CHECK(unlock_rc == 0);
+	CHECK_FALSE(cos_lock_contended(&m.m));
+	unsetenv("COS_LOCK_HANDOFF");
+	cos_lock_handoff = -1;
+
+	/* robust, PI and PP mutexes keep the owner's tid in the word: never "contended" */
+	pthread_mutexattr_t a;
+	pthread_mutex_t r;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&r, &a);
+	REQUIRE(pthread_mutex_lock(&r) == 0);
+	CHECK_FALSE(cos_lock_contended(&r));
+	pthread_mutex_unlock(&r);
+	pthread_mutex_destroy(&r);
+	pthread_mutexattr_destroy(&a);
+}
+
 TEST_CASE("libcos-lock.so: an unmodified program's pthread mutexes publish lock hints", "[hint][lock][preload]")
 {
 	/* the interposer and the helper sit beside this binary (build/unit/) */
