@@ -221,10 +221,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (fresh)
-			fprintf(f, "label,benchmark,preload,threads,num,keys,seconds,ops,ops_per_s,"
+			fprintf(f, "label,benchmark,preload,handoff,threads,num,keys,seconds,ops,ops_per_s,"
 				"micros_per_op\n");
-		fprintf(f, "%s,%s,%d,%d,%d,%d,%.3f,%llu,%.0f,%.3f\n", label, bench,
+		fprintf(f, "%s,%s,%d,%d,%d,%d,%d,%.3f,%llu,%.0f,%.3f\n", label, bench,
 			getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "libcos-lock") != NULL,
+			getenv("COS_LOCK_HANDOFF") && !strcmp(getenv("COS_LOCK_HANDOFF"), "1"),
 			threads, num, keys, secs, (unsigned long long)done, done / secs,
 			secs * 1e6 * threads / done);
 		fclose(f);

@@ -15,7 +15,8 @@
  * otherwise (per pass in handoff).
  *
  * --lock pthread (a pthread_mutex_t: run it under LD_PRELOAD=libcos-lock.so to publish hints
- * with no change) or cos (cos_mutex: hints from libcos).  One result line, and --csv appends
+ * with no change) or cos (cos_mutex: hints from libcos); the row says whether the interposer
+ * and COS_LOCK_HANDOFF=1 (a contended unlock yields to the waiter it woke) were on.  One result line, and --csv appends
  * one row (the header when the file is new).  Context switches are the process's (getrusage).
  * A benchmark: it asserts nothing about time.  See docs/performance.md.
  */
@@ -381,12 +382,12 @@ report:
 			return 1;
 		}
 		if (fresh)
-			fprintf(f, "label,scenario,lock,preload,threads,cs_us,work_us,cpus,seconds,ops,"
+			fprintf(f, "label,scenario,lock,preload,handoff,threads,cs_us,work_us,cpus,seconds,ops,"
 				"ops_per_s,ns_per_op,wait_mean_us,wait_p99_us,wait_max_us,csw,ops_min,ops_max\n");
-		fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%d,%.3f,%llu,%.0f,%.2f,%.2f,%.2f,%.2f,%llu,%llu,%llu\n",
+		fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%d,%d,%.3f,%llu,%.0f,%.2f,%.2f,%.2f,%.2f,%llu,%llu,%llu\n",
 			label, scenario_names[opt.scenario], opt.cos ? "cos" : "pthread",
 			getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "libcos-lock") != NULL,
-			opt.threads, cs_us, work_us, ncpu, secs, (unsigned long long)ops, ops / secs,
+			getenv("COS_LOCK_HANDOFF") && !strcmp(getenv("COS_LOCK_HANDOFF"), "1"), opt.threads, cs_us, work_us, ncpu, secs, (unsigned long long)ops, ops / secs,
 			ops ? (double)(t1 - t0) / ops : 0, mean, p99, wait_max / 1e3,
 			(unsigned long long)(c1 - c0), (unsigned long long)ops_min,
 			(unsigned long long)ops_max);

@@ -483,6 +483,8 @@ def read_lock(out):
     with open(path) as f:
         for r in csv.DictReader(f):
             lock = "preload" if r["preload"] == "1" else r["lock"]
+            if r.get("handoff") == "1":
+                lock += "-yield"
             key = (r["scenario"], int(r["threads"]), lock, r["label"])
             g = groups.setdefault(key, {"ops": [], "ns": [], "mean": [], "max": [], "csw": []})
             secs = float(r["seconds"]) or 1
@@ -509,7 +511,8 @@ def read_lock(out):
     order = ["uncontended", "contended", "handoff", "cs", "burst", "oversub"]
     scheds = ["default", "cos-lock", "cos-shinjuku"]
     return sorted(rows, key=lambda r: (order.index(r["scenario"]) if r["scenario"] in order else 9,
-                                       ["pthread", "preload", "cos"].index(r["lock"]),
+                                       ["pthread", "preload", "preload-yield", "cos",
+                                        "cos-yield", "pthread-yield"].index(r["lock"]),
                                        scheds.index(r["scheduler"]) if r["scheduler"] in scheds else 9))
 
 
@@ -523,8 +526,10 @@ def read_leveldb(out):
     groups = {}
     with open(path) as f:
         for r in csv.DictReader(f):
-            key = (r["benchmark"], int(r["threads"]), "preload" if r["preload"] == "1" else "plain",
-                   r["label"])
+            lock = "preload" if r["preload"] == "1" else "plain"
+            if r.get("handoff") == "1":
+                lock += "-yield"
+            key = (r["benchmark"], int(r["threads"]), lock, r["label"])
             groups.setdefault(key, []).append(float(r["ops_per_s"]))
     rows = [{"benchmark": b, "threads": t, "lock": lk, "scheduler": sc, "reps": len(v),
              "ops_per_s": statistics.median(v)} for (b, t, lk, sc), v in groups.items()]
@@ -534,7 +539,7 @@ def read_leveldb(out):
         if b and b is not r and b["ops_per_s"]:
             r["ratio"] = r["ops_per_s"] / b["ops_per_s"]
         p = by.get((r["benchmark"], r["threads"], "plain", r["scheduler"]))
-        if r["lock"] == "preload" and p and p["ops_per_s"]:
+        if r["lock"].startswith("preload") and p and p["ops_per_s"]:
             r["preload_ratio"] = r["ops_per_s"] / p["ops_per_s"]
     scheds = ["default", "cos-lock", "cos-shinjuku"]
     return sorted(rows, key=lambda r: (r["benchmark"], r["threads"], r["lock"],
@@ -963,7 +968,8 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
         section("## Locks (cos-bench-lock)",
                 "The lock-handoff reference's scenarios on the enclave's CPUs: `pthread` a plain "
                 "pthread mutex, `preload` the same under LD_PRELOAD=libcos-lock.so (hints from "
-                "an unmodified program), `cos` cos_mutex. ns/op: per lock or unlock "
+                "an unmodified program), `preload-yield` the same with COS_LOCK_HANDOFF=1 (a contended "
+                "unlock yields its CPU to the waiter it woke), `cos` cos_mutex. ns/op: per lock or unlock "
                 "(uncontended), per lock taken (others), per pass (handoff). Medians over the "
                 "repetitions; ratios to `default` with the same lock. Goals (issue 32): threads > "
                 "CPUs (`oversub`) +30 % throughput with the max wait within 1.5x the default's; "
@@ -978,7 +984,8 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
         section("## Locks: LevelDB (cos-bench-leveldb)",
                 "db_bench's fillrandom and readrandom on Debian's LevelDB, the threads sharing "
                 "one database and a fixed number of operations; `preload`: under "
-                "LD_PRELOAD=libcos-lock.so (LevelDB's mutex hinted, unmodified). Ratios: to "
+                "LD_PRELOAD=libcos-lock.so (LevelDB's mutex hinted, unmodified); `preload-yield`: "
+                "the same with COS_LOCK_HANDOFF=1. Ratios: to "
                 "`default` with the same lock, and `preload` to `plain` under the same "
                 "scheduler (goal: within 5 %). Goal at one thread: >= 0.97x.",
                 ["benchmark", "threads", "lock", "scheduler", "ops/s", "ratio",

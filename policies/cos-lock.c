@@ -19,6 +19,12 @@
  *   takes the CPU of the task that has run longest (spared owners excepted).  Together with
  *   the cap, no task waits for a CPU much longer than the cap and the bound.
  *
+ * What a lord cannot do: it reads a hint a round trip before its shoot lands, so a handoff
+ * aimed between two critical sections often lands inside the next one (glibc's mutex lets the
+ * releaser take it back first), and the waiter blocks again.  COS_LOCK_HANDOFF=1 in the
+ * workload's environment closes that gap from the app's side: a contended unlock yields its
+ * CPU, and the woken waiter, first in line, gets it while the lock is free.
+ *
  * Wake rule COS_WAKE_IDLE (unless --no-wake-rules): while no task waits, a waking task starts
  * on a free CPU with no round trip; the rules above matter only when CPUs are short.
  */
@@ -346,7 +352,9 @@ int main(int argc, char **argv)
 	m.about = "The lock-aware lord: a FIFO in turns that reads the lock hints (cos_mutex, or any\n"
 		  "pthread mutex under LD_PRELOAD=libcos-lock.so).  A lock's owner keeps its CPU past\n"
 		  "its turn, up to a cap; an owner that lost its CPU runs first, then the waiters its\n"
-		  "unlock woke (on the releaser's CPU when none is free); no task waits past a bound.";
+		  "unlock woke (on the releaser's CPU when none is free); no task waits past a bound.\n"
+		  "Run workloads with COS_LOCK_HANDOFF=1 too: a contended unlock then yields its CPU\n"
+		  "to the waiter it woke, which a lord alone cannot time.";
 	m.own_usage =
 		"  -s, --slice-us N     a task's turn while others wait (default 5000)\n"
 		"      --cap-us N       an owner keeps its CPU at most N us from when the lord first\n"

@@ -1,7 +1,8 @@
 // test_bench.cpp — the benchmark programs `make bench` runs do what they claim: the lord
 // throughput tool places and starts tasks (several per call in mask mode) and leaves the
 // scheduler as it found it; the Shinjuku server serves every request as COS tasks under
-// cos-shinjuku with hints; every tool explains itself and refuses bad usage.  The benchmarks'
+// cos-shinjuku with hints; the lock benchmarks count every run and operation, under cos-lock
+// too; every tool explains itself and refuses bad usage.  The benchmarks'
 // enclave is every online CPU but CPU 0, so nothing here assumes a CPU count.  No timing is
 // asserted: that is the benchmarks' job.  See docs/testing.md and docs/performance.md.
 #include <catch2/catch_test_macros.hpp>
@@ -217,4 +218,75 @@ TEST_CASE("benchmark programs explain themselves and refuse bad usage with statu
 	CHECK(sh(bw + " --cgroup /tmp 2>&1", &out) == 1);		/* not a cgroup */
 	CHECK(out.find("/tmp/cgroup.procs") != std::string::npos);
 	CHECK(sh(bw + " --cgroup /sys/fs/cgroup --submissions 2000 2>&1", &out) == 2);
+}
+
+TEST_CASE("cos-bench-lock and cos-bench-leveldb count what they ran, under cos-lock too", "[bench][lock]")
+{
+	std::string out, dir = "/tmp/test-bench-lock." + std::to_string(getpid());
+	std::string lk = build_path("bin/cos-bench-lock"), ldb = build_path("bin/cos-bench-leveldb");
+	REQUIRE(sh("rm -rf " + dir + " && mkdir -p " + dir) == 0);
+	/* each scenario appends one row; a row per run, labelled, with the preload seen */
+	for (const char *sc : {"uncontended", "contended --threads 3", "handoff", "cs --threads 3",
+			       "burst --threads 3 --rounds 5", "oversub --threads 3 --cs-us 20 --work-us 20"})
+		CHECK(sh(lk + " --scenario " + sc + " --seconds 0.2 --label x --csv " + dir + "/lock.csv" +
+			 " >/dev/null") == 0);
+	CHECK(sh("env COS_LOCK_HANDOFF=1 LD_PRELOAD=" + build_path("lib/libcos-lock.so") + " " + lk +
+		 " --scenario cs --threads 2 --seconds 0.2 --csv " + dir + "/lock.csv >/dev/null") == 0);
+	CHECK(sh(lk + " --scenario uncontended --lock cos --seconds 0.2 --csv " + dir + "/lock.csv >/dev/null") == 0);
+	auto rows = read_csv(dir + "/lock.csv");
+	REQUIRE(rows.size() == 8);
+	for (auto &r : rows) {
+		CAPTURE(r["scenario"]);
+		CHECK(std::stoull(r["ops"]) > 0);
+		CHECK(std::stoull(r["ops_min"]) <= std::stoull(r["ops_max"]));
+	}
+	CHECK(rows[0]["label"] == "x");
+	CHECK(rows[0]["threads"] == "1");
+	CHECK(rows[2]["threads"] == "2");		/* handoff: always two */
+	CHECK(std::stoull(rows[3]["ops_min"]) > 0);	/* every thread of cs took the lock */
+	CHECK(std::stoull(rows[4]["ops"]) == 15);	/* burst: threads x rounds */
+	CHECK(rows[6]["preload"] == "1");
+	CHECK(rows[6]["handoff"] == "1");
+	CHECK(rows[5]["preload"] == "0");
+	CHECK(rows[5]["handoff"] == "0");
+	CHECK(rows[7]["lock"] == "cos");
+	CHECK(sh(lk + " --scenario nope 2>&1", &out) == 2);
+	CHECK(out.find("--scenario nope: not one of") != std::string::npos);
+	CHECK(sh(lk + " --lock futex 2>/dev/null") == 2);
+	CHECK(sh(lk + " --seconds 0 2>/dev/null") == 2);
+	CHECK(sh(lk + " --help", &out) == 0);
+	CHECK(out.find("usage: ") == 0);
+
+	/* LevelDB: a filled database reads every key; writes count every operation */
+	CHECK(sh(ldb + " --db " + dir + "/r --benchmark readrandom --fill --keys 500 --num 300 --threads 2 "
+		 "--csv " + dir + "/ldb.csv", &out) == 0);
+	CHECK(out.find("readrandom") == 0);
+	CHECK(out.find("not found") == std::string::npos);
+	CHECK(sh(ldb + " --db " + dir + "/w --num 200 --threads 3 --csv " + dir + "/ldb.csv >/dev/null") == 0);
+	auto l = read_csv(dir + "/ldb.csv");
+	REQUIRE(l.size() == 2);
+	CHECK(l[0]["ops"] == "600");
+	CHECK(l[1]["ops"] == "600");
+	CHECK(l[1]["benchmark"] == "fillrandom");
+	CHECK(sh(ldb + " --num 10 2>&1", &out) == 2);		/* no --db */
+	CHECK(out.find("--db DIR is required") != std::string::npos);
+	CHECK(sh(ldb + " --db " + dir + "/w --benchmark scan 2>/dev/null") == 2);
+
+	/* as COS tasks under cos-lock: the same rows, from the lord's enclave */
+	require_lords();
+	{
+		Shim shim;
+		PolicyProc lord({build_path("bin/cos-lock"), "--cpus", enclave_list(), "--stall-ms",
+				 stall_arg(1000)});
+		REQUIRE(lord.wait_for("cos-lock: lord on CPU 0"));
+		CHECK(sh(build_path("bin/cosctl") + " run -- " + lk + " --scenario cs --threads 3 --seconds 0.3 "
+			 "--csv " + dir + "/cos.csv >/dev/null") == 0);
+		CHECK(lord.stop(SIGINT) == 0);
+		CAPTURE(lord.err);
+		CHECK(lord.err.find("runnable 0 ") == std::string::npos);
+		auto c = read_csv(dir + "/cos.csv");
+		REQUIRE(c.size() == 1);
+		CHECK(std::stoull(c[0]["ops_min"]) > 0);
+	}
+	sh("rm -rf " + dir);
 }
