@@ -69,11 +69,10 @@ static inline struct cos_hint *cos_lock_hint(void)
 
 /*
  * hint.c: the lock hints' writers, inlined into cos_mutex's calls and the interposer's (their
- * cost is these stores).  They
- * leave the seqcount alone: each field is one aligned word a lord reads on its own, and the
- * order of the stores keeps what it reads coherent (release: the lock named before the count
- * says one is held; the count cleared before the name).  A lock is four stores, an unlock one
- * or two.
+ * cost is these stores).  They leave the seqcount alone: each field is one aligned word a lord
+ * reads on its own, and the order of the stores keeps what it reads coherent (release: the lock
+ * named before the count says one is held; the count cleared before the name).  A lock is four
+ * stores, an unlock one or two.
  */
 static inline void hint_lock_wait(struct cos_hint *h, const void *lock)
 {

@@ -7,8 +7,10 @@
  *   LD_PRELOAD=/usr/lib/libcos-lock.so cosctl run -- ./server
  *
  * Each call goes to the C library's own function (dlsym(RTLD_NEXT)), with the calling thread's
- * hint record written around it: the wait before the call, the lock held after it.  The record is made at a thread's first lock; libcos
- * takes a mutex of its own then, which passes through here unhinted (a thread-local guard).
+ * hint record written around it: the wait before the call, the lock held after it.  The
+ * process's table is made at load, a thread's record at its first lock; libcos takes a mutex
+ * of its own then, which passes through here unhinted (a thread-local guard).  With
+ * COS_LOCK_HANDOFF=1 an unlock that wakes a waiter yields the CPU after it.
  * See docs/writing-a-policy.md, "App hints".
  */
 #include <dlfcn.h>
@@ -110,13 +112,12 @@ COS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec
 
 COS_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+	bool yield = cos_lock_handoff_on() && cos_lock_contended(m);
 	struct cos_hint *h;
+	int err;
 
 	if (!real_unlock)
 		resolve();
-	bool yield = cos_lock_handoff_on() && cos_lock_contended(m);
-	int err;
-
 	if ((h = hint()))
 		hint_lock_released(h);
 	err = real_unlock(m);
