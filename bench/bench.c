@@ -179,3 +179,24 @@ FILE *bench_csv_open(const char *prog, const char *path, const char *header)
 	fprintf(f, "%s\n", header);
 	return f;
 }
+
+FILE *bench_csv_append(const char *prog, const char *path, const char *header)
+{
+	FILE *f = fopen(path, "a");
+
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		return NULL;
+	}
+	if (ftell(f) == 0)	/* "a" opens at the end: 0 is a new or empty file */
+		fprintf(f, "%s\n", header);
+	return f;
+}
+
+void bench_lock_env(int *preload, int *handoff)
+{
+	const char *pre = getenv("LD_PRELOAD"), *h = getenv("COS_LOCK_HANDOFF");
+
+	*preload = pre && strstr(pre, "libcos-lock") != NULL;
+	*handoff = h && !strcmp(h, "1");
+}

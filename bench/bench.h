@@ -73,4 +73,16 @@ double bench_pct_us(const uint64_t *sorted, size_t n, double p);
  */
 FILE *bench_csv_open(const char *prog, const char *path, const char *header);
 
+/*
+ * A CSV file a run appends one row to: opened for appending, with @header written first if
+ * the file is new or empty; or NULL after saying "<prog>: <path>: <why>" on stderr.
+ */
+FILE *bench_csv_append(const char *prog, const char *path, const char *header);
+
+/*
+ * The lock hints a run was started with, for its row: @preload 1 under LD_PRELOAD=
+ * libcos-lock.so, @handoff 1 with COS_LOCK_HANDOFF=1 (a contended unlock yields).
+ */
+void bench_lock_env(int *preload, int *handoff);
+
 #endif

@@ -203,30 +203,21 @@ int main(int argc, char **argv)
 	leveldb_options_destroy(o);
 	{
 		double secs = (t1 - t0) / 1e9;
+		int preload, handoff;
 		FILE *f;
-		bool fresh;
 
 		printf("%-12s : %11.3f micros/op; %.0f ops/s; threads %d%s\n", bench,
 		       secs * 1e6 * threads / done, done / secs, threads,
 		       reads ? (found == done ? "" : " (some keys not found)") : "");
 		if (!csv)
 			return 0;
-		f = fopen(csv, "r");
-		fresh = !f;
-		if (f)
-			fclose(f);
-		f = fopen(csv, "a");
-		if (!f) {
-			fprintf(stderr, PROG ": %s: %s\n", csv, strerror(errno));
+		bench_lock_env(&preload, &handoff);
+		f = bench_csv_append(PROG, csv, "label,benchmark,preload,handoff,threads,num,keys,"
+				     "seconds,ops,ops_per_s,micros_per_op");
+		if (!f)
 			return 1;
-		}
-		if (fresh)
-			fprintf(f, "label,benchmark,preload,handoff,threads,num,keys,seconds,ops,ops_per_s,"
-				"micros_per_op\n");
-		fprintf(f, "%s,%s,%d,%d,%d,%d,%d,%.3f,%llu,%.0f,%.3f\n", label, bench,
-			getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "libcos-lock") != NULL,
-			getenv("COS_LOCK_HANDOFF") && !strcmp(getenv("COS_LOCK_HANDOFF"), "1"),
-			threads, num, keys, secs, (unsigned long long)done, done / secs,
+		fprintf(f, "%s,%s,%d,%d,%d,%d,%d,%.3f,%llu,%.0f,%.3f\n", label, bench, preload,
+			handoff, threads, num, keys, secs, (unsigned long long)done, done / secs,
 			secs * 1e6 * threads / done);
 		fclose(f);
 	}

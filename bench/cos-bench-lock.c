@@ -356,8 +356,8 @@ report:
 	c1 = csw();
 	{
 		double secs = (t1 - t0) / 1e9, mean = ops && nr_all ? wait_sum / 1e3 / ops : 0, p99 = 0;
+		int preload, handoff;
 		FILE *f;
-		bool fresh;
 
 		if (nr_all) {
 			bench_sort_u64(all, nr_all);
@@ -372,23 +372,16 @@ report:
 		       (unsigned long long)ops_max);
 		if (!csv)
 			return 0;
-		f = fopen(csv, "r");
-		fresh = !f;
-		if (f)
-			fclose(f);
-		f = fopen(csv, "a");
-		if (!f) {
-			fprintf(stderr, PROG ": %s: %s\n", csv, strerror(errno));
+		bench_lock_env(&preload, &handoff);
+		f = bench_csv_append(PROG, csv, "label,scenario,lock,preload,handoff,threads,cs_us,"
+				     "work_us,cpus,seconds,ops,ops_per_s,ns_per_op,wait_mean_us,"
+				     "wait_p99_us,wait_max_us,csw,ops_min,ops_max");
+		if (!f)
 			return 1;
-		}
-		if (fresh)
-			fprintf(f, "label,scenario,lock,preload,handoff,threads,cs_us,work_us,cpus,seconds,ops,"
-				"ops_per_s,ns_per_op,wait_mean_us,wait_p99_us,wait_max_us,csw,ops_min,ops_max\n");
 		fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%d,%d,%.3f,%llu,%.0f,%.2f,%.2f,%.2f,%.2f,%llu,%llu,%llu\n",
-			label, scenario_names[opt.scenario], opt.cos ? "cos" : "pthread",
-			getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "libcos-lock") != NULL,
-			getenv("COS_LOCK_HANDOFF") && !strcmp(getenv("COS_LOCK_HANDOFF"), "1"), opt.threads, cs_us, work_us, ncpu, secs, (unsigned long long)ops, ops / secs,
-			ops ? (double)(t1 - t0) / ops : 0, mean, p99, wait_max / 1e3,
+			label, scenario_names[opt.scenario], opt.cos ? "cos" : "pthread", preload,
+			handoff, opt.threads, cs_us, work_us, ncpu, secs, (unsigned long long)ops,
+			ops / secs, ops ? (double)(t1 - t0) / ops : 0, mean, p99, wait_max / 1e3,
 			(unsigned long long)(c1 - c0), (unsigned long long)ops_min,
 			(unsigned long long)ops_max);
 		fclose(f);

@@ -91,3 +91,38 @@ TEST_CASE("bench CSV files: the header first, a clear refusal where none can be 
 	unlink(path);
 	CHECK(bench_csv_open("t", "/nonexistent-dir/x.csv", "a") == nullptr);
 }
+
+TEST_CASE("bench CSV rows appended: the header once, however many runs", "[bench]")
+{
+	char path[] = "/tmp/cos-bench-csv-XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);				/* exists, empty: still new */
+	for (int i = 0; i < 2; i++) {
+		FILE *f = bench_csv_append("t", path, "a,b");
+		REQUIRE(f);
+		fprintf(f, "%d,%d\n", i, i);
+		fclose(f);
+	}
+	char buf[64] = {};
+	FILE *f = fopen(path, "r");
+	REQUIRE(f);
+	CHECK(fread(buf, 1, sizeof(buf) - 1, f) == 12);
+	fclose(f);
+	CHECK(std::string(buf) == "a,b\n0,0\n1,1\n");
+	unlink(path);
+	CHECK(bench_csv_append("t", "/nonexistent-dir/x.csv", "a") == nullptr);
+
+	int preload = -1, handoff = -1;
+	setenv("LD_PRELOAD", "/usr/lib/libcos-lock.so", 1);
+	setenv("COS_LOCK_HANDOFF", "1", 1);
+	bench_lock_env(&preload, &handoff);
+	CHECK(preload == 1);
+	CHECK(handoff == 1);
+	unsetenv("LD_PRELOAD");
+	setenv("COS_LOCK_HANDOFF", "yes", 1);	/* only "1" turns it on, as libcos reads it */
+	bench_lock_env(&preload, &handoff);
+	CHECK(preload == 0);
+	CHECK(handoff == 0);
+	unsetenv("COS_LOCK_HANDOFF");
+}
