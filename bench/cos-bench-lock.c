@@ -51,14 +51,14 @@ static struct {
 	  .run_ns = 2000000000ull };
 
 static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
-static struct cos_mutex clock_ = COS_MUTEX_INITIALIZER;
+static struct cos_mutex cmutex = COS_MUTEX_INITIALIZER;
 static volatile int stop;
 static pthread_barrier_t start_line;
 
 static inline void lock(void)
 {
 	if (opt.cos)
-		cos_mutex_lock(&clock_);
+		cos_mutex_lock(&cmutex);
 	else
 		pthread_mutex_lock(&plock);
 }
@@ -66,7 +66,7 @@ static inline void lock(void)
 static inline void unlock(void)
 {
 	if (opt.cos)
-		cos_mutex_unlock(&clock_);
+		cos_mutex_unlock(&cmutex);
 	else
 		pthread_mutex_unlock(&plock);
 }
@@ -164,7 +164,7 @@ static int turn;
 static void *handoff_worker(void *arg)
 {
 	struct worker *w = arg;
-	pthread_mutex_t *m = opt.cos ? &clock_.m : &plock;	/* the condition needs the mutex */
+	pthread_mutex_t *m = opt.cos ? &cmutex.m : &plock;	/* the condition needs the mutex */
 
 	pthread_barrier_wait(&start_line);
 	for (;;) {
