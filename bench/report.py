@@ -509,7 +509,8 @@ def read_lock(out):
             if b["wait_max_us"]:
                 r["max_wait_ratio"] = r["wait_max_us"] / b["wait_max_us"]
     order = ["uncontended", "contended", "handoff", "cs", "burst", "oversub"]
-    scheds = ["default", "cos-lock", "cos-shinjuku"]
+    scheds = ["default", "cos-lock", "cos-shinjuku", "scx_simple", "scx_central", "scx_userland",
+              "scx_rustland"]
     return sorted(rows, key=lambda r: (order.index(r["scenario"]) if r["scenario"] in order else 9,
                                        ["pthread", "preload", "preload-yield", "cos",
                                         "cos-yield", "pthread-yield"].index(r["lock"]),
@@ -541,7 +542,8 @@ def read_leveldb(out):
         p = by.get((r["benchmark"], r["threads"], "plain", r["scheduler"]))
         if r["lock"].startswith("preload") and p and p["ops_per_s"]:
             r["preload_ratio"] = r["ops_per_s"] / p["ops_per_s"]
-    scheds = ["default", "cos-lock", "cos-shinjuku"]
+    scheds = ["default", "cos-lock", "cos-shinjuku", "scx_simple", "scx_central", "scx_userland",
+              "scx_rustland"]
     return sorted(rows, key=lambda r: (r["benchmark"], r["threads"], r["lock"],
                                        scheds.index(r["scheduler"]) if r["scheduler"] in scheds else 9))
 
