@@ -655,6 +655,19 @@ bool cos_pending_put(struct cos_enclave *e, struct cos_slot *t, s32 cpu, u32 fla
 	return true;
 }
 
+/*
+ * Put @t, handed @cpu by the task yielding there (COS_WAKE_HANDOFF, cos_task_yield()), in
+ * @cpu's pending slot, unless a task is shot or latched there (the lord's choice goes first).
+ * No kick: @cpu reschedules next, and its ops.dispatch takes @t.  A latch shoot racing with
+ * this puts its task behind @t, where it would have waited behind the yielding task anyway.
+ * Context: ops.yield on @cpu (its rq lock held, IRQs off), t->lock held.
+ */
+bool cos_pending_hand(struct cos_slot *t, s32 cpu)
+{
+	lockdep_assert_held(&t->lock);
+	return cos_cpu_valid(cpu) && !cos_latch_nr(cpu) && !cmpxchg(&cos_pending[cpu], NULL, t);
+}
+
 /**
  * cos_pending_cancel() - @cpu went offline: the tasks shot or latched there and not yet taken
  * wait again

@@ -24,7 +24,8 @@
  *   t->lock (per task slot, struct cos_slot)  the slot's fields, its status entry, and the
  *       pending/taken words that name it.  Taken by every kfunc about a COS task (rq lock or
  *       pi_lock held), the shoot of that task, ops.dispatch when something was shot to its
- *       CPU, the fallback and GET_TASKS.  One at a time, except COS_SHOOT_F_REPLACE: under
+ *       CPU, ops.yield for the task a yield hands its CPU to (after the yielder's own t->lock
+ *       is dropped), the fallback and GET_TASKS.  One at a time, except COS_SHOOT_F_REPLACE: under
  *       e->lock, the shot task's, then the replaced one's, nested (cos_pending_replace()).
  *   custody lock (per CPU, cos_custody.c)  that CPU's custody list and its tasks'
  *       t->custody_cpu.  Taken inside t->lock when a task starts or stops waiting; alone by the
@@ -467,6 +468,7 @@ void cos_taken_forget(struct cos_slot *t);
 bool cos_cpu_pending(s32 cpu, const struct cos_slot *t);
 bool cos_cpu_free(s32 cpu);
 bool cos_taken_claim(s32 cpu, struct cos_slot *t);
+bool cos_pending_hand(struct cos_slot *t, s32 cpu);
 void cos_cpu_running(s32 cpu, struct cos_slot *t);
 void cos_cpu_placed_running(s32 cpu, struct task_struct *p);
 void cos_cpu_stopped(s32 cpu, struct cos_slot *t);
@@ -489,7 +491,7 @@ void cos_dispatch_failed(struct task_struct *p, s32 slot, s32 cpu);
 void cos_task_running(struct task_struct *p, s32 slot, s32 cpu);
 void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable);
 void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep);
-void cos_task_yield(struct task_struct *p, s32 slot);
+bool cos_task_yield(struct task_struct *p, s32 slot);
 void cos_task_affinity(struct task_struct *p, s32 slot);
 u32 cos_task_shoot(struct cos_enclave *e, u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed,
 		   u32 flags, bool *kick);

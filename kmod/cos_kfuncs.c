@@ -411,11 +411,12 @@ __bpf_kfunc void cos_kf_quiescent(struct task_struct *p, s32 slot, bool sleep,
  * @p: the task; @slot: its slot
  * @aux: the calling program, supplied by the verifier (see "Binding")
  * Context: ops.yield (@p's rq lock held, IRQs off); cos_task_yield().
+ * Return: whether @p's CPU was handed to the task it woke (COS_WAKE_HANDOFF): the shim then
+ * ends @p's slice.
  */
-__bpf_kfunc void cos_kf_yield(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
+__bpf_kfunc bool cos_kf_yield(struct task_struct *p, s32 slot, struct bpf_prog_aux *aux)
 {
-	if (cos_kf_bound(aux))
-		cos_task_yield(p, slot);
+	return cos_kf_bound(aux) && cos_task_yield(p, slot);
 }
 
 /**

@@ -230,6 +230,64 @@ static bool cos_wake_place(struct cos_enclave *e, struct cos_slot *t, struct tas
 }
 
 /*
+ * Per CPU: the last COS task woken on it in task context, which went into custody, and the
+ * thread that woke it (COS_WAKE_HANDOFF).  Written by cos_task_enqueue() in the waker's
+ * context, read and cleared by cos_task_yield() in the yielder's: both on this CPU with IRQs
+ * off, so no lock.  A stale record costs nothing: the handoff checks the task under its lock.
+ */
+struct cos_woken {
+	pid_t waker;
+	u32 slot;
+	u32 gen;
+};
+static DEFINE_PER_CPU(struct cos_woken, cos_woken);
+
+/* @t (waiting in custody) was woken by the task running on this CPU.  Caller holds t->lock. */
+static void cos_woken_note(struct cos_slot *t)
+{
+	struct cos_woken *w = this_cpu_ptr(&cos_woken);
+
+	lockdep_assert_held(&t->lock);
+	w->waker = t->waker;
+	w->slot = cos_slot_nr(t);
+	w->gen = t->gen;
+}
+
+/*
+ * COS_WAKE_HANDOFF: a COS task of @e yields @cpu, an enclave CPU it runs on, to the task it
+ * woke last there (@w), if that task still waits for @e's lord and may run on @cpu.  The task
+ * goes to @cpu's pending slot as if shot there, with the lord's wake slice, and the lord gets
+ * TASK_PLACED (COS_PLACED_F_HANDOFF).  A shoot of it racing with this finds it QUEUED
+ * (NOT_WAITING); a fallback finds it in custody, QUEUED, and takes it out of the pending slot
+ * (cos_fallback_all()).  Returns whether it was handed @cpu.
+ * Context: ops.yield on @cpu (its rq lock held, IRQs off, RCU-sched), no t->lock held; takes
+ * the woken task's t->lock, then its custody lock.
+ */
+static bool cos_task_handoff(struct cos_enclave *e, s32 cpu, const struct cos_woken *w)
+{
+	struct cos_slot *t = cos_slot_at(w->slot);
+	struct task_struct *p;
+
+	if (!t || !(READ_ONCE(e->ctl->wake_rules) & COS_WAKE_HANDOFF) ||
+	    !cpumask_test_cpu(cpu, e->cpus) || cpumask_test_cpu(cpu, e->offline))
+		return false;
+	guard(raw_spinlock)(&t->lock);
+	p = t->p;
+	/* in custody (not popped by a fallback), not throttled, allowed here */
+	if (t->state != COS_TASK_WAITING || t->gen != w->gen || t->home_id != e->id ||
+	    t->custody_cpu < 0 || !READ_ONCE(e->active) || cos_group_throttled(t->cgid) ||
+	    !cpumask_test_cpu(cpu, p->cpus_ptr) ||
+	    (p->migration_disabled && task_cpu(p) != cpu) || !cos_pending_hand(t, cpu))
+		return false;
+	t->slice = READ_ONCE(e->ctl->wake_slice_ns);	/* cos_dispatch_take() reads it */
+	cos_task_set_state(t, COS_TASK_QUEUED);
+	t->cpu = cpu;
+	/* no decision asked: the yielder's TASK_YIELD, which follows, wakes the lord */
+	cos_post_lazy(e, COS_MSG_TASK_PLACED, cpu, t, (u64)cpu | COS_PLACED_F_HANDOFF);
+	return true;
+}
+
+/*
  * @t, in custody, is told it waits for its throttled bandwidth group (TASK_THROTTLED, with
  * GROUP_THROTTLED first if the lord has not heard of the group's throttling yet), under the
  * group's hold so that its release (GROUP_UNTHROTTLED) cannot come before in the ring.
@@ -347,6 +405,8 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 		ret = COS_ENQ_CUSTODY;
 		if (cos_task_throttled(e, t, gid))
 			return ret;
+		if (t->waker && msg == COS_MSG_TASK_RUNNABLE)
+			cos_woken_note(t);	/* its waker may yield to it (COS_WAKE_HANDOFF) */
 		if (msg == COS_MSG_TASK_PREEMPTED && t->next_arg == COS_PREEMPT_BY_OTHER &&
 		    cos_latch_resume(t, t->cpu)) {
 			cos_task_set_state(t, COS_TASK_QUEUED);
@@ -509,16 +569,39 @@ void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
 	}
 }
 
-/**
- * cos_task_yield() - @p called sched_yield(): its next enqueue posts TASK_YIELD
- * @p: the task; @slot: its slot
- * Context: ops.yield (@p's rq lock held, IRQs off); takes t->lock only.
+/*
+ * @p yields: its next enqueue posts TASK_YIELD.  Returns its enclave if it runs there as a
+ * task of the lord's (the handoff's case), else NULL.  Takes t->lock.
  */
-void cos_task_yield(struct task_struct *p, s32 slot)
+static struct cos_enclave *cos_task_yield_mark(struct task_struct *p, s32 slot)
 {
-	COS_TASK_LOCK(t, p, slot);
+	COS_TASK_LOCK(t, p, slot, NULL);
 
 	t->next_msg = COS_MSG_TASK_YIELD;
+	return t->state == COS_TASK_RUNNING ? cos_task_enclave(t) : NULL;
+}
+
+/**
+ * cos_task_yield() - @p called sched_yield(): its next enqueue posts TASK_YIELD
+ * @p: the task, running on this CPU; @slot: its slot
+ *
+ * With the lord's wake rule COS_WAKE_HANDOFF, @p's CPU goes to the last task @p woke on it if
+ * that task still waits for the lord (cos_task_handoff()).  The shim then ends @p's slice, so
+ * that this CPU's ops.dispatch takes that task; else @p runs on, as before its yield.
+ * Context: ops.yield (@p's rq lock held, IRQs off); takes @p's t->lock, then (after dropping
+ * it) the woken task's t->lock and custody lock.
+ * Return: whether @p's CPU was handed over.
+ */
+bool cos_task_yield(struct task_struct *p, s32 slot)
+{
+	struct cos_woken *w = this_cpu_ptr(&cos_woken);
+	struct cos_woken woken = *w;
+	struct cos_enclave *e = cos_task_yield_mark(p, slot);
+
+	if (!e || woken.waker != p->pid)
+		return false;
+	w->waker = 0;		/* one handoff per wake-up */
+	return cos_task_handoff(e, task_cpu(p), &woken);
 }
 
 /**

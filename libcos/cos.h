@@ -418,9 +418,12 @@ const struct cos_ctl *cos_lord_ctl(const struct cos_lord *lord);
  * @slice_ns: the slice of a task they start (0 = no limit)
  *
  * From the next wake-up on, a waking task that a rule starts is posted COS_MSG_TASK_PLACED
- * (QUEUED on that CPU, as if shot there) instead of TASK_RUNNABLE.
+ * (QUEUED on that CPU, as if shot there) instead of TASK_RUNNABLE.  COS_WAKE_HANDOFF: from the
+ * next yield on, a task that yields hands its CPU to the task it woke last (TASK_PLACED with
+ * COS_PLACED_F_HANDOFF).
  * Return: 0; -EINVAL for unknown bits; -EOPNOTSUPP if the module has no wake rules
- * (COS_FEAT_WAKE_RULES): nothing changes then, every waking task waits for a shoot.
+ * (COS_FEAT_WAKE_RULES), or none of COS_WAKE_HANDOFF (COS_FEAT_WAKE_HANDOFF): nothing changes
+ * then.
  */
 int cos_lord_set_wake_rules(struct cos_lord *lord, unsigned int rules, unsigned long long slice_ns);
 
@@ -812,6 +815,12 @@ void cos_sched_wake_at(struct cos_sched *s, unsigned long long at_ns);
 
 /** cos_sched_wake_placed() - tasks the wake rules started so far (COS_MSG_TASK_PLACED) */
 unsigned long long cos_sched_wake_placed(const struct cos_sched *s);
+
+/**
+ * cos_sched_wake_handoffs() - of those, the ones a yield handed its CPU to (COS_WAKE_HANDOFF,
+ * COS_PLACED_F_HANDOFF)
+ */
+unsigned long long cos_sched_wake_handoffs(const struct cos_sched *s);
 
 #define COS_SCHED_NOT_STARTED	(-1)
 #define COS_SCHED_STALE		(-2)

@@ -53,6 +53,7 @@ struct cos_sched {
 	int nr_placing;
 	unsigned int nr_waiting;	/* tasks in COS_TASK_WAITING (task_set_state()) */
 	unsigned long long wake_placed;	/* COS_MSG_TASK_PLACED handled */
+	unsigned long long wake_handoffs;	/* of those, with COS_PLACED_F_HANDOFF */
 	unsigned long long refused[COS_SHOOT_OTHER_ENCLAVE + 1];	/* st.failed by COS_SHOOT_* status */
 	/*
 	 * Bandwidth: the group (cgroup id) a task waits for since COS_MSG_TASK_THROTTLED, 0 if
@@ -372,6 +373,7 @@ static void task_placed(struct cos_sched *s, struct cos_task *t, const struct co
 	t->cpu = (int)cpu;
 	t->placed_at = m->ts;
 	s->wake_placed++;
+	s->wake_handoffs += !!(m->arg & COS_PLACED_F_HANDOFF);
 	if (cpu >= s->nr_cpus)
 		return;
 	cur = s->cpu_task[cpu];
@@ -749,6 +751,11 @@ COS_EXPORT int cos_sched_run(struct cos_sched *s)
 COS_EXPORT unsigned long long cos_sched_wake_placed(const struct cos_sched *s)
 {
 	return s->wake_placed;
+}
+
+COS_EXPORT unsigned long long cos_sched_wake_handoffs(const struct cos_sched *s)
+{
+	return s->wake_handoffs;
 }
 
 COS_EXPORT unsigned long long cos_sched_shoot_failures(const struct cos_sched *s, int status)

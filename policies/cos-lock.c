@@ -23,10 +23,12 @@
  * aimed between two critical sections often lands inside the next one (glibc's mutex lets the
  * releaser take it back first), and the waiter blocks again.  COS_LOCK_HANDOFF=1 in the
  * workload's environment closes that gap from the app's side: a contended unlock yields its
- * CPU, and the woken waiter, first in line, gets it while the lock is free.
+ * CPU, and the wake rule COS_WAKE_HANDOFF has the kernel start the waiter that unlock woke on
+ * that CPU at once, while the lock is free, with no round trip.
  *
- * Wake rule COS_WAKE_IDLE (unless --no-wake-rules): while no task waits, a waking task starts
- * on a free CPU with no round trip; the rules above matter only when CPUs are short.
+ * Wake rules COS_WAKE_IDLE (unless --no-wake-rules): while no task waits, a waking task starts
+ * on a free CPU with no round trip; the rules above matter only when CPUs are short.  And
+ * COS_WAKE_HANDOFF (unless --no-handoff or --no-wake-rules), above.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -314,7 +316,7 @@ static int lk_ready(struct lord_main *lm)
 		l.cap_ns = LK_CAP_TURNS * l.slice_ns;
 	if (!l.max_wait_ns)
 		l.max_wait_ns = l.cap_ns;
-	lm->wake_rules = COS_WAKE_IDLE;		/* see the top comment */
+	lm->wake_rules = COS_WAKE_IDLE | (l.no_handoff ? 0 : COS_WAKE_HANDOFF);	/* the top comment */
 	lm->wake_slice_ns = 0;			/* turns are the lord's */
 	lm->tick_ns = l.slice_ns / 4;		/* while tasks wait: finds turns that are over */
 	lm->sched_opts.flags |= COS_SCHED_F_HINTS;
@@ -354,7 +356,8 @@ int main(int argc, char **argv)
 		  "its turn, up to a cap; an owner that lost its CPU runs first, then the waiters its\n"
 		  "unlock woke (on the releaser's CPU when none is free); no task waits past a bound.\n"
 		  "Run workloads with COS_LOCK_HANDOFF=1 too: a contended unlock then yields its CPU\n"
-		  "to the waiter it woke, which a lord alone cannot time.";
+		  "and the kernel starts the waiter it woke there at once, which a lord alone cannot\n"
+		  "time.";
 	m.own_usage =
 		"  -s, --slice-us N     a task's turn while others wait (default 5000)\n"
 		"      --cap-us N       an owner keeps its CPU at most N us from when the lord first\n"
@@ -363,7 +366,8 @@ int main(int argc, char **argv)
 		"                       task that has run longest, owners within their cap excepted\n"
 		"                       (default: the cap)\n"
 		"      --no-handoff     a woken waiter waits for a free CPU instead of taking its\n"
-		"                       releaser's\n";
+		"                       releaser's (neither the lord's handoff nor the kernel's at\n"
+		"                       a yield, COS_WAKE_HANDOFF)\n";
 	m.own_short = "s:";
 	m.own_long = own;
 	m.parse = lk_parse;

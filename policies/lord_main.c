@@ -26,9 +26,9 @@ static void print_stats(struct cos_sched *s, struct lord_main *m)
 			fprintf(stderr, "%s %llu, ", cos_shoot_status_name(status),
 				cos_sched_shoot_failures(s, status));
 	fprintf(stderr, "%llu not started) stale %llu resyncs %llu stalls %llu wake-placed %llu "
-		"waits %llu", cos_sched_shoot_failures(s, COS_SCHED_NOT_STARTED),
+		"(handoffs %llu) waits %llu", cos_sched_shoot_failures(s, COS_SCHED_NOT_STARTED),
 		cos_sched_shoot_failures(s, COS_SCHED_STALE), st.resyncs, st.stalls,
-		cos_sched_wake_placed(s), st.waits);
+		cos_sched_wake_placed(s), cos_sched_wake_handoffs(s), st.waits);
 	if (m->stats) {
 		fputs(" | ", stderr);
 		m->stats(s, stderr);
@@ -243,14 +243,23 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	}
 	if (no_wake_rules)
 		m->wake_rules = 0;
-	if (m->wake_rules && (err = cos_sched_set_wake_rules(s, m->wake_rules, m->wake_slice_ns))) {
+	if (m->wake_rules && (err = cos_sched_set_wake_rules(s, m->wake_rules, m->wake_slice_ns)) &&
+	    (m->wake_rules & COS_WAKE_HANDOFF)) {
+		/* an older cos.ko: the other rules still help */
+		fprintf(stderr, "%s: %s; going on without the handoff\n", m->prog, cos_strerror(err));
+		m->wake_rules &= ~COS_WAKE_HANDOFF;
+		err = m->wake_rules ? cos_sched_set_wake_rules(s, m->wake_rules, m->wake_slice_ns) : 0;
+	}
+	if (m->wake_rules && err) {
 		fprintf(stderr, "%s: %s; going on without them\n", m->prog, cos_strerror(err));
 		m->wake_rules = 0;
 	}
-	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs, shoots by %s, wake rules %s", m->prog,
-		m->lord_cpu, m->nr_cpus,
+	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs, shoots by %s, wake rules %s%s",
+		m->prog, m->lord_cpu, m->nr_cpus,
 		cos_lord_submit(cos_sched_lord(s)) == COS_SUBMIT_URING ? "io_uring" : "ioctl",
-		!m->wake_rules ? "off" : m->wake_rules & COS_WAKE_IDLE ? "idle" : "prev");
+		!(m->wake_rules & ~COS_WAKE_HANDOFF) ? "off" :
+		m->wake_rules & COS_WAKE_IDLE ? "idle" : "prev",
+		m->wake_rules & COS_WAKE_HANDOFF ? " and handoff" : "");
 	if (cos_lord_name(cos_sched_lord(s))[0])
 		fprintf(stderr, ", enclave '%s'", cos_lord_name(cos_sched_lord(s)));
 	if (m->banner)

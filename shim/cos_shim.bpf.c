@@ -458,8 +458,9 @@ bool BPF_PROG(cos_yield, struct task_struct *from, struct task_struct *to)
 {
 	struct cos_task_ctx *tctx = cos_ctx(from);
 
-	if (tctx && tctx->slot >= 0)
-		cos_kf_yield(from, tctx->slot);
+	/* handed to the task it woke (COS_WAKE_HANDOFF): its CPU's ops.dispatch takes that one */
+	if (tctx && tctx->slot >= 0 && cos_kf_yield(from, tctx->slot))
+		from->scx.slice = 0;
 	return false;
 }
 

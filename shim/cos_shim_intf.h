@@ -106,7 +106,7 @@ COS_KFUNC_BOUND(void, cos_kf_running, struct task_struct *p, s32 slot, s32 cpu);
 COS_KFUNC_BOUND(void, cos_kf_stopping, struct task_struct *p, s32 slot, bool runnable);
 COS_KFUNC_BOUND(void, cos_kf_cpu_hotplug, s32 cpu, bool online);
 COS_KFUNC_BOUND(void, cos_kf_quiescent, struct task_struct *p, s32 slot, bool sleep);
-COS_KFUNC_BOUND(void, cos_kf_yield, struct task_struct *p, s32 slot);
+COS_KFUNC_BOUND(bool, cos_kf_yield, struct task_struct *p, s32 slot);
 COS_KFUNC_BOUND(void, cos_kf_set_cpumask, struct task_struct *p, s32 slot);
 COS_KFUNC_BOUND(s32, cos_kf_cgroup_init, u64 id, u64 parent_id, u32 weight);
 COS_KFUNC_BOUND(void, cos_kf_cgroup_exit, u64 id);

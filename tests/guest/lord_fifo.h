@@ -44,6 +44,7 @@ struct FifoLord {
 	uint64_t stall_reasons = 0;		/* OR of LORD_STALL args seen */
 	std::vector<Placement> placed;		/* every successful shoot */
 	std::vector<Placement> wake_placed;	/* every TASK_PLACED (the kernel's, by the wake rules) */
+	unsigned handoffs = 0;			/* of those, by COS_WAKE_HANDOFF */
 	unsigned wake_rules = 0;		/* COS_WAKE_*, set before the lord starts */
 	int wake_rules_error = 0;
 	std::map<unsigned, unsigned> shoot_errors;	/* status -> count */
@@ -214,15 +215,19 @@ private:
 					}
 				}
 				break;
-			case COS_MSG_TASK_PLACED:	/* the kernel started it on arg's CPU */
+			case COS_MSG_TASK_PLACED: {	/* the kernel started it on arg's CPU */
+				int cpu = (int)(uint32_t)msg.arg;
+
 				release_cpu(msg.slot);
 				queued.erase(msg.slot);
-				if (cpu_owner.count((int)msg.arg))	/* its task left; a message follows */
-					owner_of.erase(cpu_owner[(int)msg.arg]);
-				cpu_owner[(int)msg.arg] = msg.slot;
-				owner_of[msg.slot] = (int)msg.arg;
-				wake_placed.push_back({msg.slot, msg.gen, msg.pid, (int)msg.arg});
+				if (cpu_owner.count(cpu))	/* its task left; a message follows */
+					owner_of.erase(cpu_owner[cpu]);
+				cpu_owner[cpu] = msg.slot;
+				owner_of[msg.slot] = cpu;
+				wake_placed.push_back({msg.slot, msg.gen, msg.pid, cpu});
+				handoffs += !!(msg.arg & COS_PLACED_F_HANDOFF);
 				break;
+			}
 			case COS_MSG_LORD_STALL:
 				stall_reasons |= msg.arg;
 				dump_waiting();

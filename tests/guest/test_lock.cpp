@@ -268,6 +268,107 @@ TEST_CASE("cos-lock: the waiter an unlock wakes runs before the tasks queued ear
 	CHECK(sched_ext_state() == "enabled");
 }
 
+namespace {
+/* When each thread of the yield workload got where it was going. */
+struct YieldRun {
+	std::atomic<uint64_t> yielded{0}, woken_ran{0}, spun{0}, queued_ran[2]{};
+	std::atomic<int> bad{0};
+};
+
+/*
+ * One CPU.  The yielder wakes two spinners (they queue behind it), then a third thread, which
+ * holds no lock and waits for none, and yields; then it spins on, past nothing but its own
+ * long turn.  Who runs first: the thread it woke (the kernel's handoff, COS_WAKE_HANDOFF) or
+ * the spinners that queued before it (the lord's FIFO)?
+ */
+int yield_workload(YieldRun *y)
+{
+	sem_t go, wake;
+	sem_init(&go, 0, 0);
+	sem_init(&wake, 0, 0);
+	std::vector<std::thread> spinners;
+	for (int i = 0; i < 2; i++)
+		spinners.emplace_back([&, i] {
+			sem_wait(&go);
+			y->queued_ran[i] = now_ns();
+			uint64_t t = now_ns();
+			while (now_ns() - t < 20000000ull)
+				;
+		});
+	std::thread woken([&] {
+		sem_wait(&wake);
+		y->woken_ran = now_ns();
+	});
+	std::thread yielder([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));	/* all of them block */
+		sem_post(&go);
+		sem_post(&go);
+		sem_post(&wake);	/* the last it wakes */
+		y->yielded = now_ns();
+		sched_yield();
+		uint64_t t = now_ns();
+		while (now_ns() - t < 100000000ull)	/* 100 ms of a 200 ms turn */
+			;
+		y->spun = now_ns();
+		if (sched_getcpu() != 1)
+			y->bad = 1;
+	});
+	yielder.join();
+	woken.join();
+	for (auto &t : spinners)
+		t.join();
+	sem_destroy(&go);
+	sem_destroy(&wake);
+	return 0;
+}
+} // namespace
+
+TEST_CASE("cos-lock: a yield hands its CPU to the thread it woke, with no round trip", "[lock][policies][wake]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	auto run = [](std::vector<std::string> own, const char *ready, std::string *err) {
+		std::vector<std::string> a{build_path("bin/cos-lock"), "--cpus", "1", "--slice-us", "200000",
+					   "--max-wait-us", "100000000", "--stall-ms", stall_arg(1000),
+					   "--starve-ms", starve_arg(5000)};
+		a.insert(a.end(), own.begin(), own.end());
+		PolicyProc lord(a);
+		REQUIRE(lord.wait_for(ready));
+		YieldRun *y = shared_new<YieldRun>();
+		int rc = in_child([&] {
+			unpin_self();
+			return become_cos_task() ? 10 : yield_workload(y);
+		});
+		CHECK(rc == 0);
+		CHECK(lord.stop(SIGINT) == 0);
+		*err = lord.err;
+		CHECK(y->bad == 0);
+		return y;
+	};
+	std::string on_err, off_err;
+	YieldRun *on = run({}, "wake rules idle and handoff", &on_err);
+	YieldRun *off = run({"--no-handoff"}, "wake rules idle,", &off_err);
+	CAPTURE(on_err, off_err);
+	for (YieldRun *y : {on, off}) {
+		REQUIRE(y->yielded != 0);
+		REQUIRE(y->woken_ran != 0);
+		CHECK(y->woken_ran > y->yielded);
+	}
+	/* the woken thread ran at the yield, before the yielder's turn was over */
+	CHECK(on->woken_ran < on->spun);
+	for (int i = 0; i < 2; i++) {
+		CAPTURE(i);
+		CHECK(on->woken_ran < on->queued_ran[i]);
+		/* without the rule the yield changes nothing: the spinners queued first */
+		CHECK(off->woken_ran > off->queued_ran[i]);
+	}
+	CHECK(on_err.find("(handoffs 0)") == std::string::npos);
+	CHECK(off_err.find("(handoffs 0)") != std::string::npos);
+	shared_delete(on);
+	shared_delete(off);
+	CHECK(sched_ext_state() == "enabled");
+}
+
 TEST_CASE("cos-lock explains itself and refuses bad values with status 2", "[lock][usage]")
 {
 	std::string out;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <semaphore.h>
 #include <iostream>
 #include <new>
 #include <sys/mman.h>
@@ -239,6 +240,94 @@ TEST_CASE("wake rule IDLE: waking threads start on free enclave CPUs they may us
 				CHECK((types[k + 1] == COS_MSG_TASK_RUNNABLE || types[k + 1] == COS_MSG_TASK_PLACED ||
 				       types[k + 1] == COS_MSG_TASK_DEAD));
 			}
+	}
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("wake rule HANDOFF: a yield starts the task it woke on its CPU, where that task may run", "[lord][wake]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	FifoLord lord(0, {1, 2, 3}, 1000, 0, 0, COS_WAKE_HANDOFF);
+	REQUIRE(lord.register_error == 0);
+	REQUIRE(lord.wake_rules_error == 0);
+	/*
+	 * 4 pairs ping-pong through semaphores, each thread yielding after it wakes its partner:
+	 * 8 threads on 3 CPUs, so a woken partner often waits, and the yield hands it the CPU.  The
+	 * even threads may run on CPUs 2-3 only: a yield on CPU 1 must not hand them that.
+	 */
+	constexpr int N = 8, ROUNDS = 100;
+	struct Result {
+		pid_t tids[N];
+		int setattr_err[N];
+		int cpus_seen[N][ROUNDS];
+		sem_t go[N];
+	};
+	Shared<Result> res;
+	for (int i = 0; i < N; i++)
+		sem_init(&res->go[i], 1, i % 2 == 0);	/* the even one of each pair starts */
+	int rc = in_child_threads(N, [&](int i) {
+		res->tids[i] = gettid();
+		if (i % 2 == 0) {
+			cpu_set_t s;
+			CPU_ZERO(&s);
+			CPU_SET(2, &s);
+			CPU_SET(3, &s);
+			sched_setaffinity(0, sizeof(s), &s);
+		}
+		res->setattr_err[i] = become_cos_task();
+		for (int r = 0; r < ROUNDS; r++) {
+			sem_wait(&res->go[i]);
+			spin_for(std::chrono::microseconds(50));
+			res->cpus_seen[i][r] = sched_getcpu();
+			sem_post(&res->go[i ^ 1]);
+			sched_yield();
+		}
+	});
+	REQUIRE(rc == 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));	/* DEAD messages */
+	lord.finish();
+	for (int i = 0; i < N; i++)
+		REQUIRE(res->setattr_err[i] == 0);
+	CAPTURE(lord.stall_reasons, lord.placed.size(), lord.wake_placed.size(), lord.handoffs);
+	std::cerr << "wake rule HANDOFF: " << lord.handoffs << " handoffs, " << lord.placed.size()
+		  << " shoots\n";
+	CHECK(lord.handoffs > 0);
+	/* HANDOFF alone starts no waking task: every TASK_PLACED is a handoff */
+	CHECK(lord.handoffs == lord.wake_placed.size());
+	std::map<pid_t, int> index;
+	for (int i = 0; i < N; i++)
+		index[res->tids[i]] = i;
+	std::map<pid_t, std::set<int>> started;	/* by the lord or by a handoff */
+	for (auto &p : lord.placed)
+		started[p.pid].insert(p.cpu);
+	for (auto &p : lord.wake_placed) {
+		CAPTURE(p.pid, p.cpu);
+		REQUIRE(index.count(p.pid));
+		CHECK((p.cpu >= 1 && p.cpu <= 3));		/* the enclave, never the lord's CPU */
+		if (index[p.pid] % 2 == 0)
+			CHECK(p.cpu >= 2);			/* its allowed CPUs */
+		started[p.pid].insert(p.cpu);
+	}
+	std::map<pid_t, std::set<int>> bypassed;
+	size_t yields = 0;
+	for (auto &m : lord.log) {
+		CHECK(m.type != COS_MSG_LORD_STALL);
+		CHECK(m.type != COS_MSG_OVERFLOW);
+		if (m.type == COS_MSG_TASK_RUNNABLE && m.arg == COS_RUNNABLE_BYPASS)
+			bypassed[m.pid].insert(m.cpu);
+		yields += m.type == COS_MSG_TASK_YIELD;
+	}
+	CHECK(yields >= lord.handoffs);		/* each handoff's yielder waits for the lord */
+	for (int i = 0; i < N; i++) {
+		CAPTURE(i, res->tids[i]);
+		for (int c : res->cpus_seen[i]) {
+			CAPTURE(c);
+			if (bypassed[res->tids[i]].count(c))
+				continue;
+			CHECK(started[res->tids[i]].count(c) == 1);
+			CHECK((c >= (i % 2 == 0 ? 2 : 1) && c <= 3));
+		}
 	}
 	CHECK(sched_ext_state() == "enabled");
 }

@@ -520,6 +520,32 @@ TEST_CASE("a task the wake rules started is booked on its CPU, not placed again"
 	CHECK(f.k.shots[1] == std::make_pair(2, 3u));
 }
 
+TEST_CASE("a yield's handoff books the task it woke on the yielder's CPU", "[sched][wake]")
+{
+	Fixture f;
+	f.create();
+	for (uint32_t slot = 1; slot <= 3; slot++) {
+		f.k.post(COS_MSG_TASK_NEW, slot, 1, 100 + slot, 1);
+		f.k.post(COS_MSG_TASK_RUNNABLE, slot, 1, 100 + slot, 1);
+	}
+	f.step();
+	REQUIRE(f.k.shots.size() == 2);			/* 101 and 102 run, 103 waits */
+	REQUIRE(cos_sched_cpu_task(f.s, 1) != nullptr);
+	uint32_t yielder = cos_sched_cpu_task(f.s, 1)->slot;
+	CHECK(f.r.q.len == 1);
+	/* the task on CPU 1 woke 103, then yielded to it: the kernel's order of messages */
+	f.k.now = cos_now_ns();				/* later than the placements */
+	f.k.post(COS_MSG_TASK_PLACED, 3, 1, 103, 1, 1 | COS_PLACED_F_HANDOFF);
+	f.k.post(COS_MSG_TASK_YIELD, yielder, 1, 100 + yielder, 1);
+	f.step();
+	REQUIRE(cos_sched_cpu_task(f.s, 1) != nullptr);
+	CHECK(cos_sched_cpu_task(f.s, 1)->pid == 103);	/* the CPU in arg's low 32 bits */
+	CHECK(f.k.shots.size() == 2);			/* no CPU free for the yielder */
+	CHECK(f.r.q.len == 1);				/* it waits */
+	CHECK(cos_sched_wake_placed(f.s) == 1);
+	CHECK(cos_sched_wake_handoffs(f.s) == 1);
+}
+
 TEST_CASE("the wake rules' placement and the lord's own agree on who holds a CPU", "[sched][wake]")
 {
 	Fixture f;

@@ -52,6 +52,7 @@
 						 * struct cos_task_status and cos_task_info */
 #define COS_FEAT_ENCLAVE_NAMES	(1ULL << 10)	/* struct cos_lord_args.name and
 						 * COS_IOC_GET_ENCLAVES are known */
+#define COS_FEAT_WAKE_HANDOFF	(1ULL << 12)	/* the wake rule COS_WAKE_HANDOFF is known */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -139,10 +140,12 @@ enum cos_msg_type {
 				 * (BAD_CPU) and one pending there was cancelled (SHOOT_STALE); only
 				 * with COS_LORD_F_CPU_MSGS */
 	COS_MSG_CPU_ONLINE,	/* CPU arg is back online (only with COS_LORD_F_CPU_MSGS) */
-	COS_MSG_TASK_PLACED,	/* woke up and was started on CPU arg by the lord's wake rules
-				 * (struct cos_ctl.wake_rules), without a shoot: it is QUEUED
-				 * there, like a shot task (TASK_RUNNING follows with
-				 * COS_LORD_F_RUNNING_MSGS); its slice is ctl->wake_slice_ns */
+	COS_MSG_TASK_PLACED,	/* started on CPU (u32)arg by the lord's wake rules (struct
+				 * cos_ctl.wake_rules), without a shoot: it is QUEUED there, like a
+				 * shot task (TASK_RUNNING follows with COS_LORD_F_RUNNING_MSGS); its
+				 * slice is ctl->wake_slice_ns.  It woke up, or, with
+				 * COS_PLACED_F_HANDOFF in arg, it was waiting and the task running
+				 * there yielded to it (COS_WAKE_HANDOFF) */
 	COS_MSG_TASK_THROTTLED,	/* runnable (or preempted, or refused a shoot: COS_SHOOT_THROTTLED),
 				 * but its bandwidth group arg (a cgroup id, the nearest throttled
 				 * one up its tree) is out of budget: shoots of it are refused until
@@ -177,6 +180,13 @@ enum cos_msg_type {
  * latched behind it, without a shoot.  The lord may leave it or shoot it again (see "Latch").
  */
 #define COS_PREEMPT_F_LATCHED	(1U << 8)
+
+/*
+ * Or'ed into COS_MSG_TASK_PLACED.arg (the CPU, in the low 32 bits): the task was not waking
+ * but waiting, and the wake rule COS_WAKE_HANDOFF started it on the CPU of the task that had
+ * woken it, which yielded.  That task's COS_MSG_TASK_YIELD follows.
+ */
+#define COS_PLACED_F_HANDOFF	(1ULL << 32)
 
 /**
  * struct cos_msg - one message in the ring (64 bytes)
@@ -330,6 +340,18 @@ struct cos_shoot_slot {
 #define COS_WAKE_IDLE		(1U << 1)	/* on any free CPU: one that runs nothing first,
 					 * then one that runs a fair task; the one it
 					 * last ran on first in each */
+/*
+ * COS_WAKE_HANDOFF (COS_FEAT_WAKE_HANDOFF) is a rule about a yield, not a wake-up, and applies
+ * while tasks wait too: a COS task that calls sched_yield() on a CPU of the enclave hands that
+ * CPU to the last task it woke there, if that task still waits for this lord (no shoot took
+ * it), may run there, and no task is shot or latched there.  The woken task starts there at
+ * once (TASK_PLACED with COS_PLACED_F_HANDOFF, slice ctl->wake_slice_ns), and the yielding one
+ * waits for the lord (TASK_YIELD).  Meant for a lock's release: the waiter that the unlock
+ * woke runs while the lock is free, before the releaser can take it back.  Without it (or
+ * with nothing to hand over), a yield leaves the task running and only makes its next
+ * preemption a TASK_YIELD.
+ */
+#define COS_WAKE_HANDOFF	(1U << 2)
 
 /**
  * struct cos_ctl - the control page
