@@ -683,7 +683,8 @@ struct cos_sched_opts {
 #define COS_SCHED_F_DROP_CAPS	(1U << 1)	/* drop every capability once registered */
 #define COS_SCHED_F_NO_MLOCK	(1U << 2)	/* do not mlockall() the process */
 #define COS_SCHED_F_HINTS	(1U << 3)	/* the policy reads app hints: keep CAP_SYS_PTRACE
-						 * (to open the apps' hint tables) when dropping caps */
+						 * (to open the apps' hint tables) when dropping caps,
+						 * and look a task's up from its TASK_NEW on */
 #define COS_SCHED_F_NO_SPIN	(1U << 4)	/* block as soon as nothing is left to do (spin_ns
 						 * ignored): the lord's CPU idles between events, at
 						 * the cost of a wake-up per message */
@@ -774,13 +775,16 @@ bool cos_sched_task_may_run(const struct cos_sched *s, const struct cos_task *t,
  * cos_sched_task_hint() - the app hint @t published (see cos_hint_self()), as of now
  * @out: a consistent copy of the record
  *
- * The first call for a task of a process finds the process's hint table (/proc, a few system
- * calls; a process without one is looked at again at most every 50 ms); later calls copy 64
- * bytes from shared memory.  A task without a record of its own gets its cgroup's class, if
- * the cgroup has one (COS_HINT_CGROUP_XATTR: a record with only hint_class and tid set).  From
- * policy callbacks (the lord thread).
- * Return: 0; -ENOENT if the task publishes no hint (yet); -EAGAIN if its owner was mid-update
- * for long; -ESRCH if the task is gone; -ENOSPC if the lord tracks too many hint tables (64).
+ * The first call for a task asks a thread of the lord's process (the finder) to find the task's
+ * process and its hint table in /proc, and returns -EAGAIN: a later call has the answer (a
+ * process without a table is looked at again at most every 50 ms).  The lord's thread makes no
+ * system call here: a task waiting for it may hold what a lookup in /proc needs.  Once found,
+ * a call copies 64 bytes from shared memory.  A task without a record of its own gets its
+ * cgroup's class, if the cgroup has one (COS_HINT_CGROUP_XATTR: a record with only hint_class
+ * and tid set).  From policy callbacks (the lord thread).
+ * Return: 0; -ENOENT if the task publishes no hint (yet); -EAGAIN while the finder looks, or
+ * if its owner was mid-update for long; -ESRCH if the task is gone; -ENOSPC if the lord tracks
+ * too many hint tables (64).
  */
 int cos_sched_task_hint(struct cos_sched *s, const struct cos_task *t, struct cos_hint *out);
 

@@ -11,7 +11,9 @@
  *
  * The lord's side: it names a task's process by tgid and start time (pids are reused), finds
  * the table among /proc/<tgid>/fd, checks header and seals and maps it read-only.  Opening
- * another process's fd needs ptrace access (root, or CAP_SYS_PTRACE).
+ * another process's fd needs ptrace access (root, or CAP_SYS_PTRACE).  Those lookups in /proc
+ * are the finder's, a thread of the lord's process: the lord's own thread never blocks on
+ * them (see struct hint_finder).
  *
  * A task without a record gets its cgroup's class (xattr COS_HINT_CGROUP_XATTR, written by
  * cos-oci-hook), read once per task: one that moves keeps its first cgroup's class.  Only root
@@ -27,6 +29,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -463,16 +466,58 @@ struct hint_table {
 struct hint_task {
 	const struct cos_hint *rec;	/* NULL: not found (yet) */
 	int table;			/* index into tables, with @rec */
-	int tgid;			/* 0 = not read yet */
+	int tgid;			/* 0 = not read yet, -1 = gone */
 	unsigned long long start;	/* its process's start time (clock ticks since boot) */
 	bool cgroup_read;		/* @cgroup_class is known */
 	unsigned int cgroup_class;	/* its cgroup's class, 0 = none */
+	bool asked;			/* the finder has a question about it */
+	bool no_room;			/* its process's table did not fit (HINT_TABLES_MAX) */
+	unsigned int ticket;		/* bumped when the slot is forgotten: older answers are not its */
+};
+
+#define HINT_FIND_MAX	256	/* questions to the finder in flight at most */
+
+/* One question to the finder, and its answer. */
+struct hint_find {
+	unsigned int slot, ticket;	/* who asked: the slot, and its ticket then */
+	int tid;
+	int tgid;			/* in: 0 = find it and the start time; out: -1 = gone */
+	unsigned long long start;
+	bool want_table;		/* map the process's table */
+	bool want_cgroup;		/* read the class of the task's cgroup */
+	const char *base;		/* out: the table, mapped read-only, or NULL */
+	size_t size;
+	unsigned int cgroup_class;	/* out */
+};
+
+/*
+ * The finder: a thread of the lord's process that does the lord's lookups in /proc (a task's
+ * process, its table, its cgroup's class).  The lord's own thread never does them: a task that
+ * waits for the lord may hold what such a lookup needs (a dentry of /proc/<pid>/fd it is
+ * looking up itself, in d_alloc_parallel()), and a lord blocked on it would not place that
+ * task until the kernel declared the lord stalled.  The lord asks (find_ask()) and collects
+ * the answers at its next read (find_collect()): a task's hint shows one look later.  The
+ * rings and counters are under @lock; @nr_answered is also read without it.
+ */
+struct hint_finder {
+	pthread_t thread;
+	bool started, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t work;		/* a question came, or stop */
+	pthread_cond_t idle;		/* every question answered (cos_hint_cache_settle()) */
+	struct hint_find asked[HINT_FIND_MAX], answered[HINT_FIND_MAX];	/* rings */
+	unsigned int ask_head, ask_tail, ans_head, ans_tail, busy;
+	unsigned int nr_answered;	/* ans_tail - ans_head, for a look without the lock */
+	/* the processes whose table the lord has mapped (tgid 0: none): not opened again */
+	struct { int tgid; unsigned long long start; } known[HINT_TABLES_MAX];
 };
 
 struct cos_hint_cache {
 	struct hint_table tables[HINT_TABLES_MAX];
 	struct hint_task *tasks;	/* [max_tasks], by slot */
 	unsigned int max_tasks;
+	unsigned int in_flight;		/* questions not collected yet (the lord's thread only) */
+	struct hint_finder finder;
 };
 
 int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks)
@@ -486,35 +531,76 @@ int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks)
 		return -ENOMEM;
 	}
 	c->max_tasks = max_tasks;
+	pthread_mutex_init(&c->finder.lock, NULL);
+	pthread_cond_init(&c->finder.work, NULL);
+	pthread_cond_init(&c->finder.idle, NULL);
 	*cp = c;
 	return 0;
 }
 
-static void table_drop(struct hint_table *tb)
+/* Tell the finder whether table @i is mapped (the lord's thread). */
+static void table_known(struct cos_hint_cache *c, int i)
 {
-	if (tb->base)
+	struct hint_table *tb = &c->tables[i];
+
+	pthread_mutex_lock(&c->finder.lock);
+	c->finder.known[i].tgid = tb->base ? tb->tgid : 0;
+	c->finder.known[i].start = tb->start;
+	pthread_mutex_unlock(&c->finder.lock);
+}
+
+static void table_drop(struct cos_hint_cache *c, struct hint_table *tb)
+{
+	if (tb->base) {
 		munmap((void *)tb->base, tb->size);
+		tb->base = NULL;
+		table_known(c, tb - c->tables);
+	}
 	memset(tb, 0, sizeof(*tb));
 }
 
 void cos_hint_cache_forget(struct cos_hint_cache *c, unsigned int slot)
 {
 	struct hint_task *ht;
+	unsigned int ticket;
 
 	if (!c || slot >= c->max_tasks)
 		return;
 	ht = &c->tasks[slot];
 	if (ht->rec && !--c->tables[ht->table].refs)
-		table_drop(&c->tables[ht->table]);
+		table_drop(c, &c->tables[ht->table]);
+	ticket = ht->ticket + 1;
 	memset(ht, 0, sizeof(*ht));
+	ht->ticket = ticket;
+}
+
+static void finder_stop(struct hint_finder *f)
+{
+	if (!f->started)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->stop = true;
+	pthread_cond_signal(&f->work);
+	pthread_mutex_unlock(&f->lock);
+	pthread_join(f->thread, NULL);
+	for (; f->ans_head != f->ans_tail; f->ans_head++) {
+		struct hint_find *a = &f->answered[f->ans_head % HINT_FIND_MAX];
+
+		if (a->base)
+			munmap((void *)a->base, a->size);
+	}
 }
 
 void cos_hint_cache_free(struct cos_hint_cache *c)
 {
 	if (!c)
 		return;
+	finder_stop(&c->finder);
 	for (unsigned int i = 0; i < HINT_TABLES_MAX; i++)
-		table_drop(&c->tables[i]);
+		table_drop(c, &c->tables[i]);
+	pthread_cond_destroy(&c->finder.work);
+	pthread_cond_destroy(&c->finder.idle);
+	pthread_mutex_destroy(&c->finder.lock);
 	free(c->tasks);
 	free(c);
 }
@@ -558,50 +644,156 @@ static int table_open(int tgid, const char **basep, size_t *sizep)
 	return 0;
 }
 
-/*
- * The table entry of process (@tgid, @start), opening its table (or noting it missing) if it is
- * not known yet.  An entry of an earlier process with the same tgid is replaced.
- */
-static int table_get(struct cos_hint_cache *c, int tgid, unsigned long long start,
-		     unsigned long long now)
+/* The table entry of process (@tgid, @start), or -1. */
+static int table_at(struct cos_hint_cache *c, int tgid, unsigned long long start)
 {
-	int i, free_i = -1, stale_i = -1, err;
-	struct hint_table *tb;
-
-	for (i = 0; i < HINT_TABLES_MAX; i++) {
-		tb = &c->tables[i];
-		if (tb->tgid == tgid && tb->start == start)
-			break;
-		if (tb->tgid == tgid && !tb->refs)
-			table_drop(tb);		/* that pid's earlier process: gone */
-		if (free_i < 0 && !tb->tgid)
-			free_i = i;
-		if (stale_i < 0 && tb->tgid && !tb->refs)
-			stale_i = i;	/* nobody's record is in it: may be evicted */
-	}
-	if (i < HINT_TABLES_MAX) {
-		if (tb->base || now < tb->retry_at)
+	for (int i = 0; i < HINT_TABLES_MAX; i++)
+		if (c->tables[i].tgid == tgid && c->tables[i].start == start)
 			return i;
-		free_i = i;		/* missing last time: look again */
-	} else if (free_i < 0) {
-		if (stale_i < 0)
-			return -ENOSPC;
-		free_i = stale_i;
-	}
-	tb = &c->tables[free_i];
-	table_drop(tb);
-	tb->tgid = tgid;
-	tb->start = start;
-	err = table_open(tgid, &tb->base, &tb->size);
-	if (err) {
-		tb->base = NULL;
-		tb->retry_at = now + COS_HINT_RETRY_NS;
-	}
-	return free_i;
+	return -1;
 }
 
-/* Find @tid's record: its process's table, then the page whose tid is @tid. */
-static int hint_lookup(struct cos_hint_cache *c, struct hint_task *ht, int tid,
+/*
+ * The finder's answer about process (@tgid, @start)'s table: mapped at @base, or missing
+ * (@base NULL: looked at again after COS_HINT_RETRY_NS).  Kept in its entry, or a new one (an
+ * earlier process's with the same tgid, or one nobody's record is in, makes room); a second
+ * mapping of a table already known is unmapped.  -ENOSPC (and unmapped) with no room.
+ */
+static int table_put(struct cos_hint_cache *c, int tgid, unsigned long long start,
+		     const char *base, size_t size, unsigned long long now)
+{
+	int i = table_at(c, tgid, start), free_i = -1;
+	struct hint_table *tb;
+
+	if (i >= 0 && c->tables[i].base) {
+		if (base)
+			munmap((void *)base, size);
+		return 0;
+	}
+	for (int k = 0; i < 0 && k < HINT_TABLES_MAX; k++) {
+		tb = &c->tables[k];
+		if (tb->tgid == tgid && !tb->refs)
+			table_drop(c, tb);	/* that pid's earlier process: gone */
+		if (free_i < 0 && !tb->tgid)
+			free_i = k;
+	}
+	for (int k = 0; i < 0 && free_i < 0 && k < HINT_TABLES_MAX; k++)
+		if (!c->tables[k].refs)
+			free_i = k;	/* nobody's record is in it: may be evicted */
+	if (i < 0)
+		i = free_i;
+	if (i < 0) {
+		if (base)
+			munmap((void *)base, size);
+		return -ENOSPC;
+	}
+	tb = &c->tables[i];
+	table_drop(c, tb);
+	tb->tgid = tgid;
+	tb->start = start;
+	tb->base = base;
+	tb->size = base ? size : 0;
+	tb->retry_at = base ? 0 : now + COS_HINT_RETRY_NS;
+	if (base)
+		table_known(c, i);
+	return 0;
+}
+
+static void *finder_main(void *arg);
+
+/* Start the finder, with no signals (they are the lord thread's) and the default policy. */
+static int finder_start(struct hint_finder *f)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	int err;
+
+	if (f->started)
+		return 0;
+	if (pthread_attr_init(&attr))
+		return -ENOMEM;
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&f->thread, &attr, finder_main, f);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return -err;
+	f->started = true;
+	return 0;
+}
+
+/* Ask the finder about @ht (slot @slot, thread @tid), unless a question is in flight. */
+static void find_ask(struct cos_hint_cache *c, unsigned int slot, struct hint_task *ht, int tid,
+		     bool want_table, bool want_cgroup)
+{
+	struct hint_finder *f = &c->finder;
+
+	if (ht->asked || c->in_flight >= HINT_FIND_MAX || finder_start(f))
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->asked[f->ask_tail++ % HINT_FIND_MAX] = (struct hint_find){
+		.slot = slot,
+		.ticket = ht->ticket,
+		.tid = tid,
+		.tgid = ht->tgid > 0 ? ht->tgid : 0,
+		.start = ht->start,
+		.want_table = want_table,
+		.want_cgroup = want_cgroup,
+	};
+	pthread_cond_signal(&f->work);
+	pthread_mutex_unlock(&f->lock);
+	ht->asked = true;
+	c->in_flight++;
+}
+
+/* Take the finder's answers into the cache.  The lord's thread. */
+static void find_collect(struct cos_hint_cache *c, unsigned long long now)
+{
+	struct hint_finder *f = &c->finder;
+	struct hint_find got[HINT_FIND_MAX];
+	unsigned int n = 0;
+
+	if (!__atomic_load_n(&f->nr_answered, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&f->lock);
+	for (; f->ans_head != f->ans_tail; f->ans_head++)
+		got[n++] = f->answered[f->ans_head % HINT_FIND_MAX];
+	__atomic_store_n(&f->nr_answered, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&f->lock);
+	for (unsigned int i = 0; i < n; i++) {
+		struct hint_find *a = &got[i];
+		struct hint_task *ht = &c->tasks[a->slot];
+
+		bool mine = ht->ticket == a->ticket;	/* else the slot has another task now */
+		int err = 0;
+
+		c->in_flight--;
+		if (mine) {
+			ht->asked = false;
+			ht->tgid = a->tgid;
+			ht->start = a->start;
+			if (a->want_cgroup) {
+				ht->cgroup_class = a->cgroup_class;
+				ht->cgroup_read = true;
+			}
+		}
+		if (a->want_table && a->tgid > 0)
+			err = table_put(c, a->tgid, a->start, a->base, a->size, now);
+		else if (a->base)
+			munmap((void *)a->base, a->size);
+		if (mine)
+			ht->no_room = err == -ENOSPC;
+	}
+}
+
+/*
+ * Find @tid's record: its process's table, then the page whose tid is @tid.  -EAGAIN while the
+ * finder looks (the process, or its table, not known yet).
+ */
+static int hint_lookup(struct cos_hint_cache *c, unsigned int slot, struct hint_task *ht, int tid,
 		       unsigned long long now)
 {
 	const struct hint_header *hd;
@@ -609,13 +801,16 @@ static int hint_lookup(struct cos_hint_cache *c, struct hint_task *ht, int tid,
 	unsigned int pages;
 	int i;
 
-	if (!ht->tgid && process_of(tid, &ht->tgid, &ht->start))
-		ht->tgid = -1;
-	if (ht->tgid <= 0)
+	if (ht->tgid < 0)
 		return -ESRCH;
-	i = table_get(c, ht->tgid, ht->start, now);
-	if (i < 0)
-		return i;
+	if (ht->no_room)
+		return -ENOSPC;
+	i = ht->tgid ? table_at(c, ht->tgid, ht->start) : -1;
+	if (i < 0 || (!c->tables[i].base && now >= c->tables[i].retry_at)) {
+		/* the cgroup's class with the first question: a task without a record gets it */
+		find_ask(c, slot, ht, tid, true, !ht->cgroup_read);
+		return -EAGAIN;
+	}
 	tb = &c->tables[i];
 	if (!tb->base)
 		return -ENOENT;
@@ -655,6 +850,72 @@ static unsigned int cgroup_class(int tid)
 	return *end || class > COS_HINT_CLASS_MAX ? 0 : class;
 }
 
+/* Does the lord have (@tgid, @start)'s table mapped?  Under the finder's lock. */
+static bool finder_knows(struct hint_finder *f, int tgid, unsigned long long start)
+{
+	for (int i = 0; i < HINT_TABLES_MAX; i++)
+		if (f->known[i].tgid == tgid && f->known[i].start == start)
+			return true;
+	return false;
+}
+
+/* Answer @a: the finder's thread, no lock held but to look at @f->known (the rest may block). */
+static void find_answer(struct hint_finder *f, struct hint_find *a)
+{
+	bool known;
+
+	if (!a->tgid && process_of(a->tid, &a->tgid, &a->start))
+		a->tgid = -1;
+	if (a->want_table && a->tgid > 0) {
+		pthread_mutex_lock(&f->lock);
+		known = finder_knows(f, a->tgid, a->start);	/* another thread of it asked first */
+		pthread_mutex_unlock(&f->lock);
+		if (known)
+			a->want_table = false;
+		else if (table_open(a->tgid, &a->base, &a->size))
+			a->base = NULL;
+	}
+	if (a->want_cgroup)
+		a->cgroup_class = cgroup_class(a->tid);
+}
+
+static void *finder_main(void *arg)
+{
+	struct hint_finder *f = arg;
+
+	pthread_mutex_lock(&f->lock);
+	for (;;) {
+		struct hint_find a;
+
+		while (f->ask_head == f->ask_tail && !f->stop)
+			pthread_cond_wait(&f->work, &f->lock);
+		if (f->stop)
+			break;
+		a = f->asked[f->ask_head++ % HINT_FIND_MAX];
+		f->busy++;
+		pthread_mutex_unlock(&f->lock);
+		find_answer(f, &a);
+		pthread_mutex_lock(&f->lock);
+		f->busy--;
+		f->answered[f->ans_tail++ % HINT_FIND_MAX] = a;	/* room: in_flight bounds both */
+		__atomic_store_n(&f->nr_answered, f->ans_tail - f->ans_head, __ATOMIC_RELEASE);
+		if (f->ask_head == f->ask_tail && !f->busy)
+			pthread_cond_broadcast(&f->idle);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+void cos_hint_cache_settle(struct cos_hint_cache *c)
+{
+	struct hint_finder *f = &c->finder;
+
+	pthread_mutex_lock(&f->lock);
+	while (f->started && (f->ask_head != f->ask_tail || f->busy))
+		pthread_cond_wait(&f->idle, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+}
+
 int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
 			struct cos_hint *out, unsigned long long now)
 {
@@ -663,19 +924,16 @@ int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
 
 	if (slot >= c->max_tasks)
 		return -EINVAL;
+	find_collect(c, now);
 	ht = &c->tasks[slot];
 	if (!ht->rec) {
-		/* cheap unless the process's table must be opened (at most every COS_HINT_RETRY_NS) */
-		err = hint_lookup(c, ht, tid, now);
+		/* no system call: the finder looks (at most every COS_HINT_RETRY_NS for a table) */
+		err = hint_lookup(c, slot, ht, tid, now);
 		if (err == -ENOSPC || err == -ESRCH)
 			return err;
 		if (err) {
-			if (!ht->cgroup_read) {
-				ht->cgroup_class = cgroup_class(tid);
-				ht->cgroup_read = true;
-			}
 			if (!ht->cgroup_class)
-				return -ENOENT;
+				return err == -EAGAIN ? -EAGAIN : -ENOENT;
 			memset(out, 0, sizeof(*out));
 			out->tid = tid;
 			out->hint_class = ht->cgroup_class;

@@ -130,5 +130,7 @@ void cos_hint_cache_free(struct cos_hint_cache *c);
 void cos_hint_cache_forget(struct cos_hint_cache *c, unsigned int slot);
 int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
 			struct cos_hint *out, unsigned long long now);
+/* Wait until the finder has answered every question (tests: the next read sees its answers). */
+void cos_hint_cache_settle(struct cos_hint_cache *c);
 
 #endif /* COS_INTERNAL_H */

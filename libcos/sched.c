@@ -430,8 +430,13 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	t->waker = m->type == COS_MSG_TASK_RUNNABLE && m->waker ? pid_find(s, (int)m->waker) : NULL;
 	t->event_at = m->ts;
 	switch (m->type) {
-	case COS_MSG_TASK_NEW:
-		break;			/* msg_task() reported it; RUNNABLE follows if it waits */
+	case COS_MSG_TASK_NEW:		/* msg_task() reported it; RUNNABLE follows if it waits */
+		if (s->flags & COS_SCHED_F_HINTS) {
+			struct cos_hint h;
+
+			cos_sched_task_hint(s, t, &h);	/* the finder starts looking now */
+		}
+		break;
 	case COS_MSG_TASK_PREEMPTED:
 		if ((m->arg & COS_PREEMPT_F_LATCHED) && m->cpu < s->nr_cpus) {
 			/* it resumes first on its CPU (the kernel latched it back): still its task */

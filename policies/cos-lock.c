@@ -30,6 +30,7 @@
  * on a free CPU with no round trip; the rules above matter only when CPUs are short.  And
  * COS_WAKE_HANDOFF (unless --no-handoff or --no-wake-rules), above.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -59,11 +60,17 @@ struct lk_task {
 	unsigned int waker_gen;
 };
 
-/* @t's hint, or a zeroed one (no record: no locks, no wait). */
-static void lk_hint(struct cos_sched *s, struct cos_task *t, struct cos_hint *h)
+/*
+ * @t's hint, or a zeroed one (no record: no locks, no wait).  Returns whether the record is
+ * still being looked up (-EAGAIN: a new task's, for the first milliseconds).
+ */
+static bool lk_hint(struct cos_sched *s, struct cos_task *t, struct cos_hint *h)
 {
-	if (cos_sched_task_hint(s, t, h))
+	int err = cos_sched_task_hint(s, t, h);
+
+	if (err)
 		*h = (struct cos_hint){ 0 };
+	return err == -EAGAIN;
 }
 
 static bool lk_holds(const struct cos_hint *h)
@@ -72,13 +79,15 @@ static bool lk_holds(const struct cos_hint *h)
 }
 
 /*
- * Whether @t (hint @h) is an owner within its reprieve.  Its cap counts from the first look
- * that found it holding, until a look finds it holding nothing.
+ * Whether @t (hint @h; @unknown: still being looked up) is an owner within its reprieve.  Its
+ * cap counts from the first look that found it holding, until a look finds it holding nothing.
+ * A task whose record is still being looked up counts as holding: the cap bounds that too, and
+ * an owner is not preempted for a lookup that was slower than its turn.
  */
 static bool lk_spared(const struct lockpol *l, struct lk_task *lt, const struct cos_hint *h,
-		      unsigned long long now)
+		      bool unknown, unsigned long long now)
 {
-	if (!lk_holds(h)) {
+	if (!lk_holds(h) && !unknown) {
 		lt->lock_seen = 0;
 		return false;
 	}
@@ -89,7 +98,8 @@ static bool lk_spared(const struct lockpol *l, struct lk_task *lt, const struct 
 
 /*
  * Into a queue: an owner at the head of the first queue (before its waiters), a woken waiter
- * at its tail, any other task at the tail of the run queue.
+ * at its tail, any other task at the tail of the run queue.  A preempted task whose record is
+ * still being looked up (the first milliseconds of a task) is taken for an owner.
  */
 static void lk_queue(struct cos_sched *s, struct cos_task *t, bool woken)
 {
@@ -97,12 +107,12 @@ static void lk_queue(struct cos_sched *s, struct cos_task *t, bool woken)
 	struct lk_task *lt = t->data;
 	unsigned long long now = cos_now_ns();
 	struct cos_hint h;
+	bool unknown = lk_hint(s, t, &h);
 
-	lk_hint(s, t, &h);
 	lt->queued_at = now;
 	lt->waker = NULL;
-	if (lk_holds(&h)) {
-		lk_spared(l, lt, &h, now);	/* starts its cap if this is the first look */
+	if (lk_holds(&h) || (unknown && !woken)) {
+		lk_spared(l, lt, &h, unknown, now);	/* starts its cap if this is the first look */
 		l->owners++;
 		cos_taskq_push_head(&l->first, t);
 		return;
@@ -244,14 +254,14 @@ static void lk_schedule(struct cos_sched *s)
 		struct cos_task *cur = cos_sched_cpu_task(s, cpu), *t;
 		struct lk_task *ct;
 		struct cos_hint h;
-		bool over, held;
+		bool over, held, unknown;
 
 		if (!cur)
 			continue;
 		ct = cur->data;
-		lk_hint(s, cur, &h);
-		held = lk_holds(&h);
-		if (lk_spared(l, ct, &h, now)) {
+		unknown = lk_hint(s, cur, &h);
+		held = lk_holds(&h) || unknown;
+		if (lk_spared(l, ct, &h, unknown, now)) {
 			l->spared++;
 			cos_sched_wake_at(s, ct->lock_seen + l->cap_ns);
 			continue;

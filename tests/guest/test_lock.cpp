@@ -185,7 +185,8 @@ int handoff_workload(Handoff *h)
 		});
 		while (!waiting)
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		std::this_thread::sleep_for(std::chrono::milliseconds(20));	/* it blocks */
+		/* it blocks, and the lord's finder has found the hints (slower on a debug kernel) */
+		std::this_thread::sleep_for(std::chrono::milliseconds(20 * time_scale()));
 		sem_post(&go);
 		sem_post(&go);
 		uint64_t t = now_ns();
