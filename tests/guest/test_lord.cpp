@@ -276,6 +276,8 @@ TEST_CASE("wake rule HANDOFF: a yield starts the task it woke on its CPU, where 
 			sched_setaffinity(0, sizeof(s), &s);
 		}
 		res->setattr_err[i] = become_cos_task();
+		/* off the CPU it was on when it became a COS task, before its first round */
+		std::this_thread::sleep_for(std::chrono::microseconds(300));
 		for (int r = 0; r < ROUNDS; r++) {
 			sem_wait(&res->go[i]);
 			spin_for(std::chrono::microseconds(50));
