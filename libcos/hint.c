@@ -806,14 +806,18 @@ static int hint_lookup(struct cos_hint_cache *c, unsigned int slot, struct hint_
 	if (ht->no_room)
 		return -ENOSPC;
 	i = ht->tgid ? table_at(c, ht->tgid, ht->start) : -1;
-	if (i < 0 || (!c->tables[i].base && now >= c->tables[i].retry_at)) {
+	if (i < 0) {
 		/* the cgroup's class with the first question: a task without a record gets it */
 		find_ask(c, slot, ht, tid, true, !ht->cgroup_read);
 		return -EAGAIN;
 	}
 	tb = &c->tables[i];
-	if (!tb->base)
+	if (!tb->base) {
+		/* none when last looked: still none until the finder says otherwise */
+		if (now >= tb->retry_at)
+			find_ask(c, slot, ht, tid, true, false);
 		return -ENOENT;
+	}
 	hd = (const struct hint_header *)tb->base;
 	pages = __atomic_load_n(&hd->pages, __ATOMIC_ACQUIRE);
 	if (pages > tb->size / hd->page_size)
