@@ -227,6 +227,10 @@ TEST_CASE("an unsealed table is not read (it could shrink under the lord)", "[hi
 	Cache c;
 	cos_hint out;
 	CHECK(cache_read(c.c, 0, child.tid, &out, 1) == -ENOENT);
+	/* looked at again once the retry is due, and none meanwhile: -ENOENT, not -EAGAIN */
+	CHECK(cos_hint_cache_read(c.c, 0, child.tid, &out, LATER) == -ENOENT);
+	cos_hint_cache_settle(c.c);
+	CHECK(cos_hint_cache_read(c.c, 0, child.tid, &out, LATER) == -ENOENT);
 }
 
 TEST_CASE("lock hints: cos_mutex publishes its owner and its waiter, and clears them", "[hint][lock]")
