@@ -152,18 +152,23 @@ static u32 cos_wake_rules(struct cos_enclave *e)
 	return READ_ONCE(e->ctl->wake_rules) & (COS_WAKE_PREV | COS_WAKE_IDLE);
 }
 
+/* Is @cpu a CPU of @e's enclave (never the lord's), online for it, and allowed for @p? */
+static bool cos_enclave_cpu_for(struct cos_enclave *e, const struct task_struct *p, s32 cpu)
+{
+	return cos_cpu_valid(cpu) && cpumask_test_cpu(cpu, e->cpus) &&
+	       !cpumask_test_cpu(cpu, e->offline) && cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
 /*
- * May the wake rules start @p on @cpu?  A CPU of @e's enclave (never the lord's), online for
- * it, allowed for @p, and free: no COS task runs, is shot, latched or taken there.  A lock-free
- * snapshot: a shoot that races with the placement preempts the placed task (PREEMPTED,
- * BY_COS), by its kick or, if that kick was spent on the switch to it, as it starts
- * (cos_cpu_placed_running()); the lord's books follow its messages.
+ * May the wake rules start @p on @cpu?  An enclave CPU for it (cos_enclave_cpu_for()), and
+ * free: no COS task runs, is shot, latched or taken there.  A lock-free snapshot: a shoot that
+ * races with the placement preempts the placed task (PREEMPTED, BY_COS), by its kick or, if
+ * that kick was spent on the switch to it, as it starts (cos_cpu_placed_running()); the lord's
+ * books follow its messages.
  */
 static bool cos_wake_cpu_free(struct cos_enclave *e, const struct task_struct *p, s32 cpu)
 {
-	return cos_cpu_valid(cpu) && cpumask_test_cpu(cpu, e->cpus) &&
-	       !cpumask_test_cpu(cpu, e->offline) && cpumask_test_cpu(cpu, p->cpus_ptr) &&
-	       cos_cpu_free(cpu);
+	return cos_enclave_cpu_for(e, p, cpu) && cos_cpu_free(cpu);
 }
 
 /* A free CPU of @e in @among for @p, @prev_cpu first; or -1.  Lock-free (cos_wake_cpu_free()). */
@@ -261,23 +266,22 @@ static void cos_woken_note(struct cos_slot *t)
  * (NOT_WAITING); a fallback finds it in custody, QUEUED, and takes it out of the pending slot
  * (cos_fallback_all()).  Returns whether it was handed @cpu.
  * Context: ops.yield on @cpu (its rq lock held, IRQs off, RCU-sched), no t->lock held; takes
- * the woken task's t->lock, then its custody lock.
+ * the woken task's t->lock (it stays on its custody list: QUEUED keeps its place there).
  */
 static bool cos_task_handoff(struct cos_enclave *e, s32 cpu, const struct cos_woken *w)
 {
 	struct cos_slot *t = cos_slot_at(w->slot);
 	struct task_struct *p;
 
-	if (!t || !(READ_ONCE(e->ctl->wake_rules) & COS_WAKE_HANDOFF) ||
-	    !cpumask_test_cpu(cpu, e->cpus) || cpumask_test_cpu(cpu, e->offline))
+	if (!t || !(READ_ONCE(e->ctl->wake_rules) & COS_WAKE_HANDOFF))
 		return false;
 	guard(raw_spinlock)(&t->lock);
 	p = t->p;
-	/* in custody (not popped by a fallback), not throttled, allowed here */
+	/* in custody (not popped by a fallback), not throttled, and @cpu an enclave CPU for it */
 	if (t->state != COS_TASK_WAITING || t->gen != w->gen || t->home_id != e->id ||
 	    t->custody_cpu < 0 || !READ_ONCE(e->active) || cos_group_throttled(t->cgid) ||
-	    !cpumask_test_cpu(cpu, p->cpus_ptr) ||
-	    (p->migration_disabled && task_cpu(p) != cpu) || !cos_pending_hand(t, cpu))
+	    !cos_enclave_cpu_for(e, p, cpu) || (p->migration_disabled && task_cpu(p) != cpu) ||
+	    !cos_pending_hand(t, cpu))
 		return false;
 	t->slice = READ_ONCE(e->ctl->wake_slice_ns);	/* cos_dispatch_take() reads it */
 	cos_task_set_state(t, COS_TASK_QUEUED);
@@ -589,7 +593,7 @@ static struct cos_enclave *cos_task_yield_mark(struct task_struct *p, s32 slot)
  * that task still waits for the lord (cos_task_handoff()).  The shim then ends @p's slice, so
  * that this CPU's ops.dispatch takes that task; else @p runs on, as before its yield.
  * Context: ops.yield (@p's rq lock held, IRQs off); takes @p's t->lock, then (after dropping
- * it) the woken task's t->lock and custody lock.
+ * it) the woken task's t->lock.
  * Return: whether @p's CPU was handed over.
  */
 bool cos_task_yield(struct task_struct *p, s32 slot)
