@@ -154,6 +154,32 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 	CHECK(sched_ext_state() == "enabled");
 }
 
+namespace {
+/*
+ * The CPUs each of @n threads (@tids) was started on, by the lord's shoots or by the kernel's
+ * wake rules; each start by a rule on an enclave CPU (1-3) the thread may use (the even ones:
+ * 2-3 only).
+ */
+std::map<pid_t, std::set<int>> started_on(const FifoLord &lord, const pid_t *tids, int n)
+{
+	std::map<pid_t, int> index;
+	for (int i = 0; i < n; i++)
+		index[tids[i]] = i;
+	std::map<pid_t, std::set<int>> started;
+	for (auto &p : lord.placed)
+		started[p.pid].insert(p.cpu);
+	for (auto &p : lord.wake_placed) {
+		CAPTURE(p.pid, p.cpu);
+		REQUIRE(index.count(p.pid));
+		CHECK((p.cpu >= 1 && p.cpu <= 3));		/* the enclave, never the lord's CPU */
+		if (index[p.pid] % 2 == 0)
+			CHECK(p.cpu >= 2);			/* its allowed CPUs */
+		started[p.pid].insert(p.cpu);
+	}
+	return started;
+}
+} // namespace
+
 TEST_CASE("wake rule IDLE: waking threads start on free enclave CPUs they may use, without a shoot", "[lord][wake]")
 {
 	Shim shim;
@@ -195,20 +221,7 @@ TEST_CASE("wake rule IDLE: waking threads start on free enclave CPUs they may us
 	std::cerr << "wake rule IDLE: " << lord.wake_placed.size() << " wake-ups started by the kernel, "
 		  << lord.placed.size() << " shoots\n";
 	CHECK(lord.wake_placed.size() > 0);
-	std::map<pid_t, int> index;
-	for (int i = 0; i < N; i++)
-		index[res->tids[i]] = i;
-	std::map<pid_t, std::set<int>> started;	/* by the lord or by the kernel's rule */
-	for (auto &p : lord.placed)
-		started[p.pid].insert(p.cpu);
-	for (auto &p : lord.wake_placed) {
-		CAPTURE(p.pid, p.cpu);
-		REQUIRE(index.count(p.pid));
-		CHECK((p.cpu >= 1 && p.cpu <= 3));		/* the enclave, never the lord's CPU */
-		if (index[p.pid] % 2 == 0)
-			CHECK(p.cpu >= 2);			/* its allowed CPUs */
-		started[p.pid].insert(p.cpu);
-	}
+	auto started = started_on(lord, res->tids, N);	/* by the lord or by the kernel's rules */
 	std::map<pid_t, std::set<int>> bypassed;
 	std::map<pid_t, std::vector<uint32_t>> by_pid;
 	for (auto &m : lord.log) {
@@ -297,20 +310,7 @@ TEST_CASE("wake rule HANDOFF: a yield starts the task it woke on its CPU, where 
 	CHECK(lord.handoffs > 0);
 	/* HANDOFF alone starts no waking task: every TASK_PLACED is a handoff */
 	CHECK(lord.handoffs == lord.wake_placed.size());
-	std::map<pid_t, int> index;
-	for (int i = 0; i < N; i++)
-		index[res->tids[i]] = i;
-	std::map<pid_t, std::set<int>> started;	/* by the lord or by a handoff */
-	for (auto &p : lord.placed)
-		started[p.pid].insert(p.cpu);
-	for (auto &p : lord.wake_placed) {
-		CAPTURE(p.pid, p.cpu);
-		REQUIRE(index.count(p.pid));
-		CHECK((p.cpu >= 1 && p.cpu <= 3));		/* the enclave, never the lord's CPU */
-		if (index[p.pid] % 2 == 0)
-			CHECK(p.cpu >= 2);			/* its allowed CPUs */
-		started[p.pid].insert(p.cpu);
-	}
+	auto started = started_on(lord, res->tids, N);	/* by the lord or by the kernel's rules */
 	std::map<pid_t, std::set<int>> bypassed;
 	size_t yields = 0;
 	for (auto &m : lord.log) {
