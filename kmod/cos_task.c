@@ -235,10 +235,13 @@ static bool cos_wake_place(struct cos_enclave *e, struct cos_slot *t, struct tas
 }
 
 /*
- * Per CPU: the last COS task woken on it in task context, which went into custody, and the
- * thread that woke it (COS_WAKE_HANDOFF).  Written by cos_task_enqueue() in the waker's
- * context, read and cleared by cos_task_yield() in the yielder's: both on this CPU with IRQs
- * off, so no lock.  A stale record costs nothing: the handoff checks the task under its lock.
+ * Per CPU: the task owed this CPU when @waker, a COS task running here, yields or blocks
+ * (COS_WAKE_HANDOFF, COS_WAKE_HANDOFF_BLOCK): the last task @waker woke here in task context
+ * that went into custody, or the task that handed @waker this CPU at a yield (the CPU is owed
+ * back).  Written by cos_task_enqueue() in the waker's context and by cos_task_yield(), read
+ * and cleared by cos_task_yield() and cos_task_quiescent() in @waker's: all on this CPU with
+ * IRQs off, so no lock.  A stale record costs nothing: the handoff checks the task under its
+ * lock.
  */
 struct cos_woken {
 	pid_t waker;
@@ -259,22 +262,24 @@ static void cos_woken_note(struct cos_slot *t)
 }
 
 /*
- * COS_WAKE_HANDOFF: a COS task of @e yields @cpu, an enclave CPU it runs on, to the task it
- * woke last there (@w), if that task still waits for @e's lord and may run on @cpu.  The task
- * goes to @cpu's pending slot as if shot there, with the lord's wake slice, and the lord gets
- * TASK_PLACED (COS_PLACED_F_HANDOFF).  A shoot of it racing with this finds it QUEUED
- * (NOT_WAITING); a fallback finds it in custody, QUEUED, and takes it out of the pending slot
- * (cos_fallback_all()).  Returns whether it was handed @cpu.
- * Context: ops.yield on @cpu (its rq lock held, IRQs off, RCU-sched), no t->lock held; takes
- * the woken task's t->lock (it stays on its custody list: QUEUED keeps its place there).
+ * COS_WAKE_HANDOFF (@rule; or COS_WAKE_HANDOFF_BLOCK): a COS task of @e yields (blocks on)
+ * @cpu, an enclave CPU it runs on, for the task it woke last there (@w), if that task still
+ * waits for @e's lord and may run on @cpu.  The task goes to @cpu's pending slot as if shot
+ * there, with the lord's wake slice, and the lord gets TASK_PLACED (COS_PLACED_F_HANDOFF).  A
+ * shoot of it racing with this finds it QUEUED (NOT_WAITING); a fallback finds it in custody,
+ * QUEUED, and takes it out of the pending slot (cos_fallback_all()).  Returns the pid of the
+ * task handed @cpu, or 0.
+ * Context: ops.yield or ops.quiescent on @cpu (its rq lock held, IRQs off, RCU-sched), no
+ * t->lock held; takes the woken task's t->lock (it stays on its custody list: QUEUED keeps its
+ * place there).
  */
-static bool cos_task_handoff(struct cos_enclave *e, s32 cpu, const struct cos_woken *w)
+static pid_t cos_task_handoff(struct cos_enclave *e, s32 cpu, const struct cos_woken *w, u32 rule)
 {
 	struct cos_slot *t = cos_slot_at(w->slot);
 	struct task_struct *p;
 
-	if (!t || !(READ_ONCE(e->ctl->wake_rules) & COS_WAKE_HANDOFF))
-		return false;
+	if (!t || !(READ_ONCE(e->ctl->wake_rules) & rule))
+		return 0;
 	guard(raw_spinlock)(&t->lock);
 	p = t->p;
 	/* in custody (not popped by a fallback), not throttled, and @cpu an enclave CPU for it */
@@ -282,13 +287,13 @@ static bool cos_task_handoff(struct cos_enclave *e, s32 cpu, const struct cos_wo
 	    t->custody_cpu < 0 || !READ_ONCE(e->active) || cos_group_throttled(t->cgid) ||
 	    !cos_enclave_cpu_for(e, p, cpu) || (p->migration_disabled && task_cpu(p) != cpu) ||
 	    !cos_pending_hand(t, cpu))
-		return false;
+		return 0;
 	t->slice = READ_ONCE(e->ctl->wake_slice_ns);	/* cos_dispatch_take() reads it */
 	cos_task_set_state(t, COS_TASK_QUEUED);
 	t->cpu = cpu;
-	/* no decision asked: the yielder's TASK_YIELD, which follows, wakes the lord */
+	/* no decision asked: the waker's TASK_YIELD or TASK_BLOCKED, which follows, may ask one */
 	cos_post_lazy(e, COS_MSG_TASK_PLACED, cpu, t, (u64)cpu | COS_PLACED_F_HANDOFF);
-	return true;
+	return p->pid;
 }
 
 /*
@@ -546,18 +551,62 @@ void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable)
 	}
 }
 
+/*
+ * @p's enclave if @p runs there as a task of the lord's (a handoff's case), else NULL, and its
+ * slot's generation in *@gen; with @yield, its next enqueue posts TASK_YIELD.  Takes t->lock.
+ */
+static struct cos_enclave *cos_task_running_in(struct task_struct *p, s32 slot, bool yield,
+					       u32 *gen)
+{
+	COS_TASK_LOCK(t, p, slot, NULL);
+
+	if (yield)
+		t->next_msg = COS_MSG_TASK_YIELD;
+	*gen = t->gen;
+	return t->state == COS_TASK_RUNNING ? cos_task_enclave(t) : NULL;
+}
+
+/*
+ * @p, running on this CPU as a task of @e's lord, leaves it (@rule: COS_WAKE_HANDOFF for a
+ * yield, COS_WAKE_HANDOFF_BLOCK for a block): the CPU goes to the task @p woke last here, if
+ * the rule is on and that task still waits (cos_task_handoff()).  Returns the pid of the task
+ * handed the CPU, or 0.  Caller holds no t->lock.
+ */
+static pid_t cos_woken_handoff(struct task_struct *p, struct cos_enclave *e, u32 rule)
+{
+	struct cos_woken *w = this_cpu_ptr(&cos_woken);
+	struct cos_woken woken = *w;
+
+	if (!e || woken.waker != p->pid)
+		return 0;
+	w->waker = 0;		/* one handoff per wake-up */
+	return cos_task_handoff(e, task_cpu(p), &woken, rule);
+}
+
 /**
  * cos_task_quiescent() - @p is no longer runnable; posts BLOCKED if it went to sleep
  * @p: the task; @slot: its slot; @sleep: SCX_DEQ_SLEEP was set
- * Context: ops.quiescent (@p's rq lock held, IRQs off); takes t->lock.
+ *
+ * With the lord's wake rule COS_WAKE_HANDOFF_BLOCK, a task that blocks on an enclave CPU (it
+ * is current there: only the running task goes to sleep) hands that CPU to the last task it
+ * woke there if that task still waits for the lord; this CPU's ops.dispatch, which the
+ * schedule() under way calls next, takes it.  Its TASK_PLACED goes before @p's BLOCKED.
+ * Context: ops.quiescent (@p's rq lock held, IRQs off, RCU-sched); takes @p's t->lock (for a
+ * handoff: it, then after dropping it the woken task's, then @p's again).
  */
 void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
 {
 	struct cos_enclave *e;
-	COS_TASK_LOCK(t, p, slot);
+
+	u32 gen;
 
 	if (!sleep)
 		return;
+	if (p == current && this_cpu_read(cos_woken.waker) == p->pid)
+		cos_woken_handoff(p, cos_task_running_in(p, slot, false, &gen),
+				  COS_WAKE_HANDOFF_BLOCK);
+
+	COS_TASK_LOCK(t, p, slot);
 	cos_task_set_state(t, COS_TASK_BLOCKED);
 	t->next_msg = 0;
 	/*
@@ -573,39 +622,32 @@ void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
 	}
 }
 
-/*
- * @p yields: its next enqueue posts TASK_YIELD.  Returns its enclave if it runs there as a
- * task of the lord's (the handoff's case), else NULL.  Takes t->lock.
- */
-static struct cos_enclave *cos_task_yield_mark(struct task_struct *p, s32 slot)
-{
-	COS_TASK_LOCK(t, p, slot, NULL);
-
-	t->next_msg = COS_MSG_TASK_YIELD;
-	return t->state == COS_TASK_RUNNING ? cos_task_enclave(t) : NULL;
-}
-
 /**
  * cos_task_yield() - @p called sched_yield(): its next enqueue posts TASK_YIELD
  * @p: the task, running on this CPU; @slot: its slot
  *
  * With the lord's wake rule COS_WAKE_HANDOFF, @p's CPU goes to the last task @p woke on it if
  * that task still waits for the lord (cos_task_handoff()).  The shim then ends @p's slice, so
- * that this CPU's ops.dispatch takes that task; else @p runs on, as before its yield.
- * Context: ops.yield (@p's rq lock held, IRQs off); takes @p's t->lock, then (after dropping
- * it) the woken task's t->lock.
+ * that this CPU's ops.dispatch takes that task; else @p runs on, as before its yield.  The CPU
+ * is then owed back: the note names @p as the task the new one woke last, so that if it yields
+ * or blocks before it wakes another, the CPU goes back to @p, if @p still waits for the lord.
+ * That keeps a pair that passes a lock and a signal back and forth (a condition variable's
+ * mutex) on one CPU with no round trip: the releaser yields to the waiter, which waits on the
+ * condition variable next.
+ * Context: ops.yield (@p's rq lock held, IRQs off, RCU-sched); takes @p's t->lock, then (after
+ * dropping it) the woken task's t->lock.
  * Return: whether @p's CPU was handed over.
  */
 bool cos_task_yield(struct task_struct *p, s32 slot)
 {
-	struct cos_woken *w = this_cpu_ptr(&cos_woken);
-	struct cos_woken woken = *w;
-	struct cos_enclave *e = cos_task_yield_mark(p, slot);
+	u32 gen;
+	struct cos_enclave *e = cos_task_running_in(p, slot, true, &gen);
+	pid_t to = cos_woken_handoff(p, e, COS_WAKE_HANDOFF);
 
-	if (!e || woken.waker != p->pid)
+	if (!to)
 		return false;
-	w->waker = 0;		/* one handoff per wake-up */
-	return cos_task_handoff(e, task_cpu(p), &woken);
+	*this_cpu_ptr(&cos_woken) = (struct cos_woken){ .waker = to, .slot = slot, .gen = gen };
+	return true;
 }
 
 /**

@@ -420,10 +420,10 @@ const struct cos_ctl *cos_lord_ctl(const struct cos_lord *lord);
  * From the next wake-up on, a waking task that a rule starts is posted COS_MSG_TASK_PLACED
  * (QUEUED on that CPU, as if shot there) instead of TASK_RUNNABLE.  COS_WAKE_HANDOFF: from the
  * next yield on, a task that yields hands its CPU to the task it woke last (TASK_PLACED with
- * COS_PLACED_F_HANDOFF).
+ * COS_PLACED_F_HANDOFF); COS_WAKE_HANDOFF_BLOCK: the same when it blocks.
  * Return: 0; -EINVAL for unknown bits; -EOPNOTSUPP if the module has no wake rules
- * (COS_FEAT_WAKE_RULES), or none of COS_WAKE_HANDOFF (COS_FEAT_WAKE_HANDOFF): nothing changes
- * then.
+ * (COS_FEAT_WAKE_RULES), or lacks a handoff rule asked for (COS_FEAT_WAKE_HANDOFF,
+ * COS_FEAT_WAKE_HANDOFF_BLOCK): nothing changes then.
  */
 int cos_lord_set_wake_rules(struct cos_lord *lord, unsigned int rules, unsigned long long slice_ns);
 
@@ -578,7 +578,10 @@ void cos_hint_lock_released(struct cos_hint *h, const void *lock);
  *
  * Initialise with COS_MUTEX_INITIALIZER or cos_mutex_init(); the calls take and give back the
  * mutex as pthread_mutex_lock()/_trylock()/_unlock() do, and return what they return.  A thread
- * whose record cannot be created (ENOSPC) locks without hints.
+ * whose record cannot be created (ENOSPC) locks without hints.  An unlock that wakes a waiter
+ * yields the CPU after it if the thread is a COS task, so that a lord with the wake rule
+ * COS_WAKE_HANDOFF runs that waiter before the releaser can take the mutex back
+ * (COS_LOCK_HANDOFF=1 in the environment: any thread yields; 0: none does).
  */
 struct cos_mutex {
 	pthread_mutex_t m;
@@ -821,8 +824,8 @@ void cos_sched_wake_at(struct cos_sched *s, unsigned long long at_ns);
 unsigned long long cos_sched_wake_placed(const struct cos_sched *s);
 
 /**
- * cos_sched_wake_handoffs() - of those, the ones a yield handed its CPU to (COS_WAKE_HANDOFF,
- * COS_PLACED_F_HANDOFF)
+ * cos_sched_wake_handoffs() - of those, the ones a yield or a block handed its CPU to
+ * (COS_WAKE_HANDOFF, COS_WAKE_HANDOFF_BLOCK: COS_PLACED_F_HANDOFF)
  */
 unsigned long long cos_sched_wake_handoffs(const struct cos_sched *s);
 

@@ -322,7 +322,7 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 COS_EXPORT int cos_lord_set_wake_rules(struct cos_lord *lord, unsigned int rules,
 				       unsigned long long slice_ns)
 {
-	if (rules & ~(COS_WAKE_PREV | COS_WAKE_IDLE | COS_WAKE_HANDOFF))
+	if (rules & ~(COS_WAKE_PREV | COS_WAKE_IDLE | COS_WAKE_HANDOFF | COS_WAKE_HANDOFF_BLOCK))
 		return cos_fail(-EINVAL, "unknown wake rules 0x%x", rules);
 	if (rules && !(lord->features & COS_FEAT_WAKE_RULES))
 		return cos_fail(-EOPNOTSUPP, "this cos.ko has no wake rules (COS_FEAT_WAKE_RULES): "
@@ -330,6 +330,9 @@ COS_EXPORT int cos_lord_set_wake_rules(struct cos_lord *lord, unsigned int rules
 	if ((rules & COS_WAKE_HANDOFF) && !(lord->features & COS_FEAT_WAKE_HANDOFF))
 		return cos_fail(-EOPNOTSUPP, "this cos.ko has no wake rule COS_WAKE_HANDOFF "
 				"(COS_FEAT_WAKE_HANDOFF): load the cos.ko of this libcos");
+	if ((rules & COS_WAKE_HANDOFF_BLOCK) && !(lord->features & COS_FEAT_WAKE_HANDOFF_BLOCK))
+		return cos_fail(-EOPNOTSUPP, "this cos.ko has no wake rule COS_WAKE_HANDOFF_BLOCK "
+				"(COS_FEAT_WAKE_HANDOFF_BLOCK): load the cos.ko of this libcos");
 	/* the slice first: a wake-up that sees the new rules uses the new slice */
 	__atomic_store_n(&lord->ctl->wake_slice_ns, slice_ns, __ATOMIC_RELAXED);
 	__atomic_store_n(&lord->ctl->wake_rules, rules, __ATOMIC_RELEASE);

@@ -28,7 +28,11 @@
  *
  * Wake rules COS_WAKE_IDLE (unless --no-wake-rules): while no task waits, a waking task starts
  * on a free CPU with no round trip; the rules above matter only when CPUs are short.  And
- * COS_WAKE_HANDOFF (unless --no-handoff or --no-wake-rules), above.
+ * COS_WAKE_HANDOFF (unless --no-handoff or --no-wake-rules), above; COS_WAKE_HANDOFF_BLOCK
+ * (also unless --no-block-handoff): a task that blocks right after a wake-up (a condition
+ * variable's signal and wait, a pipe's write and read) leaves its CPU to the task it woke,
+ * with no round trip.  Neither waits for the lord's order: the lord takes the CPU back at the
+ * end of that task's turn, or for an overdue task.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -48,6 +52,7 @@ struct lockpol {
 	unsigned long long cap_ns;	/* --cap-us */
 	unsigned long long max_wait_ns;	/* --max-wait-us */
 	bool no_handoff;		/* --no-handoff */
+	bool no_block_handoff;		/* --no-block-handoff */
 	unsigned long long runnable, turns, spared, capped, handoffs, bounded, owners, waiters;
 };
 
@@ -303,8 +308,8 @@ static int lk_parse(int opt, const char *arg)
 	unsigned long long v;
 	char *end;
 
-	if (opt == 'H') {
-		l.no_handoff = true;
+	if (opt == 'H' || opt == 'B') {
+		*(opt == 'H' ? &l.no_handoff : &l.no_block_handoff) = true;
 		return 0;
 	}
 	v = strtoull(arg, &end, 10);
@@ -326,7 +331,10 @@ static int lk_ready(struct lord_main *lm)
 		l.cap_ns = LK_CAP_TURNS * l.slice_ns;
 	if (!l.max_wait_ns)
 		l.max_wait_ns = l.cap_ns;
-	lm->wake_rules = COS_WAKE_IDLE | (l.no_handoff ? 0 : COS_WAKE_HANDOFF);	/* the top comment */
+	/* the top comment */
+	lm->wake_rules = COS_WAKE_IDLE;
+	if (!l.no_handoff)
+		lm->wake_rules |= COS_WAKE_HANDOFF | (l.no_block_handoff ? 0 : COS_WAKE_HANDOFF_BLOCK);
 	lm->wake_slice_ns = 0;			/* turns are the lord's */
 	lm->tick_ns = l.slice_ns / 4;		/* while tasks wait: finds turns that are over */
 	lm->sched_opts.flags |= COS_SCHED_F_HINTS;
@@ -336,7 +344,8 @@ static int lk_ready(struct lord_main *lm)
 static void lk_banner(FILE *out)
 {
 	fprintf(out, ", turn %llu us, owner cap %llu us, max wait %llu us%s", l.slice_ns / 1000,
-		l.cap_ns / 1000, l.max_wait_ns / 1000, l.no_handoff ? ", no handoff" : "");
+		l.cap_ns / 1000, l.max_wait_ns / 1000, l.no_handoff ? ", no handoff" :
+		l.no_block_handoff ? ", no handoff at a block" : "");
 }
 
 int main(int argc, char **argv)
@@ -346,6 +355,7 @@ int main(int argc, char **argv)
 		{ "cap-us", required_argument, NULL, 'C' },
 		{ "max-wait-us", required_argument, NULL, 'W' },
 		{ "no-handoff", no_argument, NULL, 'H' },
+		{ "no-block-handoff", no_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cos_policy policy = {
@@ -377,7 +387,9 @@ int main(int argc, char **argv)
 		"                       (default: the cap)\n"
 		"      --no-handoff     a woken waiter waits for a free CPU instead of taking its\n"
 		"                       releaser's (neither the lord's handoff nor the kernel's at\n"
-		"                       a yield, COS_WAKE_HANDOFF)\n";
+		"                       a yield or a block)\n"
+		"      --no-block-handoff  a task that blocks leaves its CPU to the lord, not to\n"
+		"                       the task it woke last (COS_WAKE_HANDOFF_BLOCK off)\n";
 	m.own_short = "s:";
 	m.own_long = own;
 	m.parse = lk_parse;

@@ -4,6 +4,7 @@
  * policy, the shim, the lord's loop, statistics on SIGUSR1 or every --stats seconds, and a
  * clean exit that gives the CPUs back.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include "lord_main.h"
+
+#define HANDOFFS	(COS_WAKE_HANDOFF | COS_WAKE_HANDOFF_BLOCK)
 
 static struct lord_main *the_main;
 
@@ -243,11 +246,15 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	}
 	if (no_wake_rules)
 		m->wake_rules = 0;
-	if (m->wake_rules && (err = cos_sched_set_wake_rules(s, m->wake_rules, m->wake_slice_ns)) &&
-	    (m->wake_rules & COS_WAKE_HANDOFF)) {
-		/* an older cos.ko: the other rules still help */
-		fprintf(stderr, "%s: %s; going on without the handoff\n", m->prog, cos_strerror(err));
-		m->wake_rules &= ~COS_WAKE_HANDOFF;
+	err = m->wake_rules ? cos_sched_set_wake_rules(s, m->wake_rules, m->wake_slice_ns) : 0;
+	/* an older cos.ko: the newest handoff first, then the other; the rest still helps */
+	for (int i = 0; err == -EOPNOTSUPP && i < 2; i++) {
+		unsigned int drop = i ? COS_WAKE_HANDOFF : COS_WAKE_HANDOFF_BLOCK;
+
+		if (!(m->wake_rules & drop))
+			continue;
+		fprintf(stderr, "%s: %s; going on without it\n", m->prog, cos_strerror(err));
+		m->wake_rules &= ~drop;
 		err = m->wake_rules ? cos_sched_set_wake_rules(s, m->wake_rules, m->wake_slice_ns) : 0;
 	}
 	if (m->wake_rules && err) {
@@ -257,9 +264,11 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs, shoots by %s, wake rules %s%s",
 		m->prog, m->lord_cpu, m->nr_cpus,
 		cos_lord_submit(cos_sched_lord(s)) == COS_SUBMIT_URING ? "io_uring" : "ioctl",
-		!(m->wake_rules & ~COS_WAKE_HANDOFF) ? "off" :
+		!(m->wake_rules & ~HANDOFFS) ? "off" :
 		m->wake_rules & COS_WAKE_IDLE ? "idle" : "prev",
-		m->wake_rules & COS_WAKE_HANDOFF ? " and handoff" : "");
+		(m->wake_rules & HANDOFFS) == HANDOFFS ? " and handoff at a yield or a block" :
+		m->wake_rules & COS_WAKE_HANDOFF ? " and handoff at a yield" :
+		m->wake_rules & COS_WAKE_HANDOFF_BLOCK ? " and handoff at a block" : "");
 	if (cos_lord_name(cos_sched_lord(s))[0])
 		fprintf(stderr, ", enclave '%s'", cos_lord_name(cos_sched_lord(s)));
 	if (m->banner)

@@ -257,18 +257,19 @@ TEST_CASE("wake rule IDLE: waking threads start on free enclave CPUs they may us
 	CHECK(sched_ext_state() == "enabled");
 }
 
-TEST_CASE("wake rule HANDOFF: a yield starts the task it woke on its CPU, where that task may run", "[lord][wake]")
+namespace {
+/*
+ * 4 pairs ping-pong through semaphores on 3 CPUs under @rules: each thread wakes its partner,
+ * then yields (@yield) or goes straight to its own sem_wait(), blocking.  8 threads on 3 CPUs,
+ * so a woken partner often waits, and the handoff gives it the CPU its waker leaves.  The even
+ * threads may run on CPUs 2-3 only: a handoff on CPU 1 must not give them that.  Returns the
+ * handoffs seen.
+ */
+unsigned pingpong_handoffs(unsigned rules, bool yield)
 {
-	Shim shim;
-	REQUIRE_LORD_SUPPORT();
-	FifoLord lord(0, {1, 2, 3}, 1000, 0, 0, COS_WAKE_HANDOFF);
+	FifoLord lord(0, {1, 2, 3}, 1000, 0, 0, rules);
 	REQUIRE(lord.register_error == 0);
 	REQUIRE(lord.wake_rules_error == 0);
-	/*
-	 * 4 pairs ping-pong through semaphores, each thread yielding after it wakes its partner:
-	 * 8 threads on 3 CPUs, so a woken partner often waits, and the yield hands it the CPU.  The
-	 * even threads may run on CPUs 2-3 only: a yield on CPU 1 must not hand them that.
-	 */
 	constexpr int N = 8, ROUNDS = 100;
 	struct Result {
 		pid_t tids[N];
@@ -296,7 +297,8 @@ TEST_CASE("wake rule HANDOFF: a yield starts the task it woke on its CPU, where 
 			spin_for(std::chrono::microseconds(50));
 			res->cpus_seen[i][r] = sched_getcpu();
 			sem_post(&res->go[i ^ 1]);
-			sched_yield();
+			if (yield)
+				sched_yield();
 		}
 	});
 	REQUIRE(rc == 0);
@@ -305,22 +307,40 @@ TEST_CASE("wake rule HANDOFF: a yield starts the task it woke on its CPU, where 
 	for (int i = 0; i < N; i++)
 		REQUIRE(res->setattr_err[i] == 0);
 	CAPTURE(lord.stall_reasons, lord.placed.size(), lord.wake_placed.size(), lord.handoffs);
-	std::cerr << "wake rule HANDOFF: " << lord.handoffs << " handoffs, " << lord.placed.size()
-		  << " shoots\n";
-	CHECK(lord.handoffs > 0);
-	/* HANDOFF alone starts no waking task: every TASK_PLACED is a handoff */
+	std::cerr << "wake rules 0x" << std::hex << rules << std::dec << ", threads "
+		  << (yield ? "yielding" : "blocking") << ": " << lord.handoffs << " handoffs, "
+		  << lord.placed.size() << " shoots\n";
+	/* no rule that starts a waking task: every TASK_PLACED is a handoff */
 	CHECK(lord.handoffs == lord.wake_placed.size());
 	auto started = started_on(lord, res->tids, N);	/* by the lord or by the kernel's rules */
 	std::map<pid_t, std::set<int>> bypassed;
-	size_t yields = 0;
+	std::map<pid_t, uint32_t> last;			/* each thread's last message */
+	size_t yields = 0, woken = 0, owed = 0;
 	for (auto &m : lord.log) {
 		CHECK(m.type != COS_MSG_LORD_STALL);
 		CHECK(m.type != COS_MSG_OVERFLOW);
 		if (m.type == COS_MSG_TASK_RUNNABLE && m.arg == COS_RUNNABLE_BYPASS)
 			bypassed[m.pid].insert(m.cpu);
 		yields += m.type == COS_MSG_TASK_YIELD;
+		if (m.type == COS_MSG_TASK_PLACED && (m.arg & COS_PLACED_F_HANDOFF)) {
+			woken += last[m.pid] == COS_MSG_TASK_RUNNABLE;
+			owed += last[m.pid] == COS_MSG_TASK_YIELD;	/* handed back */
+		}
+		last[m.pid] = m.type;
 	}
-	CHECK(yields >= lord.handoffs);		/* each handoff's yielder waits for the lord */
+	/*
+	 * each handoff's task was waiting, no shoot took it: woken (RUNNABLE) by the task that
+	 * left the CPU, or it had yielded that CPU to that task (owed it back)
+	 */
+	CHECK(woken + owed == lord.handoffs);
+	std::cerr << "  of which " << owed << " handed back to a yielder\n";
+	if (yield) {
+		CHECK(yields >= lord.handoffs);	/* each handoff's yielder waits for the lord */
+		CHECK(owed > 0);		/* the partner yields back before it wakes anyone */
+	} else {
+		CHECK(yields == 0);
+		CHECK(owed == 0);
+	}
 	for (int i = 0; i < N; i++) {
 		CAPTURE(i, res->tids[i]);
 		for (int c : res->cpus_seen[i]) {
@@ -332,6 +352,24 @@ TEST_CASE("wake rule HANDOFF: a yield starts the task it woke on its CPU, where 
 		}
 	}
 	CHECK(sched_ext_state() == "enabled");
+	return lord.handoffs;
+}
+} // namespace
+
+TEST_CASE("wake rule HANDOFF: a yield starts the task it woke on its CPU, where that task may run", "[lord][wake]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	CHECK(pingpong_handoffs(COS_WAKE_HANDOFF, true) > 0);
+}
+
+TEST_CASE("wake rule HANDOFF_BLOCK: a block starts the task it woke on its CPU; HANDOFF alone does not", "[lord][wake]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	CHECK(pingpong_handoffs(COS_WAKE_HANDOFF_BLOCK, false) > 0);
+	/* a block is not a yield: the yield's rule alone hands nothing over */
+	CHECK(pingpong_handoffs(COS_WAKE_HANDOFF, false) == 0);
 }
 
 TEST_CASE("RUNNABLE names the COS thread that woke the task, and no thread for a timer's wake-up", "[lord][waker]")

@@ -53,6 +53,8 @@
 #define COS_FEAT_ENCLAVE_NAMES	(1ULL << 10)	/* struct cos_lord_args.name and
 						 * COS_IOC_GET_ENCLAVES are known */
 #define COS_FEAT_WAKE_HANDOFF	(1ULL << 12)	/* the wake rule COS_WAKE_HANDOFF is known */
+#define COS_FEAT_WAKE_HANDOFF_BLOCK (1ULL << 13) /* the wake rule COS_WAKE_HANDOFF_BLOCK is
+						 * known */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -145,7 +147,8 @@ enum cos_msg_type {
 				 * shot task (TASK_RUNNING follows with COS_LORD_F_RUNNING_MSGS); its
 				 * slice is ctl->wake_slice_ns.  It woke up, or, with
 				 * COS_PLACED_F_HANDOFF in arg, it was waiting and the task running
-				 * there yielded to it (COS_WAKE_HANDOFF) */
+				 * there yielded or blocked after waking it, or after it had yielded
+				 * that CPU to that task (COS_WAKE_HANDOFF, COS_WAKE_HANDOFF_BLOCK) */
 	COS_MSG_TASK_THROTTLED,	/* runnable (or preempted, or refused a shoot: COS_SHOOT_THROTTLED),
 				 * but its bandwidth group arg (a cgroup id, the nearest throttled
 				 * one up its tree) is out of budget: shoots of it are refused until
@@ -184,7 +187,8 @@ enum cos_msg_type {
 /*
  * Or'ed into COS_MSG_TASK_PLACED.arg (the CPU, in the low 32 bits): the task was not waking
  * but waiting, and the wake rule COS_WAKE_HANDOFF started it on the CPU of the task that had
- * woken it, which yielded.  That task's COS_MSG_TASK_YIELD follows.
+ * woken it, which yielded (that task's COS_MSG_TASK_YIELD follows), or COS_WAKE_HANDOFF_BLOCK
+ * did, when that task blocked (its COS_MSG_TASK_BLOCKED follows).
  */
 #define COS_PLACED_F_HANDOFF	(1ULL << 32)
 
@@ -347,11 +351,21 @@ struct cos_shoot_slot {
  * it), may run there, and no task is shot or latched there.  The woken task starts there at
  * once (TASK_PLACED with COS_PLACED_F_HANDOFF, slice ctl->wake_slice_ns), and the yielding one
  * waits for the lord (TASK_YIELD).  Meant for a lock's release: the waiter that the unlock
- * woke runs while the lock is free, before the releaser can take it back.  Without it (or
+ * woke runs while the lock is free, before the releaser can take it back.  The CPU is then owed
+ * back: if the task handed it yields (or, with COS_WAKE_HANDOFF_BLOCK, blocks) before it wakes
+ * another task, the CPU goes back to the yielder on the same conditions.  Without it (or
  * with nothing to hand over), a yield leaves the task running and only makes its next
  * preemption a TASK_YIELD.
  */
 #define COS_WAKE_HANDOFF	(1U << 2)
+/*
+ * COS_WAKE_HANDOFF_BLOCK (COS_FEAT_WAKE_HANDOFF_BLOCK): the same handoff when the task blocks
+ * instead of yielding: its CPU goes to the last task it woke there, on the same conditions.
+ * Meant for chains of wake-ups (a condition variable's signal and wait, a pipe's write and
+ * read): the woken task starts at once on the CPU its waker leaves, with no round trip to the
+ * lord.  The blocked task's COS_MSG_TASK_BLOCKED follows the handoff's TASK_PLACED.
+ */
+#define COS_WAKE_HANDOFF_BLOCK	(1U << 3)
 
 /**
  * struct cos_ctl - the control page
