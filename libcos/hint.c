@@ -421,16 +421,38 @@ int cos_lock_handoff = -1;
 int cos_lock_handoff_read(void)
 {
 	const char *v = getenv("COS_LOCK_HANDOFF");
-	int on = v && !strcmp(v, "1");
+	int mode = !v ? COS_LOCK_HANDOFF_AUTO : !strcmp(v, "1") ? 1 : !strcmp(v, "0") ? 0 :
+		   COS_LOCK_HANDOFF_AUTO;
 
-	__atomic_store_n(&cos_lock_handoff, on, __ATOMIC_RELAXED);
-	return on;
+	__atomic_store_n(&cos_lock_handoff, mode, __ATOMIC_RELAXED);
+	return mode;
+}
+
+#define COS_TASK_RECHECK	256	/* contended unlocks between two looks at the policy */
+
+/*
+ * Whether the calling thread is a COS task: its policy, looked at again every
+ * COS_TASK_RECHECK contended unlocks (a thread seldom changes its policy; cosctl run sets it
+ * before the program starts).  Under the default scheduler a yield would only reorder fair
+ * tasks; under a lord without the handoff it does nothing.
+ */
+bool cos_lock_handoff_auto(void)
+{
+	static __thread unsigned int left __attribute__((tls_model("initial-exec")));
+	static __thread bool cos_task __attribute__((tls_model("initial-exec")));
+
+	if (!left) {
+		cos_task = sched_getscheduler(0) == COS_SCHED_EXT;
+		left = COS_TASK_RECHECK;
+	}
+	left--;
+	return cos_task;
 }
 
 COS_EXPORT int cos_mutex_unlock(struct cos_mutex *m)
 {
 	struct cos_hint *h = cos_lock_hint();
-	bool yield = cos_lock_handoff_on() && cos_lock_contended(&m->m);
+	bool yield = cos_lock_contended(&m->m) && cos_lock_handoff_on();
 	int err;
 
 	if (h)

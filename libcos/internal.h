@@ -99,18 +99,25 @@ static inline void hint_lock_released(struct cos_hint *h)
 }
 
 /*
- * hint.c: COS_LOCK_HANDOFF=1 in the environment (read once): an unlock that may have woken a
- * waiter yields the CPU right after it, so that a lord can run the woken waiter there before
- * the releaser takes the lock again (a lord acting on the wake alone comes a round trip late).
+ * hint.c: whether an unlock that may have woken a waiter yields the CPU right after it, so
+ * that the kernel's handoff (COS_WAKE_HANDOFF) runs the woken waiter there before the releaser
+ * takes the lock again (a lord acting on the wake alone comes a round trip late).
+ * COS_LOCK_HANDOFF in the environment, read once: 1 always, 0 never, unset (or anything else)
+ * when the calling thread is a COS task (SCHED_EXT; cos_lock_handoff_auto()).  Ask only after
+ * cos_lock_contended(): the automatic answer may cost a system call.
  */
-extern int cos_lock_handoff;		/* -1: not read yet, 0: off, 1: on */
+#define COS_LOCK_HANDOFF_AUTO	2
+extern int cos_lock_handoff;		/* -1: not read yet, 0: off, 1: on, 2: auto */
 int cos_lock_handoff_read(void);
+bool cos_lock_handoff_auto(void);
 
 static inline bool cos_lock_handoff_on(void)
 {
 	int v = __atomic_load_n(&cos_lock_handoff, __ATOMIC_RELAXED);
 
-	return v < 0 ? cos_lock_handoff_read() : v;
+	if (v < 0)
+		v = cos_lock_handoff_read();
+	return v == COS_LOCK_HANDOFF_AUTO ? cos_lock_handoff_auto() : v;
 }
 
 /*

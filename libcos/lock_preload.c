@@ -9,8 +9,9 @@
  * Each call goes to the C library's own function (dlsym(RTLD_NEXT)), with the calling thread's
  * hint record written around it: the wait before the call, the lock held after it.  The
  * process's table is made at load, a thread's record at its first lock; libcos takes a mutex
- * of its own then, which passes through here unhinted (a thread-local guard).  With
- * COS_LOCK_HANDOFF=1 an unlock that wakes a waiter yields the CPU after it.
+ * of its own then, which passes through here unhinted (a thread-local guard).  A COS task's
+ * unlock that wakes a waiter yields the CPU after it (COS_LOCK_HANDOFF: 1 any thread's, 0
+ * none).
  * See docs/writing-a-policy.md, "App hints".
  */
 #include <dlfcn.h>
@@ -112,7 +113,7 @@ COS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec
 
 COS_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	bool yield = cos_lock_handoff_on() && cos_lock_contended(m);
+	bool yield = cos_lock_contended(m) && cos_lock_handoff_on();
 	struct cos_hint *h;
 	int err;
 

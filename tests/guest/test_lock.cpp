@@ -208,13 +208,16 @@ int handoff_workload(Handoff *h)
 	return 0;
 }
 
-Handoff *handoff_under(const std::vector<std::string> &argv, const char *ready, std::string *err)
+/* The workload under the lord @argv, with COS_LOCK_HANDOFF set to @yield (nullptr: unset). */
+Handoff *handoff_under(const std::vector<std::string> &argv, const char *ready, std::string *err,
+		       const char *yield)
 {
 	PolicyProc lord(argv);
 	REQUIRE(lord.wait_for(ready));
 	Handoff *h = shared_new<Handoff>();
 	int rc = in_child([&] {
 		unpin_self();
+		yield ? setenv("COS_LOCK_HANDOFF", yield, 1) : unsetenv("COS_LOCK_HANDOFF");
 		if (!cos_hint_self())	/* the process's table, before its threads */
 			return 11;
 		return become_cos_task() ? 10 : handoff_workload(h);
@@ -239,14 +242,18 @@ TEST_CASE("cos-lock: the waiter an unlock wakes runs before the tasks queued ear
 		a.insert(a.end(), common.begin(), common.end());
 		return a;
 	};
-	std::string lk_err, nh_err, ff_err;
+	std::string lk_err, nh_err, ff_err, ky_err;
+	/* the lord's own handoff: the unlock does not yield */
 	Handoff *lk = handoff_under(with("bin/cos-lock", {"--max-wait-us", "100000000"}),
-				    "cos-lock: lord on CPU 0", &lk_err);
+				    "cos-lock: lord on CPU 0", &lk_err, "0");
 	Handoff *nh = handoff_under(with("bin/cos-lock", {"--max-wait-us", "100000000", "--no-handoff"}),
-				    "cos-lock: lord on CPU 0", &nh_err);
-	Handoff *ff = handoff_under(with("bin/cos-fifo", {}), "cos-fifo: lord on CPU 0", &ff_err);
-	CAPTURE(lk_err, nh_err, ff_err);
-	for (Handoff *h : {lk, nh, ff}) {
+				    "cos-lock: lord on CPU 0", &nh_err, nullptr);
+	Handoff *ff = handoff_under(with("bin/cos-fifo", {}), "cos-fifo: lord on CPU 0", &ff_err, nullptr);
+	/* cos_mutex as it ships: a COS task's contended unlock yields, and the kernel hands over */
+	Handoff *ky = handoff_under(with("bin/cos-lock", {"--max-wait-us", "100000000"}),
+				    "cos-lock: lord on CPU 0", &ky_err, nullptr);
+	CAPTURE(lk_err, nh_err, ff_err, ky_err);
+	for (Handoff *h : {lk, nh, ff, ky}) {
 		REQUIRE(h->unlocked != 0);
 		REQUIRE(h->waiter_got != 0);
 		CHECK(h->waiter_got > h->unlocked);
@@ -255,17 +262,24 @@ TEST_CASE("cos-lock: the waiter an unlock wakes runs before the tasks queued ear
 		CAPTURE(i);
 		/* handoff: the waiter takes its releaser's CPU at once; before the queued spinners */
 		CHECK(lk->waiter_got < lk->queued_ran[i]);
+		CHECK(ky->waiter_got < ky->queued_ran[i]);
 		/* without: it runs when the owner's turn ends, still before them */
 		CHECK(nh->waiter_got < nh->queued_ran[i]);
-		/* a FIFO: after the spinners that queued before it */
+		/* a FIFO: after the spinners that queued before it (its yield hands nothing over) */
 		CHECK(ff->waiter_got > ff->queued_ran[i]);
 	}
-	/* the handoff came before the owner's turn ended: the owner spun on after it */
+	/*
+	 * the handoffs came before the owner's turn ended: the owner spun on after them.  The
+	 * lord's (" handoffs N "), or with the yield the kernel's ("(handoffs N)"), which then
+	 * leaves the lord nothing to hand over
+	 */
 	CHECK(lk_err.find(" handoffs 0 ") == std::string::npos);
+	CHECK(ky_err.find("(handoffs 0)") == std::string::npos);
+	CHECK(ky_err.find(" handoffs 0 ") != std::string::npos);
 	CHECK(nh_err.find(" handoffs 0 ") != std::string::npos);
-	shared_delete(lk);
-	shared_delete(nh);
-	shared_delete(ff);
+	CHECK(nh_err.find("(handoffs 0)") != std::string::npos);
+	for (Handoff *h : {lk, nh, ff, ky})
+		shared_delete(h);
 	CHECK(sched_ext_state() == "enabled");
 }
 
@@ -375,7 +389,8 @@ TEST_CASE("cos-lock explains itself and refuses bad values with status 2", "[loc
 	std::string out;
 	CHECK(sh(build_path("bin/cos-lock") + " --help", &out) == 0);
 	CHECK(out.find("usage: ") == 0);
-	for (const char *opt : {"--cap-us N", "--max-wait-us N", "--no-handoff", "--slice-us N", "--stats"})
+	for (const char *opt : {"--cap-us N", "--max-wait-us N", "--no-handoff", "--no-block-handoff",
+				"--slice-us N", "--stats"})
 		CHECK(out.find(opt) != std::string::npos);
 	for (const char *opt : {"--cap-us", "--max-wait-us", "--slice-us"})
 		for (const char *bad : {"0", "-1", "x", "", "5000000000"}) {

@@ -120,7 +120,7 @@ TEST_CASE("bench CSV rows appended: the header once, however many runs", "[bench
 	CHECK(preload == 1);
 	CHECK(handoff == 1);
 	unsetenv("LD_PRELOAD");
-	setenv("COS_LOCK_HANDOFF", "yes", 1);	/* only "1" turns it on, as libcos reads it */
+	setenv("COS_LOCK_HANDOFF", "yes", 1);	/* only "1" has every thread yield, as libcos reads it */
 	bench_lock_env(&preload, &handoff);
 	CHECK(preload == 0);
 	CHECK(handoff == 0);

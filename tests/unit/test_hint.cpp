@@ -298,7 +298,7 @@ TEST_CASE("lock hints: cos_mutex publishes its owner and its waiter, and clears 
 	cos_hint_lock_acquired(nullptr, &m);	/* no record: nothing to do, no crash */
 }
 
-TEST_CASE("COS_LOCK_HANDOFF: read once; a mutex a waiter sleeps on reads as contended", "[hint][lock]")
+TEST_CASE("COS_LOCK_HANDOFF: read once, 1, 0 or a COS task's; a mutex a waiter sleeps on reads as contended", "[hint][lock]")
 {
 	static cos_mutex m = COS_MUTEX_INITIALIZER;
 	setenv("COS_LOCK_HANDOFF", "1", 1);
@@ -308,9 +308,16 @@ TEST_CASE("COS_LOCK_HANDOFF: read once; a mutex a waiter sleeps on reads as cont
 	CHECK(cos_lock_handoff_on());		/* read once */
 	cos_lock_handoff = -1;
 	CHECK_FALSE(cos_lock_handoff_on());
+	/* unset, or not 0 or 1: a COS task's unlocks yield; this thread is not one */
+	for (const char *v : {(const char *)nullptr, "yes"}) {
+		CAPTURE(v ? v : "(unset)");
+		v ? setenv("COS_LOCK_HANDOFF", v, 1) : unsetenv("COS_LOCK_HANDOFF");
+		cos_lock_handoff = -1;
+		CHECK_FALSE(cos_lock_handoff_on());
+		CHECK(cos_lock_handoff == COS_LOCK_HANDOFF_AUTO);
+		CHECK(cos_lock_handoff_auto() == (sched_getscheduler(0) == COS_SCHED_EXT));
+	}
 	unsetenv("COS_LOCK_HANDOFF");
-	cos_lock_handoff = -1;
-	CHECK_FALSE(cos_lock_handoff_on());
 
 	CHECK_FALSE(cos_lock_contended(&m.m));
 	REQUIRE(cos_mutex_lock(&m) == 0);
