@@ -509,7 +509,8 @@ def read_lock(out):
             if b["wait_max_us"]:
                 r["max_wait_ratio"] = r["wait_max_us"] / b["wait_max_us"]
     order = ["uncontended", "contended", "handoff", "cs", "burst", "oversub"]
-    scheds = ["default", "cos-lock", "cos-shinjuku", "scx_simple", "scx_central", "scx_userland",
+    scheds = ["default", "cos-lock", "cos-lock-nobh", "cos-shinjuku", "scx_simple", "scx_central",
+              "scx_userland",
               "scx_rustland"]
     return sorted(rows, key=lambda r: (order.index(r["scenario"]) if r["scenario"] in order else 9,
                                        ["pthread", "preload", "preload-yield", "cos",
@@ -542,7 +543,8 @@ def read_leveldb(out):
         p = by.get((r["benchmark"], r["threads"], "plain", r["scheduler"]))
         if r["lock"].startswith("preload") and p and p["ops_per_s"]:
             r["preload_ratio"] = r["ops_per_s"] / p["ops_per_s"]
-    scheds = ["default", "cos-lock", "cos-shinjuku", "scx_simple", "scx_central", "scx_userland",
+    scheds = ["default", "cos-lock", "cos-lock-nobh", "cos-shinjuku", "scx_simple", "scx_central",
+              "scx_userland",
               "scx_rustland"]
     return sorted(rows, key=lambda r: (r["benchmark"], r["threads"], r["lock"],
                                        scheds.index(r["scheduler"]) if r["scheduler"] in scheds else 9))
@@ -970,8 +972,9 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
         section("## Locks (cos-bench-lock)",
                 "The lock-handoff reference's scenarios on the enclave's CPUs: `pthread` a plain "
                 "pthread mutex, `preload` the same under LD_PRELOAD=libcos-lock.so (hints from "
-                "an unmodified program), `preload-yield` the same with COS_LOCK_HANDOFF=1 (a contended "
-                "unlock yields its CPU to the waiter it woke), `cos` cos_mutex. ns/op: per lock or unlock "
+                "an unmodified program; a COS task's contended unlock yields its CPU to the waiter "
+                "it woke), `preload-yield` the same with COS_LOCK_HANDOFF=1 (every thread's does, "
+                "the default scheduler's too), `cos` cos_mutex (as `preload`). ns/op: per lock or unlock "
                 "(uncontended), per lock taken (others), per pass (handoff). Medians over the "
                 "repetitions; ratios to `default` with the same lock. Goals (issue 32): threads > "
                 "CPUs (`oversub`) +30 % throughput with the max wait within 1.5x the default's; "
@@ -986,8 +989,9 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
         section("## Locks: LevelDB (cos-bench-leveldb)",
                 "db_bench's fillrandom and readrandom on Debian's LevelDB, the threads sharing "
                 "one database and a fixed number of operations; `preload`: under "
-                "LD_PRELOAD=libcos-lock.so (LevelDB's mutex hinted, unmodified); `preload-yield`: "
-                "the same with COS_LOCK_HANDOFF=1. Ratios: to "
+                "LD_PRELOAD=libcos-lock.so (LevelDB's mutex hinted, unmodified; a COS task's "
+                "contended unlock yields); `preload-yield`: the same with COS_LOCK_HANDOFF=1 "
+                "(every thread's). Ratios: to "
                 "`default` with the same lock, and `preload` to `plain` under the same "
                 "scheduler (goal: within 5 %). Goal at one thread: >= 0.97x.",
                 ["benchmark", "threads", "lock", "scheduler", "ops/s", "ratio",
