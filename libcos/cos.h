@@ -631,7 +631,15 @@ struct cos_task {
 					 * else NULL */
 	unsigned long long event_at;	/* CLOCK_MONOTONIC ns of the kernel's latest message about
 					 * it: when what the callback reports happened */
+	unsigned int placed_by;		/* who started it where it is placed (with placed_at):
+					 * COS_PLACED_BY_* */
 };
+
+/* struct cos_task.placed_by */
+#define COS_PLACED_BY_LORD	0	/* a placement of this lord's, or a latched start */
+#define COS_PLACED_BY_RULE	1	/* a wake rule (COS_WAKE_IDLE, COS_WAKE_PREV) */
+#define COS_PLACED_BY_HANDOFF	2	/* a handoff: the task before it on that CPU yielded or
+					 * blocked after waking it (COS_WAKE_HANDOFF, _BLOCK) */
 
 /* struct cos_taskq - an intrusive FIFO of tasks (a task is in at most one queue) */
 struct cos_taskq {

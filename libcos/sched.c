@@ -175,8 +175,10 @@ static void release_cpu(struct cos_sched *s, struct cos_task *t)
 		return;
 	next = cos_taskq_pop(&s->latched[t->cpu]);
 	cpu_book(s, t->cpu, next);
-	if (next)
+	if (next) {
 		next->placed_at = cos_now_ns();	/* it starts now: a slice counts from here */
+		next->placed_by = COS_PLACED_BY_LORD;
+	}
 }
 
 static void refresh_affinity(struct cos_sched *s, struct cos_task *t)
@@ -372,6 +374,7 @@ static void task_placed(struct cos_sched *s, struct cos_task *t, const struct co
 	task_set_state(s, t, COS_TASK_QUEUED);
 	t->cpu = (int)cpu;
 	t->placed_at = m->ts;
+	t->placed_by = m->arg & COS_PLACED_F_HANDOFF ? COS_PLACED_BY_HANDOFF : COS_PLACED_BY_RULE;
 	s->wake_placed++;
 	s->wake_handoffs += !!(m->arg & COS_PLACED_F_HANDOFF);
 	if (cpu >= s->nr_cpus)
@@ -497,6 +500,7 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 				break;	/* placed there after it started: that shoot preempts it */
 			cpu_book(s, m->cpu, t);
 			t->placed_at = m->ts;
+			t->placed_by = COS_PLACED_BY_LORD;
 		}
 		break;
 	case COS_MSG_TASK_PLACED:
@@ -581,6 +585,7 @@ static void commit(struct cos_sched *s)
 			s->st.placed++;
 			t->cpu = cpu;
 			t->placed_at = now;
+			t->placed_by = COS_PLACED_BY_LORD;
 			if (s->placing_latch[cpu] && s->cpu_task[cpu] && s->cpu_task[cpu] != t) {
 				cos_taskq_push(&s->latched[cpu], t);	/* behind what runs there */
 				continue;

@@ -32,7 +32,8 @@
  * (also unless --no-block-handoff): a task that blocks right after a wake-up (a condition
  * variable's signal and wait, a pipe's write and read) leaves its CPU to the task it woke,
  * with no round trip.  Neither waits for the lord's order: the lord takes the CPU back at the
- * end of that task's turn, or for an overdue task.
+ * end of the turn, or for an overdue task, and a handoff does not start a new turn (a chain of
+ * them is one turn of the CPU).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -53,6 +54,7 @@ struct lockpol {
 	unsigned long long max_wait_ns;	/* --max-wait-us */
 	bool no_handoff;		/* --no-handoff */
 	bool no_block_handoff;		/* --no-block-handoff */
+	unsigned long long turn_at[LORD_MAX_CPUS];	/* when the CPU's turn began (lk_turn()) */
 	unsigned long long runnable, turns, spared, capped, handoffs, bounded, owners, waiters;
 };
 
@@ -227,9 +229,33 @@ static void lk_handoffs(struct cos_sched *s, struct lockpol *l)
 		lk_hint(s, w, &h);
 		if (lk_holds(&h))
 			continue;
-		if (cos_sched_place(s, t, w->cpu, 0) == 0)
+		if (cos_sched_place(s, t, w->cpu, 0) == 0)	/* the waker's turn goes on */
 			l->handoffs++;
 	}
+}
+
+/*
+ * When @cpu's turn began: the start of its task, unless the kernel handed it that CPU (its
+ * waker yielded or blocked): a handoff continues the turn of the task before it.  A chain of
+ * handoffs otherwise renews the turn at each link, and the tasks queued for the lord, the
+ * releaser that yielded among them, wait past every bound.
+ */
+static unsigned long long lk_turn(struct lockpol *l, int cpu, const struct cos_task *cur)
+{
+	if (cur->placed_by != COS_PLACED_BY_HANDOFF || !l->turn_at[cpu] ||
+	    l->turn_at[cpu] > cur->placed_at)
+		l->turn_at[cpu] = cur->placed_at;
+	return l->turn_at[cpu];
+}
+
+/* Place @t on @cpu: a new turn there. */
+static int lk_place(struct cos_sched *s, struct lockpol *l, struct cos_task *t, int cpu)
+{
+	int err = cos_sched_place(s, t, cpu, 0);
+
+	if (!err)
+		l->turn_at[cpu] = cos_now_ns();
+	return err;
 }
 
 /*
@@ -250,13 +276,14 @@ static void lk_schedule(struct cos_sched *s)
 			continue;
 		t = lk_next(s, l, cpu, now, &overdue);
 		if (t)
-			cos_sched_place(s, t, cpu, 0);
+			lk_place(s, l, t, cpu);
 	}
 	if (!l->no_handoff && l->first.head)
 		lk_handoffs(s, l);
 	for (int i = 0; i < l->nr_cpus && (l->first.head || l->runq.head); i++) {
 		int cpu = l->cpus[i];
 		struct cos_task *cur = cos_sched_cpu_task(s, cpu), *t;
+		unsigned long long turn;
 		struct lk_task *ct;
 		struct cos_hint h;
 		bool over, held, unknown;
@@ -271,12 +298,13 @@ static void lk_schedule(struct cos_sched *s)
 			cos_sched_wake_at(s, ct->lock_seen + l->cap_ns);
 			continue;
 		}
-		over = now - cur->placed_at >= l->slice_ns;
+		turn = lk_turn(l, cpu, cur);
+		over = now - turn >= l->slice_ns;
 		t = lk_next(s, l, cpu, now, &overdue);
 		/* an overdue task waits a quarter turn for one just placed (no ping-pong) */
-		if (!t || (!over && !(overdue && now - cur->placed_at >= l->slice_ns / 4)))
+		if (!t || (!over && !(overdue && now - turn >= l->slice_ns / 4)))
 			continue;
-		if (cos_sched_place(s, t, cpu, 0))
+		if (lk_place(s, l, t, cpu))
 			continue;
 		if (overdue)
 			l->bounded++;

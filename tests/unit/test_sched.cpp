@@ -509,6 +509,7 @@ TEST_CASE("a task the wake rules started is booked on its CPU, not placed again"
 	REQUIRE(cos_sched_cpu_task(f.s, 2) != nullptr);
 	CHECK(cos_sched_cpu_task(f.s, 2)->pid == 101);
 	CHECK(cos_sched_cpu_task(f.s, 2)->state == COS_TASK_QUEUED);
+	CHECK(cos_sched_cpu_task(f.s, 2)->placed_by == COS_PLACED_BY_RULE);
 	REQUIRE(f.k.shots.size() == 1);			/* CPU 2 is taken: only CPU 1 got a shoot */
 	CHECK(f.k.shots[0] == std::make_pair(1, 2u));
 	CHECK(f.r.q.len == 1);				/* task 3 waits */
@@ -540,6 +541,8 @@ TEST_CASE("a yield's handoff books the task it woke on the yielder's CPU", "[sch
 	f.step();
 	REQUIRE(cos_sched_cpu_task(f.s, 1) != nullptr);
 	CHECK(cos_sched_cpu_task(f.s, 1)->pid == 103);	/* the CPU in arg's low 32 bits */
+	CHECK(cos_sched_cpu_task(f.s, 1)->placed_by == COS_PLACED_BY_HANDOFF);
+	CHECK(cos_sched_cpu_task(f.s, 2)->placed_by == COS_PLACED_BY_LORD);
 	CHECK(f.k.shots.size() == 2);			/* no CPU free for the yielder */
 	CHECK(f.r.q.len == 1);				/* it waits */
 	CHECK(cos_sched_wake_placed(f.s) == 1);
