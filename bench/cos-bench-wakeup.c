@@ -6,7 +6,9 @@
  * how late it woke.  Unlike cyclictest it never changes its own scheduling policy, so it can be
  * measured as a COS task (`cosctl run -- cos-bench-wakeup …`) as well as under the default
  * scheduler.  Per round: p50/p99/max; at the end the per-round P99 statistic (mean, median,
- * standard deviation of the rounds' P99s).  --csv FILE keeps every sample.  A benchmark: it
+ * standard deviation of the rounds' P99s) and the wake-ups over 1 ms.  --work-us W spins W us
+ * after each wake-up: a latency-critical task's short work (cos-lcbe's benchmark).  --csv FILE
+ * keeps every sample.  A benchmark: it
  * asserts nothing about time.  See docs/performance.md.
  */
 #include <errno.h>
@@ -39,6 +41,7 @@ static void usage(FILE *f)
 		"  --rounds R       rounds (default 10)\n"
 		"  --loops L        wake-ups per round (default 500)\n"
 		"  --interval-us I  period in us (default 1000)\n"
+		"  --work-us W      spin W us after each wake-up (default 0)\n"
 		"  --cpu C          pin to CPU C first (default: leave the affinity alone)\n"
 		"  --csv FILE       write round,sample,latency_ns for every wake-up\n");
 }
@@ -50,11 +53,13 @@ int main(int argc, char **argv)
 		{ "loops", required_argument, NULL, 'l' },
 		{ "interval-us", required_argument, NULL, 'i' },
 		{ "cpu", required_argument, NULL, 'c' },
+		{ "work-us", required_argument, NULL, 'w' },
 		{ "csv", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int rounds = 10, loops = 500, interval_us = 1000, cpu = -1, c;
+	int rounds = 10, loops = 500, interval_us = 1000, cpu = -1, work_us = 0, c;
+	unsigned long long over_1ms = 0;
 	bool ok = true;
 	const char *csv = NULL;
 	uint64_t *lat;
@@ -67,6 +72,7 @@ int main(int argc, char **argv)
 		case 'l': ok = bench_opt_int(PROG, "loops", optarg, 10, 10000000, &loops); break;
 		case 'i': ok = bench_opt_int(PROG, "interval-us", optarg, 10, 10000000, &interval_us); break;
 		case 'c': ok = bench_opt_int(PROG, "cpu", optarg, 0, 65535, &cpu); break;
+		case 'w': ok = bench_opt_int(PROG, "work-us", optarg, 0, 1000000, &work_us); break;
 		case 'o': csv = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -104,6 +110,9 @@ int main(int argc, char **argv)
 				;
 			t = bench_now_ns();
 			lat[i] = t - next;
+			over_1ms += lat[i] > 1000000;
+			while (bench_now_ns() - t < work_us * 1000ull)
+				;
 			if (out)
 				fprintf(out, "%d,%d,%llu\n", r, i, (unsigned long long)lat[i]);
 			next += interval_us * 1000ull;
@@ -124,8 +133,8 @@ int main(int argc, char **argv)
 			var += (p99s[r] - mean) * (p99s[r] - mean) / rounds;
 		qsort(p99s, rounds, sizeof(*p99s), cmp_double);
 		median = rounds % 2 ? p99s[rounds / 2] : (p99s[rounds / 2 - 1] + p99s[rounds / 2]) / 2;
-		printf("per-round p99: mean %.1f us, median %.1f us, stdev %.1f us\n", mean, median,
-		       sqrt(var));
+		printf("per-round p99: mean %.1f us, median %.1f us, stdev %.1f us; over 1 ms: %llu\n",
+		       mean, median, sqrt(var), over_1ms);
 	}
 	if (out)
 		fclose(out);

@@ -160,6 +160,53 @@ def summarize_wakeup(wk):
     return rows
 
 
+def read_lcbe(out):
+    """lcbe/<scheduler>-lc<N>.csv (each latency-critical process's wake-ups, cos-bench-wakeup
+    --csv) and lcbe/be.csv (scheduler, the best-effort hogs' bogo ops/s): per scheduler the
+    reference's statistic over the LC processes' wake-ups pooled per round (P99 within each
+    round; mean, median and stdev across rounds; the wake-ups over 1 ms), the BE throughput,
+    and the ratios to the default's."""
+    d = os.path.join(out, "lcbe")
+    if not os.path.isdir(d):
+        return []
+    rounds, over = {}, {}
+    for f in sorted(os.listdir(d)):
+        m = re.match(r"(.+)-lc\d+\.csv$", f)
+        if not m:
+            continue
+        sched = m.group(1)
+        with open(os.path.join(d, f)) as fh:
+            for r in csv.DictReader(fh):
+                us = int(r["latency_ns"]) / 1000.0
+                rounds.setdefault(sched, {}).setdefault(int(r["round"]), []).append(us)
+                over[sched] = over.get(sched, 0) + (us > 1000)
+    be = {}
+    if os.path.exists(os.path.join(d, "be.csv")):
+        with open(os.path.join(d, "be.csv")) as fh:
+            for r in csv.DictReader(fh):
+                be.setdefault(r["scheduler"], []).append(float(r["bogo_ops_per_s"]))
+    rows = []
+    for sched in sorted(rounds, key=peer_order):
+        p99s = [pct(sorted(v), 99) for _, v in sorted(rounds[sched].items())]
+        row = {"scheduler": sched, "rounds": len(p99s), "p99_mean": statistics.mean(p99s),
+               "p99_median": statistics.median(p99s), "p99_stdev": statistics.pstdev(p99s),
+               "over_1ms": over.get(sched, 0),
+               "samples": sum(len(v) for v in rounds[sched].values())}
+        if be.get(sched):
+            row["be_ops_per_s"] = statistics.median(be[sched])
+        rows.append(row)
+    d0 = next((r for r in rows if r["scheduler"] == "default"), None)
+    for r in rows:
+        if not d0 or r is d0:
+            continue
+        for k in ("p99_mean", "p99_stdev"):
+            if d0[k]:
+                r[k + "_ratio"] = r[k] / d0[k]
+        if d0.get("be_ops_per_s") and "be_ops_per_s" in r:
+            r["be_ratio"] = r["be_ops_per_s"] / d0["be_ops_per_s"]
+    return rows
+
+
 def read_wakeup_hogs(out):
     """The many-core profile's wake-ups beside N hogs (wakeup/h<N>/<scheduler>.csv): one row per
     hog count and scheduler, as summarize_wakeup's."""
@@ -775,7 +822,7 @@ def md_table(cols, rows):
 
 def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), hooks=(),
            hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=(), bw=(), bw_acc=(), bw_w=(),
-           lock=(), ldb=(), extra=()):
+           lock=(), ldb=(), extra=(), lcbe=()):
     accel = str(meta.get("accel", "tcg")).split()[0]
     host = meta.get("host_cores")
     cpus = enclave_text(meta)
@@ -998,6 +1045,21 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                  "preload / plain"],
                 [[r["benchmark"], r["threads"], r["lock"], r["scheduler"], f"{r['ops_per_s']:.0f}",
                   ratio(r, "ratio"), ratio(r, "preload_ratio")] for r in ldb])
+    if lcbe:
+        section("## Latency-critical beside best-effort (cos-lcbe)",
+                "Two latency-critical processes (a 1 ms timer, short work at each wake-up) beside "
+                "CPU-bound best-effort hogs on the enclave's CPUs. The reference's statistic: the "
+                "P99 wake-up latency within each round (both LC processes' wake-ups), then the "
+                "mean, median and standard deviation across rounds, and the wake-ups over 1 ms; "
+                "the hogs' bogo ops/s. Goals (issue 33): LC per-round P99 mean and stdev <= 0.1x "
+                "the default's, BE throughput >= 0.95x.",
+                ["scheduler", "rounds", "P99 mean", "P99 median", "P99 stdev", "over 1 ms",
+                 "BE ops/s", "P99 mean ratio", "stdev ratio", "BE ratio"],
+                [[r["scheduler"], r["rounds"], fmt_us(r["p99_mean"]), fmt_us(r["p99_median"]),
+                  fmt_us(r["p99_stdev"]), r["over_1ms"],
+                  f"{r['be_ops_per_s']:.0f}" if "be_ops_per_s" in r else "—",
+                  ratio(r, "p99_mean_ratio"), ratio(r, "p99_stdev_ratio"), ratio(r, "be_ratio")]
+                 for r in lcbe])
     hook_sections = [
         (hooks, "## The shim's hooks (time per call, shim attached, no lord)",
          "Each sched_ext op of the shim: its BPF program and the cos.ko kfuncs it calls, counted by "
@@ -1050,6 +1112,7 @@ def main():
     bw_w = read_bw_weights(out)
     lock = read_lock(out)
     ldb = read_leveldb(out)
+    lcbe = read_lcbe(out)
     wk_hogs = read_wakeup_hogs(out)
     hooks_cpus = read_hooks_cpus(out)
     host_wait = read_host_wait(out)
@@ -1061,14 +1124,15 @@ def main():
                "shinjuku": sj, "shinjuku_best": sj_best, "shinjuku_interfere": sji,
                "shinjuku_interfere_best": sji_best, "wakeup": wake, "hooks": hooks,
                "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "bandwidth": bw, "bandwidth_accuracy": bw_acc,
-               "bandwidth_weights": bw_w, "lock": lock, "leveldb": ldb, "wakeup_hogs": wk_hogs, "hooks_cpus": hooks_cpus,
+               "bandwidth_weights": bw_w, "lock": lock, "leveldb": ldb, "lcbe": lcbe, "wakeup_hogs": wk_hogs, "hooks_cpus": hooks_cpus,
                "host_wait": host_wait, "host_wait_phases": host_phases, "work": work,
                "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks, hooks_cos, hooks_lord,
                  sji, sji_best, apps, bw, bw_acc, bw_w, lock, ldb,
-                 many_core_lines(wk_hogs, hooks_cpus, host_wait, host_phases) + work_lines(work)))
+                 many_core_lines(wk_hogs, hooks_cpus, host_wait, host_phases) + work_lines(work),
+                 lcbe))
     return 0
 
 
