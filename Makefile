@@ -169,7 +169,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-user inner-unit
 inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/lib/libcos-lock.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
-inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
+inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-pair $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
 inner-unit: $(U)/cos-unit $(U)/libcos-lock.so $(U)/lock-helper
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).  kbuild's
@@ -259,6 +259,10 @@ $(O)/bin/cos-bench-shinjuku: bench/cos-bench-shinjuku.c $(BENCH_LIB) $(O)/lib/li
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lrocksdb -lm -lpthread
 
 $(O)/bin/cos-bench-wakeup: bench/cos-bench-wakeup.c $(BENCH_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ -lm
+
+$(O)/bin/cos-bench-pair: bench/cos-bench-pair.c $(BENCH_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ -lm
 

@@ -207,6 +207,33 @@ def read_lcbe(out):
     return rows
 
 
+def read_pair(out):
+    """pair/pair.csv (cos-bench-pair: round trips/s per scheduler and number of pairs) and
+    pair/perf.csv (concurrent `perf bench sched pipe`: seconds for the lot): one row per
+    benchmark, scheduler and count, with the throughput ratio to the default's."""
+    d = os.path.join(out, "pair")
+    rows = []
+    if os.path.exists(os.path.join(d, "pair.csv")):
+        with open(os.path.join(d, "pair.csv")) as f:
+            for r in csv.DictReader(f):
+                rows.append({"benchmark": "context1", "scheduler": r["label"],
+                             "n": int(r["pairs"]), "per_s": float(r["trips_per_s"]),
+                             "slowest_per_s": float(r["slowest_pair_per_s"])})
+    if os.path.exists(os.path.join(d, "perf.csv")):
+        with open(os.path.join(d, "perf.csv")) as f:
+            for r in csv.DictReader(f):
+                secs = float(r["seconds"]) or float("nan")
+                rows.append({"benchmark": "perf-pipe", "scheduler": r["scheduler"],
+                             "n": int(r["instances"]),
+                             "per_s": int(r["instances"]) * int(r["loops"]) / secs})
+    base = {(r["benchmark"], r["n"]): r for r in rows if r["scheduler"] == "default"}
+    for r in rows:
+        b = base.get((r["benchmark"], r["n"]))
+        if b and b is not r and b["per_s"]:
+            r["ratio"] = r["per_s"] / b["per_s"]
+    return sorted(rows, key=lambda r: (r["benchmark"], r["n"], peer_order(r["scheduler"])))
+
+
 def read_wakeup_hogs(out):
     """The many-core profile's wake-ups beside N hogs (wakeup/h<N>/<scheduler>.csv): one row per
     hog count and scheduler, as summarize_wakeup's."""
@@ -822,7 +849,7 @@ def md_table(cols, rows):
 
 def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), hooks=(),
            hooks_cos=(), hooks_lord=(), sji=(), sji_best=(), apps=(), bw=(), bw_acc=(), bw_w=(),
-           lock=(), ldb=(), extra=(), lcbe=()):
+           lock=(), ldb=(), extra=(), lcbe=(), pair=()):
     accel = str(meta.get("accel", "tcg")).split()[0]
     host = meta.get("host_cores")
     cpus = enclave_text(meta)
@@ -1060,6 +1087,17 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                   f"{r['be_ops_per_s']:.0f}" if "be_ops_per_s" in r else "—",
                   ratio(r, "p99_mean_ratio"), ratio(r, "p99_stdev_ratio"), ratio(r, "be_ratio")]
                  for r in lcbe])
+    if pair:
+        section("## Pipe partners (cos-pair)",
+                "`context1`: cos-bench-pair, N pairs of processes passing a counter through two "
+                "pipes (round trips/s, all pairs); `perf-pipe`: N concurrent `perf bench sched "
+                "pipe` (round trips/s, all). On the enclave's CPUs; `shim`: the shim attached, "
+                "the processes fair tasks. Goals (issue 33): cos-pair >= 1.5x the default with "
+                "1-4 pairs, never < 0.95x with 8.",
+                ["benchmark", "pairs", "scheduler", "round trips/s", "slowest pair/s", "ratio"],
+                [[r["benchmark"], r["n"], r["scheduler"], f"{r['per_s']:.0f}",
+                  f"{r['slowest_per_s']:.0f}" if "slowest_per_s" in r else "—",
+                  ratio(r, "ratio")] for r in pair])
     hook_sections = [
         (hooks, "## The shim's hooks (time per call, shim attached, no lord)",
          "Each sched_ext op of the shim: its BPF program and the cos.ko kfuncs it calls, counted by "
@@ -1113,6 +1151,7 @@ def main():
     lock = read_lock(out)
     ldb = read_leveldb(out)
     lcbe = read_lcbe(out)
+    pair = read_pair(out)
     wk_hogs = read_wakeup_hogs(out)
     hooks_cpus = read_hooks_cpus(out)
     host_wait = read_host_wait(out)
@@ -1124,7 +1163,7 @@ def main():
                "shinjuku": sj, "shinjuku_best": sj_best, "shinjuku_interfere": sji,
                "shinjuku_interfere_best": sji_best, "wakeup": wake, "hooks": hooks,
                "hooks_cos": hooks_cos, "hooks_lord": hooks_lord, "apps": apps, "bandwidth": bw, "bandwidth_accuracy": bw_acc,
-               "bandwidth_weights": bw_w, "lock": lock, "leveldb": ldb, "lcbe": lcbe, "wakeup_hogs": wk_hogs, "hooks_cpus": hooks_cpus,
+               "bandwidth_weights": bw_w, "lock": lock, "leveldb": ldb, "lcbe": lcbe, "pair": pair, "wakeup_hogs": wk_hogs, "hooks_cpus": hooks_cpus,
                "host_wait": host_wait, "host_wait_phases": host_phases, "work": work,
                "plots": made}
     with open(os.path.join(out, "summary.json"), "w") as f:
@@ -1132,7 +1171,7 @@ def main():
     print(report(out, meta, deleg, over, made, wake, lord, sj, sj_best, hooks, hooks_cos, hooks_lord,
                  sji, sji_best, apps, bw, bw_acc, bw_w, lock, ldb,
                  many_core_lines(wk_hogs, hooks_cpus, host_wait, host_phases) + work_lines(work),
-                 lcbe))
+                 lcbe, pair))
     return 0
 
 
