@@ -84,6 +84,7 @@ struct worker {
 	pthread_t tid;
 	int id;
 	uint64_t ops, wait_sum, wait_max;
+	uint64_t wait_max_at;		/* when the longest wait ended */
 	uint64_t *waits;
 	size_t nr_waits;
 };
@@ -95,8 +96,10 @@ static void took(struct worker *w, uint64_t asked, uint64_t got)
 
 	w->ops++;
 	w->wait_sum += wait;
-	if (wait > w->wait_max)
+	if (wait > w->wait_max) {
 		w->wait_max = wait;
+		w->wait_max_at = got;
+	}
 	if (w->nr_waits < SAMPLES_MAX)
 		w->waits[w->nr_waits++] = wait;
 }
@@ -245,7 +248,7 @@ int main(int argc, char **argv)
 	double seconds = 2;
 	const char *csv = NULL, *label = "-";
 	struct worker *w;
-	uint64_t t0, t1, c0, c1, ops = 0, wait_sum = 0, wait_max = 0, *all = NULL;
+	uint64_t t0, t1, c0, c1, ops = 0, wait_sum = 0, wait_max = 0, wait_max_at = 0, *all = NULL;
 	uint64_t ops_min = UINT64_MAX, ops_max = 0;
 	size_t nr_all = 0;
 	void *(*fn)(void *);
@@ -345,8 +348,10 @@ int main(int argc, char **argv)
 		ops_min = w[i].ops < ops_min ? w[i].ops : ops_min;
 		ops_max = w[i].ops > ops_max ? w[i].ops : ops_max;
 		wait_sum += w[i].wait_sum;
-		if (w[i].wait_max > wait_max)
+		if (w[i].wait_max > wait_max) {
 			wait_max = w[i].wait_max;
+			wait_max_at = w[i].wait_max_at;
+		}
 		if (all && w[i].nr_waits) {
 			memcpy(all + nr_all, w[i].waits, w[i].nr_waits * sizeof(uint64_t));
 			nr_all += w[i].nr_waits;
@@ -365,11 +370,12 @@ report:
 		}
 		printf("%s lock=%s threads=%d cs_us=%d work_us=%d cpus=%d: %.0f ops/s, %.2f ns/op, "
 		       "wait mean %.1f us p99 %.1f us max %.1f us, %.0f context switches/s, "
-		       "ops per thread %llu-%llu\n",
+		       "ops per thread %llu-%llu, longest wait ended at %.0f ms of %.0f\n",
 		       scenario_names[opt.scenario], opt.cos ? "cos" : "pthread", opt.threads, cs_us,
 		       work_us, ncpu, ops / secs, ops ? (double)(t1 - t0) / ops : 0,
 		       mean, p99, wait_max / 1e3, (c1 - c0) / secs, (unsigned long long)ops_min,
-		       (unsigned long long)ops_max);
+		       (unsigned long long)ops_max, wait_max_at > t0 ? (wait_max_at - t0) / 1e6 : 0,
+		       secs * 1e3);
 		if (!csv)
 			return 0;
 		bench_lock_env(&preload, &handoff);

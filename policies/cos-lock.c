@@ -11,9 +11,9 @@
  *   renews: no owner keeps a CPU for ever.  The lord wakes when a spared owner's cap ends.
  * - An owner that lost its CPU anyway (to the kernel, or past its cap) runs first: its waiters
  *   could only block behind it.
- * - A waiter woken by the lock's release (lock_wait set, woken by a COS task) runs next, before
- *   the tasks that merely queued: with no CPU free it takes its waker's CPU (a handoff), unless
- *   the waker holds a lock itself.  The releaser then cannot take the lock back before the
+ * - A waiter (lock_wait set: woken by the lock's release, or taken off its CPU before it got
+ *   the lock) runs next, before the tasks that merely queued: one woken by a COS task with no
+ *   CPU free takes its waker's CPU (a handoff), unless the waker holds a lock itself.  The releaser then cannot take the lock back before the
  *   waiter that the kernel woke for it runs: that barging is what lets one waiter starve.
  * - Every wait is bounded: a task queued longer than --max-wait-us goes before all others and
  *   takes the CPU of the task that has run longest (spared owners excepted).  Together with
@@ -104,9 +104,10 @@ static bool lk_spared(const struct lockpol *l, struct lk_task *lt, const struct 
 }
 
 /*
- * Into a queue: an owner at the head of the first queue (before its waiters), a woken waiter
- * at its tail, any other task at the tail of the run queue.  A preempted task whose record is
- * still being looked up (the first milliseconds of a task) is taken for an owner.
+ * Into a queue: an owner at the head of the first queue (before its waiters), a waiter (woken,
+ * or preempted before it got its lock) at its tail, any other task at the tail of the run
+ * queue.  A preempted task whose record is still being looked up (the first milliseconds of a
+ * task) is taken for an owner.
  */
 static void lk_queue(struct cos_sched *s, struct cos_task *t, bool woken)
 {
@@ -125,9 +126,13 @@ static void lk_queue(struct cos_sched *s, struct cos_task *t, bool woken)
 		return;
 	}
 	lt->lock_seen = 0;
-	if (woken && h.lock_wait && t->waker) {
-		lt->waker = t->waker;
-		lt->waker_gen = t->waker->gen;
+	/*
+	 * On its way to a lock: woken by its release, or taken off its CPU (or out of a handoff)
+	 * before it got it.  Behind the runq it would lose its turn at the lock again.
+	 */
+	if (h.lock_wait) {
+		lt->waker = woken ? t->waker : NULL;
+		lt->waker_gen = lt->waker ? lt->waker->gen : 0;
 		l->waiters++;
 		cos_taskq_push(&l->first, t);
 		return;
