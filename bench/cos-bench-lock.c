@@ -319,6 +319,9 @@ int main(int argc, char **argv)
 		return 1;
 	fn = opt.scenario == CONTENDED ? contended_worker : opt.scenario == HANDOFF ? handoff_worker :
 	     opt.scenario == BURST ? burst_worker : cs_worker;
+	/* the process's hint table before its threads: a lord that found none looks again later */
+	if (opt.cos && !cos_hint_self())
+		fprintf(stderr, PROG ": no hint record: %s (the locks go unhinted)\n", strerror(errno));
 	pthread_barrier_init(&start_line, NULL, opt.threads + (opt.scenario != BURST));
 	for (int i = 0; i < opt.threads; i++) {
 		w[i].id = i;

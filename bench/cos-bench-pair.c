@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 	printf("pairs=%d: %.0f round trips/s, slowest pair %.0f/s\n", pairs, total / secs,
 	       slowest / secs);
 	if (csv) {
-		FILE *f = bench_csv_open(PROG, csv,
+		FILE *f = bench_csv_append(PROG, csv,
 					 "label,pairs,seconds,trips,trips_per_s,slowest_pair_per_s");
 
 		if (!f)

@@ -12,8 +12,9 @@
  * The lord:
  * - learns partners from the waker a wake-up names (struct cos_task.waker): a task woken by a
  *   task of this lord takes it for its partner;
- * - places a waking task whose partner runs (or is placed) on a CPU behind it there, latched:
- *   the CPU starts it when the partner blocks, as the handoff would have;
+ * - leaves a waking task whose partner runs (or is placed) on a CPU to the kernel's handoff for
+ *   --grace-us; then gives it a free CPU (the partner follows it there by the next handoff),
+ *   or latches it behind the partner: the CPU starts it when the partner blocks;
  * - else on its partner's last CPU, or its own, if free; else on the next free CPU in turn, so
  *   that new tasks, and so new pairs, spread;
  * - while tasks wait, gives a CPU to the first of them when the CPU's turn is over
@@ -25,6 +26,7 @@
 #include "lord_main.h"
 
 #define PR_SLICE_NS	(5ULL * 1000 * 1000)
+#define PR_GRACE_NS	(1000ULL * 1000)	/* a woken task waits this long for the handoff */
 
 struct pairpol {
 	struct cos_taskq q;		/* waiting, in arrival order */
@@ -32,6 +34,7 @@ struct pairpol {
 	int nr_cpus;
 	const char *in_enclave;
 	unsigned long long slice_ns;	/* --slice-us */
+	unsigned long long grace_ns;	/* --grace-us */
 	unsigned long long turn_at[LORD_MAX_CPUS];	/* when the CPU's turn began */
 	int next;			/* the next free CPU to try first (index into cpus) */
 	unsigned long long runnable, partnered, latched, together, spread, turns;
@@ -106,27 +109,9 @@ static bool pr_place(struct cos_sched *s, struct pairpol *p, struct cos_task *t,
 	return true;
 }
 
-/*
- * Where @t goes now: behind its running partner (latched), or on a free CPU, its partner's
- * last, its own last, or the next in turn.  Returns whether it was placed or latched.
- */
-static bool pr_start(struct cos_sched *s, struct pairpol *p, struct cos_task *t)
+/* @t on the next free CPU in turn, so that unrelated tasks, and so pairs, spread. */
+static bool pr_spread(struct cos_sched *s, struct pairpol *p, struct cos_task *t)
 {
-	struct cos_task *mate = pr_partner(t);
-
-	if (mate && mate->cpu >= 0 && cos_sched_cpu_task(s, mate->cpu) == mate &&
-	    cos_sched_task_may_run(s, t, mate->cpu) && !cos_sched_cpu_latched(s, mate->cpu)->len &&
-	    cos_sched_latch(s, t, mate->cpu, 0) == 0) {
-		p->latched++;
-		p->together++;
-		return true;
-	}
-	if (mate && pr_free(s, p, t, mate->cpu) && pr_place(s, p, t, mate->cpu)) {
-		p->together++;
-		return true;
-	}
-	if (pr_free(s, p, t, t->cpu) && pr_place(s, p, t, t->cpu))
-		return true;
 	for (int i = 0; i < p->nr_cpus; i++) {
 		int k = (p->next + i) % p->nr_cpus, cpu = p->cpus[k];
 
@@ -140,29 +125,83 @@ static bool pr_start(struct cos_sched *s, struct pairpol *p, struct cos_task *t)
 }
 
 /*
+ * Where @t goes now: behind its running partner, or on a free CPU, its partner's last, its own
+ * last, or the next in turn.  Beside a running partner it first waits for the kernel's
+ * handoff, which comes when the partner blocks, for --grace-us (a latched task would make the
+ * kernel refuse the handoff, so latching at once would put the lord in every pass of a
+ * ping-pong); then it takes a free CPU, where the partner follows it by the next handoff, or
+ * is latched behind the partner.  Returns whether it was placed or latched.
+ */
+static bool pr_start(struct cos_sched *s, struct pairpol *p, struct cos_task *t,
+		     unsigned long long now)
+{
+	struct cos_task *mate = pr_partner(t);
+
+	if (mate && mate->cpu >= 0 && cos_sched_cpu_task(s, mate->cpu) == mate &&
+	    cos_sched_task_may_run(s, t, mate->cpu)) {
+		if (now - t->runnable_at < p->grace_ns) {
+			cos_sched_wake_at(s, t->runnable_at + p->grace_ns);
+			return false;
+		}
+		/* no handoff came: its partner works on; a free CPU if there is one, or behind it */
+		if (pr_spread(s, p, t))
+			return true;
+		if (!cos_sched_cpu_latched(s, mate->cpu)->len &&
+		    cos_sched_latch(s, t, mate->cpu, 0) == 0) {
+			p->latched++;
+			p->together++;
+			return true;
+		}
+		return false;
+	}
+	if (mate && pr_free(s, p, t, mate->cpu) && pr_place(s, p, t, mate->cpu)) {
+		p->together++;
+		return true;
+	}
+	if (pr_free(s, p, t, t->cpu) && pr_place(s, p, t, t->cpu))
+		return true;
+	return pr_spread(s, p, t);
+}
+
+/* The first waiting task that may run on @cpu, except one waiting there for a handoff. */
+static struct cos_task *pr_first_for(struct cos_sched *s, struct pairpol *p, int cpu,
+				     unsigned long long now)
+{
+	for (struct cos_task *t = p->q.head; t; t = t->q_next) {
+		struct cos_task *mate = pr_partner(t);
+
+		if (!cos_sched_task_may_run(s, t, cpu))
+			continue;
+		if (mate && mate->cpu == cpu && now - t->runnable_at < p->grace_ns)
+			continue;
+		return t;
+	}
+	return NULL;
+}
+
+/*
  * Each waiting task, in arrival order, where pr_start() puts it; then, while tasks still wait,
  * the CPUs whose turn is over take the first that may run there.
  */
 static void pr_schedule(struct cos_sched *s)
 {
 	struct pairpol *p = cos_sched_policy_ctx(s);
+	unsigned long long now = cos_now_ns();
 	struct cos_task *t, *next;
-	unsigned long long now;
 
 	for (t = p->q.head; t; t = next) {
 		next = t->q_next;
-		pr_start(s, p, t);
+		pr_start(s, p, t, now);
 	}
 	if (!p->q.head)
 		return;
-	now = cos_now_ns();
 	for (int i = 0; i < p->nr_cpus && p->q.head; i++) {
 		int cpu = p->cpus[i];
 		struct cos_task *cur = cos_sched_cpu_task(s, cpu);
 
 		if (!cur || now - pr_turn(p, cpu, cur) < p->slice_ns)
 			continue;
-		t = cos_sched_first_for(s, &p->q, cpu);
+		t = pr_first_for(s, p, cpu, now);
 		if (t && pr_place(s, p, t, cpu))
 			p->turns++;
 	}
@@ -177,19 +216,19 @@ static void pr_stats(struct cos_sched *s, FILE *out)
 		p->spread, p->turns, p->q.len);
 }
 
-static struct pairpol p = { .slice_ns = PR_SLICE_NS };
+static struct pairpol p = { .slice_ns = PR_SLICE_NS, .grace_ns = PR_GRACE_NS };
 
 static int pr_parse(int opt, const char *arg)
 {
 	char *end;
 	unsigned long long us;
 
-	if (opt != 's')
+	if (opt != 's' && opt != 'g')
 		return -1;
 	us = strtoull(arg, &end, 10);
-	if (*end || end == arg || arg[0] == '-' || !us || us > 10ULL * 1000 * 1000)
+	if (*end || end == arg || arg[0] == '-' || us > 10ULL * 1000 * 1000 || (opt == 's' && !us))
 		return -1;
-	p.slice_ns = us * 1000;
+	*(opt == 's' ? &p.slice_ns : &p.grace_ns) = us * 1000;
 	return 0;
 }
 
@@ -206,13 +245,14 @@ static int pr_ready(struct lord_main *lm)
 
 static void pr_banner(FILE *out)
 {
-	fprintf(out, ", slice %llu us", p.slice_ns / 1000);
+	fprintf(out, ", slice %llu us, grace %llu us", p.slice_ns / 1000, p.grace_ns / 1000);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option own[] = {
 		{ "slice-us", required_argument, NULL, 's' },
+		{ "grace-us", required_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cos_policy policy = {
@@ -232,7 +272,10 @@ int main(int argc, char **argv)
 		  "over by the kernel when one blocks or yields; unrelated tasks spread.";
 	m.own_usage =
 		"  -s, --slice-us N     a CPU's turn while tasks wait (default 5000; a chain of\n"
-		"                       handoffs is one turn)\n";
+		"                       handoffs is one turn)\n"
+		"      --grace-us N     a task woken by its running partner waits this long for the\n"
+		"                       kernel's handoff before the lord latches it behind the\n"
+		"                       partner (default 1000; 0: latch at once)\n";
 	m.own_short = "s:";
 	m.own_long = own;
 	m.parse = pr_parse;

@@ -2,13 +2,14 @@
 /*
  * test_pair.cpp — cos-pair on two enclave CPUs: the two processes of a pipe ping-pong pair run
  * on one CPU (the kernel hands it over at each block, the lord latches a woken partner behind
- * the other), two pairs each get a CPU of their own, --help and bad values.  Behaviour only:
- * where each side ran, not how fast.
+ * the other), two pairs spread over both CPUs, --help and bad values.  Behaviour only: where
+ * each side ran, not how fast.
  */
 #include <catch2/catch_test_macros.hpp>
 
 #include <atomic>
 #include <csignal>
+#include <cstring>
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -86,6 +87,8 @@ TEST_CASE("cos-pair: a pipe pair shares a CPU, two pairs take a CPU each", "[pai
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
+	if (std::thread::hardware_concurrency() < 3)
+		SKIP("needs 3 CPUs: the lord's and two for the pairs");
 	PolicyProc lord({build_path("bin/cos-pair"), "--cpus", "1-2", "--stall-ms", stall_arg(1000),
 			 "--starve-ms", starve_arg(5000)});
 	REQUIRE(lord.wait_for("cos-pair: lord on CPU 0"));
@@ -94,23 +97,27 @@ TEST_CASE("cos-pair: a pipe pair shares a CPU, two pairs take a CPU each", "[pai
 	CHECK(lord.stop(SIGINT) == 0);
 	CAPTURE(lord.err);
 	CHECK(bad == 0);
-	int together[PAIRS] = {}, apart = 0, enclave = 0, n = SAMPLES;
+	int together[PAIRS] = {}, on[PAIRS][3] = {}, enclave = 0, n = SAMPLES;
 	for (int i = 0; i < PAIRS; i++)
 		CHECK(s->n[i] == SAMPLES);
-	for (int r = 0; r < n; r++) {
+	for (int r = 0; r < n; r++)
 		for (int i = 0; i < PAIRS; i++) {
 			together[i] += s->cpu[i][0][r] == s->cpu[i][1][r];
 			for (int k = 0; k < 2; k++)
 				enclave += s->cpu[i][k][r] == 1 || s->cpu[i][k][r] == 2;
+			if (s->cpu[i][0][r] >= 0 && s->cpu[i][0][r] < 3)
+				on[i][s->cpu[i][0][r]]++;
 		}
-		apart += s->cpu[0][0][r] != s->cpu[1][0][r];
-	}
 	std::cerr << "cos-pair: round trips with both sides on one CPU " << together[0] << ", "
-		  << together[1] << " of " << n << "; the pairs on different CPUs " << apart << "\n";
-	CHECK(enclave == PAIRS * 2 * n);		/* every sample on the enclave */
+		  << together[1] << " of " << n << "; on CPU 1 / 2: " << on[0][1] << " / " << on[0][2]
+		  << ", " << on[1][1] << " / " << on[1][2] << "\n";
+	CHECK(enclave >= PAIRS * 2 * n * 99 / 100);	/* on the enclave (the kernel may bypass) */
 	for (int i = 0; i < PAIRS; i++)
 		CHECK(together[i] > n * 8 / 10);	/* partners together */
-	CHECK(apart > n / 2);				/* unrelated pairs spread */
+	/* unrelated pairs spread: both CPUs did a good part of the round trips (a pair moves when
+	 * a handoff is late, so a pair's own CPU is not fixed) */
+	CHECK(on[0][1] + on[1][1] > n / 2);
+	CHECK(on[0][2] + on[1][2] > n / 2);
 	CHECK(lord.err.find("(handoffs 0)") == std::string::npos);	/* the kernel's */
 	shared_delete(s);
 	CHECK(sched_ext_state() == "enabled");
@@ -121,10 +128,12 @@ TEST_CASE("cos-pair explains itself and refuses bad values with status 2", "[pai
 	std::string out;
 	CHECK(sh(build_path("bin/cos-pair") + " --help", &out) == 0);
 	CHECK(out.find("usage: ") == 0);
-	for (const char *opt : {"--slice-us N", "--stats"})
+	for (const char *opt : {"--slice-us N", "--grace-us N", "--stats"})
 		CHECK(out.find(opt) != std::string::npos);
 	for (const char *bad : {"0", "-1", "x", "", "10000001"}) {
 		CAPTURE(bad);
 		CHECK(sh(build_path("bin/cos-pair") + " --slice-us '" + bad + "' 2>/dev/null") == 2);
+		if (strcmp(bad, "0"))	/* --grace-us 0: latch at once */
+			CHECK(sh(build_path("bin/cos-pair") + " --grace-us '" + bad + "' 2>/dev/null") == 2);
 	}
 }
