@@ -8,7 +8,8 @@
  * - An owner (a task holding a hinted lock, or in a critical section) is not preempted at the
  *   end of its turn.  Its reprieve is capped (--cap-us, 4 turns: the lock-handoff reference's
  *   20 ms against 5), counted from when the lord first finds it holding, which no re-placement
- *   renews: no owner keeps a CPU for ever.  The lord wakes when a spared owner's cap ends.
+ *   renews, and at most the cap of the CPU's turn (a chain of handoffs among owners is one
+ *   turn): no owner keeps a CPU for ever.  The lord wakes when a spared owner's cap ends.
  * - An owner that lost its CPU anyway (to the kernel, or past its cap) runs first: its waiters
  *   could only block behind it.
  * - A waiter (lock_wait set: woken by the lock's release, or taken off its CPU before it got
@@ -298,12 +299,17 @@ static void lk_schedule(struct cos_sched *s)
 		ct = cur->data;
 		unknown = lk_hint(s, cur, &h);
 		held = lk_holds(&h) || unknown;
-		if (lk_spared(l, ct, &h, unknown, now)) {
+		turn = lk_turn(l, cpu, cur);
+		/*
+		 * An owner within its cap keeps the CPU, unless the turn it continues (a chain of
+		 * handoffs from owner to owner, each with a cap of its own) is past the cap.
+		 */
+		if (lk_spared(l, ct, &h, unknown, now) && now - turn < l->cap_ns) {
 			l->spared++;
-			cos_sched_wake_at(s, ct->lock_seen + l->cap_ns);
+			cos_sched_wake_at(s, ct->lock_seen + l->cap_ns < turn + l->cap_ns ?
+					  ct->lock_seen + l->cap_ns : turn + l->cap_ns);
 			continue;
 		}
-		turn = lk_turn(l, cpu, cur);
 		over = now - turn >= l->slice_ns;
 		t = lk_next(s, l, cpu, now, &overdue);
 		/* an overdue task waits a quarter turn for one just placed (no ping-pong) */
