@@ -597,8 +597,7 @@ static pid_t cos_woken_handoff(struct task_struct *p, struct cos_enclave *e, u32
 void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
 {
 	struct cos_enclave *e;
-
-	u32 gen;
+	u32 gen = 0;
 
 	if (!sleep)
 		return;
@@ -640,7 +639,7 @@ void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep)
  */
 bool cos_task_yield(struct task_struct *p, s32 slot)
 {
-	u32 gen;
+	u32 gen = 0;
 	struct cos_enclave *e = cos_task_running_in(p, slot, true, &gen);
 	pid_t to = cos_woken_handoff(p, e, COS_WAKE_HANDOFF);
 

@@ -55,7 +55,7 @@ struct lockpol {
 	unsigned long long max_wait_ns;	/* --max-wait-us */
 	bool no_handoff;		/* --no-handoff */
 	bool no_block_handoff;		/* --no-block-handoff */
-	unsigned long long turn_at[LORD_MAX_CPUS];	/* when the CPU's turn began (lk_turn()) */
+	unsigned long long turn_at[LORD_MAX_CPUS];	/* when the CPU's turn began (lord_turn()) */
 	unsigned long long runnable, turns, spared, capped, handoffs, bounded, owners, waiters;
 };
 
@@ -240,20 +240,6 @@ static void lk_handoffs(struct cos_sched *s, struct lockpol *l)
 	}
 }
 
-/*
- * When @cpu's turn began: the start of its task, unless the kernel handed it that CPU (its
- * waker yielded or blocked): a handoff continues the turn of the task before it.  A chain of
- * handoffs otherwise renews the turn at each link, and the tasks queued for the lord, the
- * releaser that yielded among them, wait past every bound.
- */
-static unsigned long long lk_turn(struct lockpol *l, int cpu, const struct cos_task *cur)
-{
-	if (cur->placed_by != COS_PLACED_BY_HANDOFF || !l->turn_at[cpu] ||
-	    l->turn_at[cpu] > cur->placed_at)
-		l->turn_at[cpu] = cur->placed_at;
-	return l->turn_at[cpu];
-}
-
 /* Place @t on @cpu: a new turn there. */
 static int lk_place(struct cos_sched *s, struct lockpol *l, struct cos_task *t, int cpu)
 {
@@ -299,7 +285,7 @@ static void lk_schedule(struct cos_sched *s)
 		ct = cur->data;
 		unknown = lk_hint(s, cur, &h);
 		held = lk_holds(&h) || unknown;
-		turn = lk_turn(l, cpu, cur);
+		turn = lord_turn(&l->turn_at[cpu], cur);
 		/*
 		 * An owner within its cap keeps the CPU, unless the turn it continues (a chain of
 		 * handoffs from owner to owner, each with a cap of its own) is past the cap.

@@ -85,15 +85,6 @@ static void pr_yield(struct cos_sched *s, struct cos_task *t)
 	cos_taskq_push(&((struct pairpol *)cos_sched_policy_ctx(s))->q, t);
 }
 
-/* When @cpu's turn began: a handoff continues the turn of the task before it (cos-lock's). */
-static unsigned long long pr_turn(struct pairpol *p, int cpu, const struct cos_task *cur)
-{
-	if (cur->placed_by != COS_PLACED_BY_HANDOFF || !p->turn_at[cpu] ||
-	    p->turn_at[cpu] > cur->placed_at)
-		p->turn_at[cpu] = cur->placed_at;
-	return p->turn_at[cpu];
-}
-
 static bool pr_free(struct cos_sched *s, const struct pairpol *p, const struct cos_task *t, int cpu)
 {
 	return cpu >= 0 && cpu < LORD_MAX_CPUS && p->in_enclave[cpu] &&
@@ -199,7 +190,7 @@ static void pr_schedule(struct cos_sched *s)
 		int cpu = p->cpus[i];
 		struct cos_task *cur = cos_sched_cpu_task(s, cpu);
 
-		if (!cur || now - pr_turn(p, cpu, cur) < p->slice_ns)
+		if (!cur || now - lord_turn(&p->turn_at[cpu], cur) < p->slice_ns)
 			continue;
 		t = pr_first_for(s, p, cpu, now);
 		if (t && pr_place(s, p, t, cpu))

@@ -92,6 +92,13 @@ static void usage(FILE *f, const struct lord_main *m)
 		m->prog, m->about, m->prog, m->own_usage);
 }
 
+unsigned long long lord_turn(unsigned long long *turn_at, const struct cos_task *cur)
+{
+	if (cur->placed_by != COS_PLACED_BY_HANDOFF || !*turn_at || *turn_at > cur->placed_at)
+		*turn_at = cur->placed_at;
+	return *turn_at;
+}
+
 enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT, OPT_NO_WAKE_RULES,
 	OPT_SPIN, OPT_PARTIAL, OPT_WAKE_ALL };
 

@@ -40,6 +40,15 @@ struct lord_main {
 	unsigned long long stats_every_ns, last_stats;
 };
 
+/*
+ * When @cpu's turn began, for a policy that gives CPUs turns (*@turn_at, one per CPU, is the
+ * policy's): the start of its task @cur, unless the kernel handed it that CPU (its waker
+ * yielded or blocked: COS_PLACED_BY_HANDOFF), which continues the turn of the task before it.
+ * Counted per task, a chain of handoffs would renew the turn at each link and starve the tasks
+ * queued for the lord.  A policy's own placement starts a turn: it sets *@turn_at itself.
+ */
+unsigned long long lord_turn(unsigned long long *turn_at, const struct cos_task *cur);
+
 /* Parse the options, attach the shim if needed, run the lord; returns main()'s exit status. */
 int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m);
 
