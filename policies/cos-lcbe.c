@@ -90,8 +90,7 @@ static void lb_roll(struct lcbe *l, unsigned long long now)
 }
 
 /* @t, an LC task, stopped running at @at: its time on the CPU goes into the window. */
-static void lb_account(struct cos_sched *s, struct lcbe *l, struct cos_task *t,
-		       unsigned long long at)
+static void lb_account(struct lcbe *l, struct cos_task *t, unsigned long long at)
 {
 	struct lb_task *lt = t->data;
 
@@ -169,7 +168,7 @@ static void lb_preempted(struct cos_sched *s, struct cos_task *t, unsigned int w
 {
 	struct lcbe *l = cos_sched_policy_ctx(s);
 
-	lb_account(s, l, t, t->event_at);
+	lb_account(l, t, t->event_at);
 	/* its turn is over (its slice) or it yielded: the back; else it lost its CPU: the head */
 	lb_queue(s, t, why != COS_PREEMPT_BY_SLICE);
 }
@@ -178,13 +177,13 @@ static void lb_yield(struct cos_sched *s, struct cos_task *t)
 {
 	struct lcbe *l = cos_sched_policy_ctx(s);
 
-	lb_account(s, l, t, t->event_at);
+	lb_account(l, t, t->event_at);
 	lb_queue(s, t, false);
 }
 
 static void lb_blocked(struct cos_sched *s, struct cos_task *t)
 {
-	lb_account(s, cos_sched_policy_ctx(s), t, t->event_at);
+	lb_account(cos_sched_policy_ctx(s), t, t->event_at);
 }
 
 /* The slice of @t, placed now: none for LC, nor for BE while no other task waits. */
@@ -302,7 +301,12 @@ static void lb_schedule(struct cos_sched *s)
 				l->be_turns++;
 			continue;
 		}
-		if (!latched->len && cos_sched_latch(s, t, cpu, l->be_slice_ns) == 0)
+		/*
+		 * Only a BE task: a latched task's placed_at is its latch, not its start, and the
+		 * floor would count an LC task's wait in the latch as LC time.
+		 */
+		if (!latched->len && !((struct lb_task *)t->data)->lc &&
+		    cos_sched_latch(s, t, cpu, l->be_slice_ns) == 0)
 			l->latched++;
 	}
 }
