@@ -241,6 +241,17 @@ inline int become_cos_task()
 	return syscall(SYS_sched_setattr, 0, &a, 0) ? errno : 0;
 }
 
+/*
+ * Sleep long enough to block: a task that just became a COS task keeps the CPU it was on
+ * until it blocks, and comes under the lord at its wake-up.  A sleep of a few hundred
+ * microseconds is not enough on the debug kernel: its timer can fire before schedule()
+ * takes the task off the CPU, and the task then runs on where it was.
+ */
+inline void leave_cpu()
+{
+	std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
 inline uint64_t now_ns()
 {
 	timespec ts;

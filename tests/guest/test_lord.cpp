@@ -60,8 +60,7 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 	int rc = in_child_threads(N, [&](int i) {
 		res->tids[i] = gettid();
 		res->setattr_err[i] = become_cos_task();
-		/* A running task comes under the lord at its next wake-up. */
-		std::this_thread::sleep_for(std::chrono::microseconds(300));
+		leave_cpu();	/* a running task comes under the lord at its next wake-up */
 		for (int r = 0; r < ROUNDS; r++) {
 			spin_for(std::chrono::microseconds(200));
 			res->cpus_seen[i][r] = sched_getcpu();
@@ -205,7 +204,7 @@ TEST_CASE("wake rule IDLE: waking threads start on free enclave CPUs they may us
 			sched_setaffinity(0, sizeof(s), &s);
 		}
 		res->setattr_err[i] = become_cos_task();
-		std::this_thread::sleep_for(std::chrono::microseconds(300));
+		leave_cpu();
 		for (int r = 0; r < ROUNDS; r++) {
 			spin_for(std::chrono::microseconds(100));
 			res->cpus_seen[i][r] = sched_getcpu();
@@ -290,8 +289,7 @@ unsigned pingpong_handoffs(unsigned rules, bool yield)
 			sched_setaffinity(0, sizeof(s), &s);
 		}
 		res->setattr_err[i] = become_cos_task();
-		/* off the CPU it was on when it became a COS task, before its first round */
-		std::this_thread::sleep_for(std::chrono::microseconds(300));
+		leave_cpu();	/* off the CPU it was on when it became a COS task */
 		for (int r = 0; r < ROUNDS; r++) {
 			sem_wait(&res->go[i]);
 			spin_for(std::chrono::microseconds(50));
@@ -316,6 +314,7 @@ unsigned pingpong_handoffs(unsigned rules, bool yield)
 	std::map<pid_t, std::set<int>> bypassed;
 	std::map<pid_t, uint32_t> last;			/* each thread's last message */
 	size_t yields = 0, woken = 0, owed = 0;
+	std::map<std::string, size_t> requeued;		/* handoffs to a task waiting again */
 	for (auto &m : lord.log) {
 		CHECK(m.type != COS_MSG_LORD_STALL);
 		CHECK(m.type != COS_MSG_OVERFLOW);
@@ -323,16 +322,27 @@ unsigned pingpong_handoffs(unsigned rules, bool yield)
 			bypassed[m.pid].insert(m.cpu);
 		yields += m.type == COS_MSG_TASK_YIELD;
 		if (m.type == COS_MSG_TASK_PLACED && (m.arg & COS_PLACED_F_HANDOFF)) {
-			woken += last[m.pid] == COS_MSG_TASK_RUNNABLE;
-			owed += last[m.pid] == COS_MSG_TASK_YIELD;	/* handed back */
+			uint32_t before = last[m.pid];
+
+			if (before == COS_MSG_TASK_RUNNABLE)
+				woken++;
+			else if (before == COS_MSG_TASK_YIELD)
+				owed++;			/* handed back */
+			else
+				requeued[cos_msg_type_name(before)]++;
 		}
 		last[m.pid] = m.type;
 	}
 	/*
-	 * each handoff's task was waiting, no shoot took it: woken (RUNNABLE) by the task that
-	 * left the CPU, or it had yielded that CPU to that task (owed it back)
+	 * Each handoff's task was waiting, no shoot took it: woken (RUNNABLE) by the task that
+	 * left the CPU, or it had yielded that CPU to that task (owed it back).  An owed task may
+	 * have been shot elsewhere meanwhile and be waiting again (preempted there, or its shoot
+	 * gone stale): the CPU still goes back to it.
 	 */
-	CHECK(woken + owed == lord.handoffs);
+	CAPTURE(requeued);
+	CHECK(woken + owed + requeued["TASK_PREEMPTED"] + requeued["SHOOT_STALE"] +
+	      requeued["SHOOT_FAILED"] == lord.handoffs);
+	CHECK((woken + owed) * 10 >= lord.handoffs * 9);	/* those stay rare */
 	std::cerr << "  of which " << owed << " handed back to a yielder\n";
 	if (yield) {
 		CHECK(yields >= lord.handoffs);	/* each handoff's yielder waits for the lord */
