@@ -409,7 +409,7 @@ static int sj_ready(struct lord_main *m)
 	/* 0: the module's default starve_ms, 1000 (lord_main's --help says so too) */
 	unsigned long long starve_ns = (m->sched_opts.lord.starve_ms ?: 1000) * 1000000ull;
 
-	m->tick_ns = m->sched_opts.tick_ns = j.slice_ns / 4;	/* finds tasks over their slice */
+	m->tick_ns = j.slice_ns / 4;	/* finds tasks over their slice */
 	j.slice_cap_ns = SJ_SLICE_CAP_NS < starve_ns / 8 ? SJ_SLICE_CAP_NS : starve_ns / 8;
 	if (j.slice_cap_ns < j.slice_ns)
 		j.slice_cap_ns = j.slice_ns;	/* --slice-us is the user's to choose */

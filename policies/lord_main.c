@@ -217,7 +217,6 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	m->sched_opts.lord.lord_cpu = m->lord_cpu;
 	m->sched_opts.lord.enclave = &enclave;
 	m->sched_opts.lord.enclave_size = sizeof(enclave);
-	m->sched_opts.tick_ns = m->tick_ns ? m->tick_ns : 100000000ull;
 	m->sched_opts.flags |= COS_SCHED_F_SIGNALS;
 	if (!policy->tick)
 		policy->tick = stats_tick;
@@ -225,6 +224,8 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		usage(stderr, m);
 		return 2;
 	}
+	/* after ready(): that is where a policy sets its tick */
+	m->sched_opts.tick_ns = m->tick_ns ? m->tick_ns : 100000000ull;
 
 	cos_sys_status(&sys);
 	if (partial && sys.shim_attached && cos_shim_partial() != 1) {
@@ -278,6 +279,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		m->wake_rules & COS_WAKE_HANDOFF_BLOCK ? " and handoff at a block" : "");
 	if (cos_lord_name(cos_sched_lord(s))[0])
 		fprintf(stderr, ", enclave '%s'", cos_lord_name(cos_sched_lord(s)));
+	fprintf(stderr, ", tick %llu us", m->sched_opts.tick_ns / 1000);
 	if (m->banner)
 		m->banner(stderr);
 	fputc('\n', stderr);

@@ -139,6 +139,8 @@ TEST_CASE("cos-lock: an owner keeps its CPU until its cap, and not after", "[loc
 		CAPTURE(held_err, capped_err);
 		CHECK(held->release < held->other_ran);	/* not preempted while it held the lock */
 		CHECK(capped->other_ran < capped->release);	/* no owner keeps a CPU past the cap */
+		/* its loop ticks at a quarter turn: the end of a turn or a cap waits no longer */
+		CHECK(held_err.find(", tick 2500 us") != std::string::npos);
 		CHECK(held_err.find(" spared 0 ") == std::string::npos);
 		CHECK(capped_err.find(" capped 0 ") == std::string::npos);
 		shared_delete(held);

@@ -660,6 +660,8 @@ TEST_CASE("cos-fifo's default turn gives busy COS tasks on one CPU turns, latche
 		int nr = mode == 3 ? 2 : 3;
 		PolicyProc lord(argv);
 		REQUIRE(lord.wait_for(sliced ? "slice 5000 us" : "run to block"));
+		/* the loop ticks at a quarter turn to end turns (100 ms, for statistics, without) */
+		CHECK(lord.err.find(sliced ? ", tick 1250 us" : ", tick 100000 us") != std::string::npos);
 		int fd = cos_open();
 		REQUIRE(fd >= 0);
 		cos_info before, after;
