@@ -248,7 +248,7 @@ int main(int argc, char **argv)
 	double seconds = 2;
 	const char *csv = NULL, *label = "-";
 	struct worker *w;
-	uint64_t t0, t1, c0, c1, ops = 0, wait_sum = 0, wait_max = 0, wait_max_at = 0, *all = NULL;
+	uint64_t t0, t1, c0, c1, ops = 0, wait_sum = 0, wait_max = 0, wait_max_at = 0, stop_late = 0, *all = NULL;
 	uint64_t ops_min = UINT64_MAX, ops_max = 0;
 	size_t nr_all = 0;
 	void *(*fn)(void *);
@@ -341,6 +341,8 @@ int main(int argc, char **argv)
 		t0 = bench_now_ns();
 		usleep(opt.run_ns / 1000);
 		stop = 1;
+		/* how long this thread, woken into the run queue, waited for a CPU to stop the run */
+		stop_late = bench_now_ns() - t0 - opt.run_ns;
 	}
 	for (int i = 0; i < opt.threads; i++)
 		pthread_join(w[i].tid, NULL);
@@ -373,26 +375,27 @@ report:
 		}
 		printf("%s lock=%s threads=%d cs_us=%d work_us=%d cpus=%d: %.0f ops/s, %.2f ns/op, "
 		       "wait mean %.1f us p99 %.1f us max %.1f us, %.0f context switches/s, "
-		       "ops per thread %llu-%llu, longest wait ended at %.0f ms of %.0f\n",
+		       "ops per thread %llu-%llu, longest wait ended at %.0f ms of %.0f, "
+		       "stopped %.1f ms late\n",
 		       scenario_names[opt.scenario], opt.cos ? "cos" : "pthread", opt.threads, cs_us,
 		       work_us, ncpu, ops / secs, ops ? (double)(t1 - t0) / ops : 0,
 		       mean, p99, wait_max / 1e3, (c1 - c0) / secs, (unsigned long long)ops_min,
 		       (unsigned long long)ops_max, wait_max_at > t0 ? (wait_max_at - t0) / 1e6 : 0,
-		       secs * 1e3);
+		       secs * 1e3, stop_late / 1e6);
 		if (!csv)
 			return 0;
 		bench_lock_env(&preload, &handoff);
 		f = bench_csv_append(PROG, csv, "label,scenario,lock,preload,handoff,threads,cs_us,"
 				     "work_us,cpus,seconds,ops,ops_per_s,ns_per_op,wait_mean_us,"
-				     "wait_p99_us,wait_max_us,csw,ops_min,ops_max");
+				     "wait_p99_us,wait_max_us,csw,ops_min,ops_max,stop_late_ms");
 		if (!f)
 			return 1;
-		fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%d,%d,%.3f,%llu,%.0f,%.2f,%.2f,%.2f,%.2f,%llu,%llu,%llu\n",
+		fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%d,%d,%.3f,%llu,%.0f,%.2f,%.2f,%.2f,%.2f,%llu,%llu,%llu,%.1f\n",
 			label, scenario_names[opt.scenario], opt.cos ? "cos" : "pthread", preload,
 			handoff, opt.threads, cs_us, work_us, ncpu, secs, (unsigned long long)ops,
 			ops / secs, ops ? (double)(t1 - t0) / ops : 0, mean, p99, wait_max / 1e3,
 			(unsigned long long)(c1 - c0), (unsigned long long)ops_min,
-			(unsigned long long)ops_max);
+			(unsigned long long)ops_max, stop_late / 1e6);
 		fclose(f);
 	}
 	return 0;

@@ -512,7 +512,9 @@ const char *cos_shoot_status_name(unsigned int status);
  *
  * The lock fields name a lock by its address in the publishing process (a lord compares them
  * within one process's tasks): @lock_held is the lock the thread took last while it holds
- * @nr_locks hinted locks (0: none), @lock_wait the one it is about to block on (0: none).
+ * @nr_locks hinted locks (0: none), @lock_wait the one it is about to block on (0: none),
+ * @lock_waits how many waits it has published: a lord that finds the same count twice knows
+ * the thread has not got its lock in between (one wait, not two).
  * cos_hint_lock_wait(), cos_hint_lock_acquired() and cos_hint_lock_released() write them;
  * cos_mutex and the pthread interposer (libcos-lock.so) call those for you.  They are written
  * outside @seq (a lock must cost a couple of stores): read each on its own; @lock_held is set
@@ -528,7 +530,8 @@ struct cos_hint {
 	unsigned long long deadline_ns;	/* CLOCK_MONOTONIC; 0 = none */
 	unsigned long long lock_held;	/* the lock taken last, while nr_locks > 0; else 0 */
 	unsigned long long lock_wait;	/* the lock it waits for; 0 = none */
-	unsigned long long __reserved[2];
+	unsigned long long lock_waits;	/* waits published so far (0: none, or an older libcos) */
+	unsigned long long __reserved[1];
 };
 
 /**

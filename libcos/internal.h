@@ -71,11 +71,13 @@ static inline struct cos_hint *cos_lock_hint(void)
  * hint.c: the lock hints' writers, inlined into cos_mutex's calls and the interposer's (their
  * cost is these stores).  They leave the seqcount alone: each field is one aligned word a lord
  * reads on its own, and the order of the stores keeps what it reads coherent (release: the lock
- * named before the count says one is held; the count cleared before the name).  A lock is four
+ * named before the count says one is held; the count cleared before the name).  A lock is five
  * stores, an unlock one or two.
  */
 static inline void hint_lock_wait(struct cos_hint *h, const void *lock)
 {
+	if (lock)	/* a new wait: counted before it is named */
+		__atomic_store_n(&h->lock_waits, h->lock_waits + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->lock_wait, (unsigned long long)(uintptr_t)lock, __ATOMIC_RELAXED);
 }
 

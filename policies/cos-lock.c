@@ -17,8 +17,11 @@
  *   CPU free takes its waker's CPU (a handoff), unless the waker holds a lock itself.  The releaser then cannot take the lock back before the
  *   waiter that the kernel woke for it runs: that barging is what lets one waiter starve.
  * - Every wait is bounded: a task queued longer than --max-wait-us goes before all others and
- *   takes the CPU of the task that has run longest (spared owners excepted).  Together with
- *   the cap, no task waits for a CPU much longer than the cap and the bound.
+ *   takes the CPU of the task that has run longest (spared owners excepted).  A waiter's wait
+ *   counts from when it began (struct cos_hint's lock_waits tells one wait from the next), not
+ *   from its last queueing: one the lock escapes turn after turn is overdue all the same.
+ *   Together with the cap, a task waits for a CPU at most the bound and, while others are
+ *   overdue before it, their turns (each at most the cap).
  *
  * What a lord cannot do: it reads a hint a round trip before its shoot lands, so a handoff
  * aimed between two critical sections often lands inside the next one (glibc's mutex lets the
@@ -63,7 +66,10 @@ struct lockpol {
 struct lk_task {
 	unsigned long long lock_seen;	/* when the lord first found it holding; 0: holding
 					 * nothing when last looked at */
-	unsigned long long queued_at;	/* when it last entered a queue */
+	unsigned long long queued_at;	/* when it last entered a queue; a waiter: when its
+					 * wait began (wait_since) */
+	unsigned long long wait_since;	/* when the lord first found its wait (lock_waits) */
+	unsigned long long wait_count;	/* that wait's lock_waits; 0: none known */
 	struct cos_task *waker;		/* a woken waiter's waker (and its gen), else NULL */
 	unsigned int waker_gen;
 };
@@ -132,6 +138,16 @@ static void lk_queue(struct cos_sched *s, struct cos_task *t, bool woken)
 	 * before it got it.  Behind the runq it would lose its turn at the lock again.
 	 */
 	if (h.lock_wait) {
+		/*
+		 * Aged from when its wait began, not from this turn's: a waiter that the releaser
+		 * or another waiter beats to the lock again and again reaches the bound all the
+		 * same.  The same count of waits means it has not had the lock in between.
+		 */
+		if (!h.lock_waits || h.lock_waits != lt->wait_count) {
+			lt->wait_count = h.lock_waits;
+			lt->wait_since = now;
+		}
+		lt->queued_at = lt->wait_since;
 		lt->waker = woken ? t->waker : NULL;
 		lt->waker_gen = lt->waker ? lt->waker->gen : 0;
 		l->waiters++;

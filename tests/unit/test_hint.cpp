@@ -243,11 +243,13 @@ TEST_CASE("lock hints: cos_mutex publishes its owner and its waiter, and clears 
 	cos_hint *mine = cos_hint_self();
 	REQUIRE(mine);
 
+	unsigned long long waits = mine->lock_waits;
 	REQUIRE(cos_mutex_lock(&m) == 0);
 	REQUIRE(cache_read(c.c, 5, gettid(), &out, LATER) == 0);
 	CHECK(out.nr_locks == 1);
 	CHECK(out.lock_held == lm);
 	CHECK(out.lock_wait == 0);
+	CHECK(out.lock_waits == waits + 1);	/* each lock counts one wait, published or not */
 	/* nested: the last taken is named until it goes, the outer one stays held */
 	REQUIRE(cos_mutex_lock(&inner) == 0);
 	REQUIRE(cache_read(c.c, 5, gettid(), &out, LATER) == 0);
@@ -270,6 +272,11 @@ TEST_CASE("lock hints: cos_mutex publishes its owner and its waiter, and clears 
 		return cache_read(c.c, 6, waiter, &out, LATER) == 0 && out.lock_wait == li;
 	}));
 	CHECK(out.nr_locks == 0);
+	CHECK(out.lock_waits >= 1);
+	unsigned long long its_waits = out.lock_waits;
+	/* the same wait, looked at again: the same count */
+	REQUIRE(cache_read(c.c, 6, waiter, &out, LATER) == 0);
+	CHECK(out.lock_waits == its_waits);
 	CHECK_FALSE(got);
 	REQUIRE(cos_mutex_unlock(&inner) == 0);
 	t.join();
@@ -284,6 +291,7 @@ TEST_CASE("lock hints: cos_mutex publishes its owner and its waiter, and clears 
 	CHECK(out.nr_locks == 0);
 	CHECK(out.lock_held == 0);
 	CHECK(out.lock_wait == 0);
+	CHECK(out.lock_waits == waits + 2);	/* unlocks count nothing */
 
 	/* trylock of a held mutex fails and publishes nothing */
 	REQUIRE(cos_mutex_lock(&m) == 0);
