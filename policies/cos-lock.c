@@ -21,7 +21,9 @@
  *   counts from when it began (struct cos_hint's lock_waits tells one wait from the next), not
  *   from its last queueing: one the lock escapes turn after turn is overdue all the same.
  *   Together with the cap, a task waits for a CPU at most the bound and, while others are
- *   overdue before it, their turns (each at most the cap).
+ *   overdue before it, their turns (each at most the cap).  The bound is one turn by default:
+ *   with many more tasks than CPUs every task reaches it, and the CPU goes round by age (a
+ *   task that merely woke waits no longer behind the owners and waiters than that).
  *
  * What a lord cannot do: it reads a hint a round trip before its shoot lands, so a handoff
  * aimed between two critical sections often lands inside the next one (glibc's mutex lets the
@@ -371,7 +373,7 @@ static int lk_ready(struct lord_main *lm)
 	if (!l.cap_ns)
 		l.cap_ns = LK_CAP_TURNS * l.slice_ns;
 	if (!l.max_wait_ns)
-		l.max_wait_ns = l.cap_ns;
+		l.max_wait_ns = l.slice_ns;	/* one turn: see the top comment */
 	/* the top comment */
 	lm->wake_rules = COS_WAKE_IDLE;
 	if (!l.no_handoff)
@@ -425,7 +427,7 @@ int main(int argc, char **argv)
 		"                       finds it holding a lock (default 4 turns)\n"
 		"      --max-wait-us N  a task queued this long goes first and takes the CPU of the\n"
 		"                       task that has run longest, owners within their cap excepted\n"
-		"                       (default: the cap)\n"
+		"                       (default: one turn)\n"
 		"      --no-handoff     a woken waiter waits for a free CPU instead of taking its\n"
 		"                       releaser's (neither the lord's handoff nor the kernel's at\n"
 		"                       a yield or a block)\n"
