@@ -454,6 +454,22 @@ bool cos_cpu_free(s32 cpu)
 }
 
 /*
+ * May an urgent task of enclave @enclave_id start on @cpu in place of what runs there
+ * (COS_WAKE_PREEMPT)?  A COS task of that enclave that is not urgent runs there, and nothing is
+ * shot or taken there.  A lock-free snapshot, as cos_cpu_free(): a stale one costs a preemption
+ * the lord did not ask for, or one it did that waits for its round trip.  The running task's
+ * slot stays valid (the table lives as long as the module); its enclave is read racily (one
+ * word, written under its t->lock).
+ */
+bool cos_cpu_preemptible(s32 cpu, u32 enclave_id)
+{
+	struct cos_slot *cur = READ_ONCE(cos_curr[cpu]);
+
+	return cur && !READ_ONCE(cos_pending[cpu]) && !READ_ONCE(cos_taken[cpu]) &&
+	       data_race(cur->home_id) == enclave_id && !READ_ONCE(cur->urgent);
+}
+
+/*
  * Claim free @cpu for @t, started there by the wake rules: @t becomes its taken task.  Only
  * @cpu's own ops write the taken word (its rq lock, held by the caller) and a detach clears
  * it, so two tasks woken onto one CPU cannot both get it.  Caller holds t->lock.

@@ -128,6 +128,11 @@ struct cos_slot {
 	/* QUEUED by the wake rules (cos_wake_place()), not by a shoot; under @lock. */
 	bool placed;
 	/*
+	 * Marked urgent by its lord's last shoot (COS_SHOOT_F_URGENT): written under @lock, read
+	 * lock-free by COS_WAKE_PREEMPT (cos_wake_preempts(), cos_cpu_preemptible()).
+	 */
+	bool urgent;
+	/*
 	 * The enclave the task belongs to, as its lord was told (TASK_NEW, RUNNABLE): its id
 	 * (0: none) and registry index; under @lock.  cos_task_enclave() finds it while it is
 	 * registered; cos_task_rehome() moves the task when its affinity says another.
@@ -467,6 +472,7 @@ void cos_taken_clear(s32 cpu);
 void cos_taken_forget(struct cos_slot *t);
 bool cos_cpu_pending(s32 cpu, const struct cos_slot *t);
 bool cos_cpu_free(s32 cpu);
+bool cos_cpu_preemptible(s32 cpu, u32 enclave_id);
 bool cos_taken_claim(s32 cpu, struct cos_slot *t);
 bool cos_pending_hand(struct cos_slot *t, s32 cpu);
 void cos_cpu_running(s32 cpu, struct cos_slot *t);
@@ -482,7 +488,8 @@ int cos_tasks_init(void);
 void cos_tasks_exit(void);
 s32 cos_task_attach(struct task_struct *p, bool runnable);
 void cos_task_detach(struct task_struct *p, s32 slot);
-s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *idle);
+s32 cos_task_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
+			const struct cpumask *idle);
 enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cgid);
 extern const struct cos_group_hooks cos_task_group_hooks;
 void cos_task_dequeue(struct task_struct *p, s32 slot);

@@ -255,7 +255,7 @@ __bpf_kfunc s32 cos_kf_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
 {
 	if (slot < 0 || !cos_kf_bound(aux))
 		return -1;
-	return cos_task_select_cpu(p, prev_cpu, idle);
+	return cos_task_select_cpu(p, slot, prev_cpu, idle);
 }
 
 /**

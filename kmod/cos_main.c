@@ -41,6 +41,7 @@ static long cos_ioc_get_info(void __user *uarg)
 			    COS_FEAT_SHOOT_REPLACE | COS_FEAT_SHOOT_LATCH | COS_FEAT_LAZY_WAKE |
 			    COS_FEAT_WAKER | COS_FEAT_ENCLAVE_NAMES | COS_FEAT_ENCLAVES |
 			    COS_FEAT_WAKE_HANDOFF | COS_FEAT_WAKE_HANDOFF_BLOCK |
+			    COS_FEAT_WAKE_PREEMPT |
 			    (READ_ONCE(cos_shim_attached) ? COS_FEAT_SHIM_ATTACHED : 0) |
 			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_FAIR_DSQ ? COS_FEAT_LORD : 0) |
 			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_BANDWIDTH ? COS_FEAT_BANDWIDTH : 0),

@@ -51,7 +51,8 @@ static u32 cos_shoot_one(struct cos_enclave *e, s32 cpu, const struct cos_shoot_
 
 	lockdep_assert_held(&e->lock);
 	*kick = false;
-	if (req->flags & ~(COS_SHOOT_F_VALID | COS_SHOOT_F_REPLACE | COS_SHOOT_F_LATCH) ||
+	if (req->flags & ~(COS_SHOOT_F_VALID | COS_SHOOT_F_REPLACE | COS_SHOOT_F_LATCH |
+			   COS_SHOOT_F_URGENT) ||
 	    (req->flags & COS_SHOOT_F_REPLACE && req->flags & COS_SHOOT_F_LATCH))
 		return COS_SHOOT_BAD_FLAGS;
 	for (i = 0; i < ARRAY_SIZE(req->__reserved); i++)

@@ -58,6 +58,7 @@ static void cos_task_set_home(struct cos_slot *t, struct cos_enclave *e)
 	}
 	if (t->home_id)
 		t->gen++;
+	WRITE_ONCE(t->urgent, false);	/* the old lord's word */
 	t->home_id = e ? e->id : 0;
 	t->home_idx = e ? e->idx : 0;
 }
@@ -109,6 +110,7 @@ s32 cos_task_attach(struct task_struct *p, bool runnable)
 	t->next_msg = 0;
 	t->runtime = 0;
 	t->slice = 0;
+	WRITE_ONCE(t->urgent, false);
 	t->last_msg = COS_MSG_NONE;
 	t->last_ts = 0;
 	t->home_id = 0;
@@ -185,53 +187,113 @@ static s32 cos_wake_pick(struct cos_enclave *e, const struct task_struct *p, s32
 	return -1;
 }
 
+/*
+ * COS_WAKE_PREEMPT: may waking @t of @e start in place of a task that is not urgent (or on a
+ * free CPU, though tasks wait)?  Its lord's last shoot marked it urgent.  Lock-free.
+ */
+static bool cos_wake_preempts(struct cos_enclave *e, const struct cos_slot *t)
+{
+	return e && READ_ONCE(e->active) && READ_ONCE(t->urgent) &&
+	       (READ_ONCE(e->ctl->wake_rules) & COS_WAKE_PREEMPT);
+}
+
+/* May urgent @p start on @cpu in place of what runs there (cos_cpu_preemptible())? */
+static bool cos_wake_cpu_preemptible(struct cos_enclave *e, const struct task_struct *p, s32 cpu)
+{
+	return cos_enclave_cpu_for(e, p, cpu) && cos_cpu_preemptible(cpu, e->id);
+}
+
+/*
+ * For urgent @p (COS_WAKE_PREEMPT): a free CPU of @e, else one whose task it may displace,
+ * @prev_cpu first in each; or -1.  Lock-free.
+ */
+static s32 cos_wake_pick_preempt(struct cos_enclave *e, const struct task_struct *p,
+				 s32 prev_cpu)
+{
+	s32 cpu = cos_wake_pick(e, p, prev_cpu, p->cpus_ptr);
+
+	if (cpu >= 0)
+		return cpu;
+	if (cos_wake_cpu_preemptible(e, p, prev_cpu))
+		return prev_cpu;
+	for_each_cpu(cpu, e->cpus)
+		if (cos_wake_cpu_preemptible(e, p, cpu))
+			return cpu;
+	return -1;
+}
+
 /**
  * cos_task_select_cpu() - where the wake rules would start waking COS task @p, or -1
- * @p: the task; @prev_cpu: the CPU it last ran on
+ * @p: the task; @slot: its slot; @prev_cpu: the CPU it last ran on
  * @idle: the CPUs that run nothing now (sched_ext's idle mask)
  *
  * COS_WAKE_PREV: @prev_cpu if it is free.  COS_WAKE_IDLE: a free CPU of the enclave in @p's
  * allowed set, one that runs nothing first, then one that runs a fair task (@prev_cpu first in
  * each).  Starting on a CPU with a fair task costs an IPI and a context switch that an idle
- * CPU does not.  -1 when no rule applies (a task waits for the lord, or the lord set none) or
- * no CPU is free.  Nothing is claimed: the enqueue on the chosen CPU checks again
- * (cos_task_enqueue()), and a task that lost the race waits for the lord.  A stale @idle
- * costs only the preemption it was to spare.
+ * CPU does not.  COS_WAKE_PREEMPT, for a task its lord marked urgent and none of those
+ * started: a free CPU, else one whose task is not urgent (cos_wake_pick_preempt()).  -1 when
+ * no rule applies (a task waits for the lord, or the lord set none) or no CPU is free.
+ * Nothing is claimed: the enqueue on the chosen CPU checks again (cos_task_enqueue()), and a
+ * task that lost the race waits for the lord.  A stale @idle costs only the preemption it was
+ * to spare.
  * Context: ops.select_cpu (@p's pi_lock held, IRQs off); lock-free.
  */
-s32 cos_task_select_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *idle)
+s32 cos_task_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
+			const struct cpumask *idle)
 {
 	struct cos_enclave *e = cos_task_home(p);
+	struct cos_slot *t = cos_slot_at(slot);
 	u32 rules = cos_wake_rules(e);
-	s32 cpu;
+	s32 cpu = -1;
 
-	if (!rules)
-		return -1;
-	if (!(rules & COS_WAKE_IDLE))
-		return cos_wake_cpu_free(e, p, prev_cpu) ? prev_cpu : -1;
-	cpu = cos_wake_pick(e, p, prev_cpu, idle);
-	return cpu >= 0 ? cpu : cos_wake_pick(e, p, prev_cpu, p->cpus_ptr);
+	if (rules & COS_WAKE_IDLE) {
+		cpu = cos_wake_pick(e, p, prev_cpu, idle);
+		if (cpu < 0)
+			cpu = cos_wake_pick(e, p, prev_cpu, p->cpus_ptr);
+	} else if (rules && cos_wake_cpu_free(e, p, prev_cpu)) {
+		cpu = prev_cpu;
+	}
+	if (cpu < 0 && t && READ_ONCE(t->p) == p && cos_wake_preempts(e, t))
+		cpu = cos_wake_pick_preempt(e, p, prev_cpu);
+	return cpu;
 }
 
+/* How the wake rules start a waking task (cos_wake_place()). */
+enum cos_wake_how {
+	COS_WAKE_NOT,		/* they do not: it waits for the lord */
+	COS_WAKE_FREE,		/* on its CPU, which was free */
+	COS_WAKE_DISPLACE,	/* on its CPU, in place of a task that is not urgent */
+};
+
 /*
- * The wake rules start @t (waking) on its CPU, if they apply and that CPU is free.  @t becomes
- * the CPU's taken task, as a shot task taken by ops.dispatch: QUEUED with the lord's wake
- * slice, and the caller puts it at the head of the local DSQ.  The claim is a cmpxchg on
- * cos_taken[cpu], which only this CPU's ops write (this rq lock) and a detach clears: two
- * tasks woken onto one free CPU cannot both get it.  Caller holds t->lock and the rq lock of
- * task_cpu(@p).
+ * The wake rules start @t (waking) on its CPU, if they apply and that CPU is free, or, for an
+ * urgent task (COS_WAKE_PREEMPT), runs a task it may displace.  @t becomes the CPU's taken
+ * task, as a shot task taken by ops.dispatch: QUEUED with the lord's wake slice, and the
+ * caller puts it at the head of the local DSQ (preempting what runs there).  The claim is a
+ * cmpxchg on cos_taken[cpu], which only this CPU's ops write (this rq lock) and a detach
+ * clears: two tasks woken onto one CPU cannot both get it.  Caller holds t->lock and the rq
+ * lock of task_cpu(@p).
  */
-static bool cos_wake_place(struct cos_enclave *e, struct cos_slot *t, struct task_struct *p)
+static enum cos_wake_how cos_wake_place(struct cos_enclave *e, struct cos_slot *t,
+					struct task_struct *p)
 {
 	s32 cpu = task_cpu(p);
+	bool free, urgent;
 
 	lockdep_assert_held(&t->lock);
-	if (!cos_wake_rules(e) || !cos_wake_cpu_free(e, p, cpu) || !cos_taken_claim(cpu, t))
-		return false;
+	if (!e)
+		return COS_WAKE_NOT;	/* no lord's enclave to start it in */
+	free = cos_wake_cpu_free(e, p, cpu);
+	urgent = cos_wake_preempts(e, t);
+	if (!(free && (cos_wake_rules(e) || urgent)) &&
+	    !(urgent && cos_wake_cpu_preemptible(e, p, cpu)))
+		return COS_WAKE_NOT;
+	if (!cos_taken_claim(cpu, t))
+		return COS_WAKE_NOT;
 	cos_task_set_state(t, COS_TASK_QUEUED);
 	t->placed = true;
 	t->slice = READ_ONCE(e->ctl->wake_slice_ns);
-	return true;
+	return free ? COS_WAKE_FREE : COS_WAKE_DISPLACE;
 }
 
 /*
@@ -392,6 +454,7 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 {
 	struct cos_enclave *e;
 	enum cos_enq ret = COS_ENQ_FAIR;
+	enum cos_wake_how how;
 	u32 msg;
 	u64 gid;
 	COS_TASK_LOCK(t, p, slot, COS_ENQ_FAIR);
@@ -404,10 +467,17 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	t->cgid = cgid;
 	cos_task_unpark(t);
 	gid = cos_group_throttled(cgid);
-	if (!gid && wake && msg == COS_MSG_TASK_RUNNABLE && cos_wake_place(e, t, p)) {
-		/* the wake rules place only while no task waits: nothing to decide */
+	how = !gid && wake && msg == COS_MSG_TASK_RUNNABLE ? cos_wake_place(e, t, p) : COS_WAKE_NOT;
+	if (how == COS_WAKE_FREE && !cos_tasks_waiting(e)) {
+		/* no task waits: nothing for the lord to decide */
 		cos_post_lazy(e, COS_MSG_TASK_PLACED, t->cpu, t, t->cpu);
 		cos_lazy_recheck(e);
+		return COS_ENQ_PLACED;
+	}
+	if (how != COS_WAKE_NOT) {
+		/* an urgent task, while others wait or in place of one (its PREEMPTED follows) */
+		cos_post(e, COS_MSG_TASK_PLACED, t->cpu, t, (u64)t->cpu |
+			 (how == COS_WAKE_DISPLACE ? COS_PLACED_F_PREEMPT : 0));
 		return COS_ENQ_PLACED;
 	}
 	if (cos_task_wait(t, e)) {	/* its CPUs include @e's (cos_task_home()) */
@@ -719,6 +789,7 @@ u32 cos_task_shoot(struct cos_enclave *e, u32 slot, u32 gen, s32 cpu, u64 slice,
 	}
 	cos_task_set_state(t, COS_TASK_QUEUED);
 	t->cpu = cpu;
+	WRITE_ONCE(t->urgent, !!(flags & COS_SHOOT_F_URGENT));
 	cos_status_sync(t);
 	return COS_SHOOT_OK;
 }

@@ -448,7 +448,9 @@ int cos_lord_prepare(struct cos_lord *lord, int cpu, unsigned int slot, unsigned
  * @flags: COS_SHOOT_F_REPLACE (a task prepared for @cpu by an earlier shoot that has not
  *	started yet waits again, COS_MSG_SHOOT_STALE, and this one takes its place; without it
  *	that shoot says COS_SHOOT_BUSY), or COS_SHOOT_F_LATCH (queue it behind the COS task
- *	running on @cpu instead of preempting it; see the uapi header), or 0
+ *	running on @cpu instead of preempting it; see the uapi header), or 0; or'ed with
+ *	COS_SHOOT_F_URGENT (the task is urgent for COS_WAKE_PREEMPT from this shoot on; dropped
+ *	on a module without COS_FEAT_WAKE_PREEMPT, whose refusal of the rule says so)
  * Return: 0, -EINVAL if @cpu is out of range or @flags has an unknown bit or both, -EOPNOTSUPP
  * if the module does not know the flag (no COS_FEAT_SHOOT_REPLACE / COS_FEAT_SHOOT_LATCH).
  */
@@ -636,6 +638,8 @@ struct cos_task {
 					 * it: when what the callback reports happened */
 	unsigned int placed_by;		/* who started it where it is placed (with placed_at):
 					 * COS_PLACED_BY_* */
+	bool urgent;			/* the policy's: its placements mark it urgent
+					 * (COS_SHOOT_F_URGENT, for COS_WAKE_PREEMPT) */
 };
 
 /* struct cos_task.placed_by */
@@ -643,6 +647,8 @@ struct cos_task {
 #define COS_PLACED_BY_RULE	1	/* a wake rule (COS_WAKE_IDLE, COS_WAKE_PREV) */
 #define COS_PLACED_BY_HANDOFF	2	/* a handoff: the task before it on that CPU yielded or
 					 * blocked after waking it (COS_WAKE_HANDOFF, _BLOCK) */
+#define COS_PLACED_BY_PREEMPT	3	/* COS_WAKE_PREEMPT: in place of a task that was not
+					 * urgent (its TASK_PREEMPTED follows) */
 
 /* struct cos_taskq - an intrusive FIFO of tasks (a task is in at most one queue) */
 struct cos_taskq {
@@ -839,6 +845,12 @@ unsigned long long cos_sched_wake_placed(const struct cos_sched *s);
  * (COS_WAKE_HANDOFF, COS_WAKE_HANDOFF_BLOCK: COS_PLACED_F_HANDOFF)
  */
 unsigned long long cos_sched_wake_handoffs(const struct cos_sched *s);
+
+/**
+ * cos_sched_wake_preempts() - of those, the urgent ones started in place of a task that was not
+ * (COS_WAKE_PREEMPT: COS_PLACED_F_PREEMPT)
+ */
+unsigned long long cos_sched_wake_preempts(const struct cos_sched *s);
 
 #define COS_SCHED_NOT_STARTED	(-1)
 #define COS_SCHED_STALE		(-2)

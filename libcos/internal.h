@@ -41,9 +41,12 @@ struct cos_backend {
 	void (*consume)(void *b);
 	void (*publish)(void *b);
 	int (*task_status)(void *b, unsigned int slot, struct cos_task_status *out);
-	/* @latch: COS_SHOOT_F_LATCH (else the latest placement replaces an unstarted one) */
+	/*
+	 * @flags: COS_SHOOT_F_LATCH (else the latest placement replaces an unstarted one),
+	 * COS_SHOOT_F_URGENT
+	 */
 	int (*prepare)(void *b, int cpu, unsigned int slot, unsigned int gen,
-		       unsigned long long slice_ns, bool latch);
+		       unsigned long long slice_ns, unsigned int flags);
 	int (*shoot)(void *b);			/* placed count or -errno */
 	unsigned int (*shoot_status)(void *b, int cpu);
 	int (*wait)(void *b, unsigned long long timeout_ns);

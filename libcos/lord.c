@@ -322,7 +322,8 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 COS_EXPORT int cos_lord_set_wake_rules(struct cos_lord *lord, unsigned int rules,
 				       unsigned long long slice_ns)
 {
-	if (rules & ~(COS_WAKE_PREV | COS_WAKE_IDLE | COS_WAKE_HANDOFF | COS_WAKE_HANDOFF_BLOCK))
+	if (rules & ~(COS_WAKE_PREV | COS_WAKE_IDLE | COS_WAKE_HANDOFF | COS_WAKE_HANDOFF_BLOCK |
+		      COS_WAKE_PREEMPT))
 		return cos_fail(-EINVAL, "unknown wake rules 0x%x", rules);
 	if (rules && !(lord->features & COS_FEAT_WAKE_RULES))
 		return cos_fail(-EOPNOTSUPP, "this cos.ko has no wake rules (COS_FEAT_WAKE_RULES): "
@@ -333,6 +334,9 @@ COS_EXPORT int cos_lord_set_wake_rules(struct cos_lord *lord, unsigned int rules
 	if ((rules & COS_WAKE_HANDOFF_BLOCK) && !(lord->features & COS_FEAT_WAKE_HANDOFF_BLOCK))
 		return cos_fail(-EOPNOTSUPP, "this cos.ko has no wake rule COS_WAKE_HANDOFF_BLOCK "
 				"(COS_FEAT_WAKE_HANDOFF_BLOCK): load the cos.ko of this libcos");
+	if ((rules & COS_WAKE_PREEMPT) && !(lord->features & COS_FEAT_WAKE_PREEMPT))
+		return cos_fail(-EOPNOTSUPP, "this cos.ko has no wake rule COS_WAKE_PREEMPT "
+				"(COS_FEAT_WAKE_PREEMPT): load the cos.ko of this libcos");
 	/* the slice first: a wake-up that sees the new rules uses the new slice */
 	__atomic_store_n(&lord->ctl->wake_slice_ns, slice_ns, __ATOMIC_RELAXED);
 	__atomic_store_n(&lord->ctl->wake_rules, rules, __ATOMIC_RELEASE);
@@ -443,8 +447,11 @@ COS_EXPORT int cos_lord_prepare_flags(struct cos_lord *lord, int cpu, unsigned i
 {
 	struct cos_shoot_slot *s;
 
+	/* urgency means something only to COS_WAKE_PREEMPT, which such a cos.ko refused */
+	if (!(lord->features & COS_FEAT_WAKE_PREEMPT))
+		flags &= ~COS_SHOOT_F_URGENT;
 	if (cpu < 0 || (unsigned int)cpu >= lord->args.nr_cpu_ids ||
-	    (flags & ~(COS_SHOOT_F_REPLACE | COS_SHOOT_F_LATCH)) ||
+	    (flags & ~(COS_SHOOT_F_REPLACE | COS_SHOOT_F_LATCH | COS_SHOOT_F_URGENT)) ||
 	    (flags & COS_SHOOT_F_REPLACE && flags & COS_SHOOT_F_LATCH))
 		return -EINVAL;
 	if (((flags & COS_SHOOT_F_REPLACE) && !(lord->features & COS_FEAT_SHOOT_REPLACE)) ||

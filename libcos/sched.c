@@ -54,6 +54,7 @@ struct cos_sched {
 	unsigned int nr_waiting;	/* tasks in COS_TASK_WAITING (task_set_state()) */
 	unsigned long long wake_placed;	/* COS_MSG_TASK_PLACED handled */
 	unsigned long long wake_handoffs;	/* of those, with COS_PLACED_F_HANDOFF */
+	unsigned long long wake_preempts;	/* of those, with COS_PLACED_F_PREEMPT */
 	unsigned long long refused[COS_SHOOT_OTHER_ENCLAVE + 1];	/* st.failed by COS_SHOOT_* status */
 	/*
 	 * Bandwidth: the group (cgroup id) a task waits for since COS_MSG_TASK_THROTTLED, 0 if
@@ -374,9 +375,11 @@ static void task_placed(struct cos_sched *s, struct cos_task *t, const struct co
 	task_set_state(s, t, COS_TASK_QUEUED);
 	t->cpu = (int)cpu;
 	t->placed_at = m->ts;
-	t->placed_by = m->arg & COS_PLACED_F_HANDOFF ? COS_PLACED_BY_HANDOFF : COS_PLACED_BY_RULE;
+	t->placed_by = m->arg & COS_PLACED_F_HANDOFF ? COS_PLACED_BY_HANDOFF :
+		       m->arg & COS_PLACED_F_PREEMPT ? COS_PLACED_BY_PREEMPT : COS_PLACED_BY_RULE;
 	s->wake_placed++;
 	s->wake_handoffs += !!(m->arg & COS_PLACED_F_HANDOFF);
+	s->wake_preempts += !!(m->arg & COS_PLACED_F_PREEMPT);
 	if (cpu >= s->nr_cpus)
 		return;
 	cur = s->cpu_task[cpu];
@@ -527,7 +530,8 @@ static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long
 		return -ENOSPC;
 	if (!CPU_ISSET(cpu, &s->allowed[t->slot]))
 		return -EPERM;
-	ret = s->be->prepare(s->b, cpu, t->slot, t->gen, slice_ns, latch);
+	ret = s->be->prepare(s->b, cpu, t->slot, t->gen, slice_ns,
+			     (latch ? COS_SHOOT_F_LATCH : 0) | (t->urgent ? COS_SHOOT_F_URGENT : 0));
 	if (ret)
 		return ret == -EOPNOTSUPP ? ret : -EINVAL;
 	s->placing_from[cpu] = latched ? t->q : NULL;
@@ -766,6 +770,11 @@ COS_EXPORT unsigned long long cos_sched_wake_placed(const struct cos_sched *s)
 COS_EXPORT unsigned long long cos_sched_wake_handoffs(const struct cos_sched *s)
 {
 	return s->wake_handoffs;
+}
+
+COS_EXPORT unsigned long long cos_sched_wake_preempts(const struct cos_sched *s)
+{
+	return s->wake_preempts;
 }
 
 COS_EXPORT unsigned long long cos_sched_shoot_failures(const struct cos_sched *s, int status)

@@ -30,15 +30,15 @@ static int lb_task_status(void *b, unsigned int slot, struct cos_task_status *ou
  * (a module without COS_SHOOT_F_REPLACE refuses the later one: COS_SHOOT_BUSY).  A latch
  * needs a module that knows it (-EOPNOTSUPP). */
 static int lb_prepare(void *b, int cpu, unsigned int slot, unsigned int gen,
-		      unsigned long long slice, bool latch)
+		      unsigned long long slice, unsigned int flags)
 {
 	int ret;
 
-	if (latch)
-		return cos_lord_prepare_flags(b, cpu, slot, gen, slice, COS_SHOOT_F_LATCH);
-	ret = cos_lord_prepare_flags(b, cpu, slot, gen, slice, COS_SHOOT_F_REPLACE);
+	if (flags & COS_SHOOT_F_LATCH)
+		return cos_lord_prepare_flags(b, cpu, slot, gen, slice, flags);
+	ret = cos_lord_prepare_flags(b, cpu, slot, gen, slice, flags | COS_SHOOT_F_REPLACE);
 
-	return ret == -EOPNOTSUPP ? cos_lord_prepare(b, cpu, slot, gen, slice) : ret;
+	return ret == -EOPNOTSUPP ? cos_lord_prepare_flags(b, cpu, slot, gen, slice, flags) : ret;
 }
 static int lb_shoot(void *b) { return cos_lord_shoot(b, 0); }
 static unsigned int lb_shoot_status(void *b, int cpu) { return cos_lord_shoot_status(b, cpu); }

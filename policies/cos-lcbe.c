@@ -10,15 +10,19 @@
  *   the lord still looks for its hints, count as its class's default.
  * - LC tasks run in arrival order, each until it blocks: no slice.  One that finds no free CPU
  *   takes the CPU of the BE task that has run longest; the BE task goes back to the head of its
- *   queue (it lost its turn to no fault of its own).
+ *   queue (it lost its turn to no fault of its own).  After its first placement the kernel does
+ *   that itself at the task's wake-ups, with no round trip: the lord marks LC tasks urgent
+ *   (cos_task.urgent) and asks for the wake rule COS_WAKE_PREEMPT (unless --no-wake-preempt),
+ *   which starts a waking urgent task in place of a running task that is not urgent.
  * - BE tasks run in arrival order, each for --be-slice-us (200) at a time: a kernel slice, so
  *   the turn ends with no round trip, and the next BE task is latched behind each busy CPU's
  *   task (COS_SHOOT_F_LATCH), so the CPU starts it itself.  A BE task nobody waits for gets no
  *   slice: it runs on until a task waits.
  * - The floor: LC gets at most 100 - --be-floor percent (default 10) of the enclave's CPU time
- *   over the last --window-ms (100) while BE tasks wait (queued, or latched).  Past that line an LC task waits as a
- *   BE task does, with BE slices and without preempting, until LC's share falls half the floor
- *   under it (so BE gets about 1-1.5 times its floor while LC would take it all).
+ *   over the last --window-ms (100) while BE tasks wait (queued, or latched).  Past that line an
+ *   LC task waits as a BE task does, with BE slices and without preempting (the lord turns
+ *   COS_WAKE_PREEMPT off meanwhile), until LC's share falls half the floor under it (so BE gets
+ *   about 1-1.5 times its floor while LC would take it all).
  *   cpu.max composes: the kernel throttles a group's tasks whatever their class
  *   (TASK_THROTTLED), and the floor counts the time that ran.
  *
@@ -49,6 +53,8 @@ struct lcbe {
 	unsigned long long bucket_start;		/* when the current bucket began */
 	unsigned int bucket;				/* the current one */
 	bool floored;			/* LC over its share while BE waits: LC waits as BE */
+	bool no_wake_preempt;		/* --no-wake-preempt */
+	const struct lord_main *lm;	/* its wake rules, as lord_main settled them */
 	unsigned long long lc_runnable, be_runnable, lc_preempts, be_turns, latched, floored_wakes,
 		floor_hits;
 };
@@ -200,7 +206,11 @@ static unsigned long long lb_slice(const struct lcbe *l, const struct cos_task *
 static int lb_place(struct cos_sched *s, struct lcbe *l, struct cos_task *t, int cpu)
 {
 	unsigned long long slice = lb_slice(l, t);
-	int err = cos_sched_place(s, t, cpu, slice);
+	int err;
+
+	/* the kernel's COS_WAKE_PREEMPT starts it at its next wake-ups as this lord would */
+	t->urgent = ((struct lb_task *)t->data)->lc && !l->floored;
+	err = cos_sched_place(s, t, cpu, slice);
 
 	if (!err)
 		((struct lb_task *)t->data)->unsliced = !slice;
@@ -248,6 +258,9 @@ static void lb_schedule(struct cos_sched *s)
 		l->floored = was ? share + l->be_floor / 2 > line :
 				   share > line && lb_be_waiting(s, l);
 		l->floor_hits += l->floored && !was;
+		if (l->floored != was && (l->lm->wake_rules & COS_WAKE_PREEMPT))
+			cos_sched_set_wake_rules(s, l->floored ? l->lm->wake_rules & ~COS_WAKE_PREEMPT :
+					      l->lm->wake_rules, l->lm->wake_slice_ns);
 		if (l->floored && !was) {	/* LC waiting now waits as BE, behind those waiting */
 			while ((t = cos_taskq_pop(&l->lc)))
 				cos_taskq_push(&l->be, t);
@@ -305,8 +318,10 @@ static void lb_schedule(struct cos_sched *s)
 		 * Only a BE task: a latched task's placed_at is its latch, not its start, and the
 		 * floor would count an LC task's wait in the latch as LC time.
 		 */
-		if (!latched->len && !((struct lb_task *)t->data)->lc &&
-		    cos_sched_latch(s, t, cpu, l->be_slice_ns) == 0)
+		if (latched->len || ((struct lb_task *)t->data)->lc)
+			continue;
+		t->urgent = false;
+		if (cos_sched_latch(s, t, cpu, l->be_slice_ns) == 0)
 			l->latched++;
 	}
 }
@@ -346,6 +361,9 @@ static int lb_parse(int opt, const char *arg)
 	case 'D':
 		l.default_lc = true;
 		return 0;
+	case 'P':
+		l.no_wake_preempt = true;
+		return 0;
 	case 'c':
 		v = lb_number(arg, 1, COS_HINT_CLASS_MAX);
 		l.lc_class = (unsigned int)v;
@@ -373,7 +391,8 @@ static int lb_ready(struct lord_main *lm)
 	l.cpus = lm->cpus;
 	l.nr_cpus = lm->nr_cpus;
 	l.bucket_start = cos_now_ns();
-	lm->wake_rules = COS_WAKE_IDLE;		/* see the top comment */
+	l.lm = lm;
+	lm->wake_rules = COS_WAKE_IDLE | (l.no_wake_preempt ? 0 : COS_WAKE_PREEMPT);	/* top comment */
 	lm->wake_slice_ns = l.be_slice_ns;
 	lm->tick_ns = l.window_ns / LB_BUCKETS;	/* the floor's window moves on */
 	lm->sched_opts.flags |= COS_SCHED_F_HINTS;
@@ -395,6 +414,7 @@ int main(int argc, char **argv)
 		{ "be-slice-us", required_argument, NULL, 's' },
 		{ "be-floor", required_argument, NULL, 'f' },
 		{ "window-ms", required_argument, NULL, 'w' },
+		{ "no-wake-preempt", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cos_policy policy = {
@@ -422,7 +442,9 @@ int main(int argc, char **argv)
 		"  -s, --be-slice-us N  a BE task's turn while others wait (10-1000000, default 200)\n"
 		"      --be-floor PCT   BE keeps PCT % of the enclave's CPU time while it waits: past\n"
 		"                       100 - PCT % LC waits as BE does (0-99, default 10; 0: none)\n"
-		"      --window-ms N    the floor's window (10-10000, default 100)\n";
+		"      --window-ms N    the floor's window (10-10000, default 100)\n"
+		"      --no-wake-preempt  an LC task that wakes with no CPU free waits for this lord\n"
+		"                       to displace a BE task, not the kernel (COS_WAKE_PREEMPT off)\n";
 	m.own_short = "c:s:";
 	m.own_long = own;
 	m.parse = lb_parse;

@@ -134,44 +134,59 @@ int procs_for(Run *r, int n, unsigned ms, const std::function<void(int)> &fn,
 }
 } // namespace
 
-TEST_CASE("cos-lcbe: an LC task that wakes takes a BE task's CPU; BE tasks take turns", "[lcbe][policies]")
+TEST_CASE("cos-lcbe: an LC task that wakes takes a BE task's CPU, by the kernel's rule or the lord; BE tasks take turns", "[lcbe][policies]")
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	Lcbe lb({});
-	Run *r = shared_new<Run>();
-	constexpr int WAKES = 40;
-	/* two BE spinners and an LC task that sleeps 10 ms at a time */
-	int bad = procs_for(r, 3, 1000 + WAKES * 12 * time_scale(), [&](int i) {
-		if (i < 2) {
-			spinner(r, i, 0);
-			return;
+	for (bool kernel : {true, false}) {
+		CAPTURE(kernel);
+		Lcbe lb(kernel ? std::vector<std::string>{} : std::vector<std::string>{"--no-wake-preempt"});
+		Run *r = shared_new<Run>();
+		constexpr int WAKES = 40;
+		/* two BE spinners and an LC task that sleeps 10 ms at a time */
+		int bad = procs_for(r, 3, 1000 + WAKES * 12 * time_scale(), [&](int i) {
+			if (i < 2) {
+				spinner(r, i, 0);
+				return;
+			}
+			struct cos_hint *h = cos_hint_self();
+			if (!h) {
+				r->bad = 1;
+				return;
+			}
+			cos_hint_set(h, 1, 0, 0);
+			std::this_thread::sleep_for(std::chrono::milliseconds(200));	/* hints found */
+			for (int k = 0; k < WAKES && !r->stop; k++) {
+				std::this_thread::sleep_for(std::chrono::milliseconds(10));
+				r->wakes++;
+			}
+		});
+		std::string err = lb.stop();
+		CAPTURE(err, r->loops[0].load(), r->loops[1].load(), r->wakes.load());
+		CHECK(bad == 0);
+		CHECK(r->bad == 0);
+		CHECK(r->wakes == WAKES);
+		if (kernel) {
+			/*
+			 * Each wake-up found the CPU busy with a BE task; after the lord's first
+			 * placement marked the LC task urgent, the kernel started it there itself
+			 * (COS_WAKE_PREEMPT), the lord learning of it after the fact.
+			 */
+			CHECK(err.find(", urgent tasks preempt") != std::string::npos);
+			CHECK(stat_of(err, "preempts") >= WAKES / 2);
+		} else {
+			/* each wake-up waited for the lord, which took a BE task's CPU for it */
+			CHECK(err.find(", urgent tasks preempt") == std::string::npos);
+			CHECK(stat_of(err, "preempts") == 0);
+			CHECK(stat_of(err, "lc-runnable") >= WAKES / 2);
+			CHECK(stat_of(err, "lc-preempts") >= WAKES / 2);
 		}
-		struct cos_hint *h = cos_hint_self();
-		if (!h) {
-			r->bad = 1;
-			return;
-		}
-		cos_hint_set(h, 1, 0, 0);
-		std::this_thread::sleep_for(std::chrono::milliseconds(200));	/* hints found */
-		for (int k = 0; k < WAKES && !r->stop; k++) {
-			std::this_thread::sleep_for(std::chrono::milliseconds(10));
-			r->wakes++;
-		}
-	});
-	std::string err = lb.stop();
-	CAPTURE(err, r->loops[0].load(), r->loops[1].load(), r->wakes.load());
-	CHECK(bad == 0);
-	CHECK(r->bad == 0);
-	CHECK(r->wakes == WAKES);
-	/* each wake-up found the CPU busy with a BE task (one always waits: no wake rule applies) */
-	CHECK(stat_of(err, "lc-runnable") >= WAKES / 2);
-	CHECK(stat_of(err, "lc-preempts") >= WAKES / 2);
-	/* the BE tasks took turns: neither got less than a third of the other's loops */
-	CHECK(r->loops[0] * 3 > r->loops[1]);
-	CHECK(r->loops[1] * 3 > r->loops[0]);
-	CHECK(stat_of(err, "latched") > 0);	/* the next BE task waited behind the CPU's */
-	shared_delete(r);
+		/* the BE tasks took turns: neither got less than a third of the other's loops */
+		CHECK(r->loops[0] * 3 > r->loops[1]);
+		CHECK(r->loops[1] * 3 > r->loops[0]);
+		CHECK(stat_of(err, "latched") > 0);	/* the next BE task waited behind the CPU's */
+		shared_delete(r);
+	}
 	CHECK(sched_ext_state() == "enabled");
 }
 
@@ -243,7 +258,7 @@ TEST_CASE("cos-lcbe explains itself and refuses bad values with status 2", "[lcb
 	CHECK(sh(build_path("bin/cos-lcbe") + " --help", &out) == 0);
 	CHECK(out.find("usage: ") == 0);
 	for (const char *opt : {"--lc-class N", "--default-lc", "--be-slice-us N", "--be-floor PCT",
-				"--window-ms N", "--stats"})
+				"--window-ms N", "--no-wake-preempt", "--stats"})
 		CHECK(out.find(opt) != std::string::npos);
 	const std::vector<std::pair<const char *, std::vector<const char *>>> bad = {
 		{"--lc-class", {"0", "-1", "x", "", "1000001"}},

@@ -25,6 +25,7 @@ struct FakeKernel {
 	std::map<unsigned, cos_task_status> status;
 	std::map<int, std::pair<unsigned, unsigned>> prepared;	/* cpu -> slot, gen */
 	std::map<int, bool> prepared_latch;			/* cpu -> COS_SHOOT_F_LATCH */
+	std::map<int, bool> prepared_urgent;			/* cpu -> COS_SHOOT_F_URGENT */
 	std::vector<std::pair<int, unsigned>> latches;		/* (cpu, slot) latched OK */
 	std::map<int, unsigned> outcome;			/* cpu -> status of the next shoot */
 	std::vector<std::pair<int, unsigned>> shots;		/* (cpu, slot) committed OK */
@@ -65,10 +66,11 @@ int fk_task_status(void *b, unsigned slot, cos_task_status *out)
 	*out = it == k->status.end() ? cos_task_status{} : it->second;
 	return 0;
 }
-int fk_prepare(void *b, int cpu, unsigned slot, unsigned gen, unsigned long long, bool latch)
+int fk_prepare(void *b, int cpu, unsigned slot, unsigned gen, unsigned long long, unsigned flags)
 {
 	static_cast<FakeKernel *>(b)->prepared[cpu] = {slot, gen};
-	static_cast<FakeKernel *>(b)->prepared_latch[cpu] = latch;
+	static_cast<FakeKernel *>(b)->prepared_latch[cpu] = flags & COS_SHOOT_F_LATCH;
+	static_cast<FakeKernel *>(b)->prepared_urgent[cpu] = flags & COS_SHOOT_F_URGENT;
 	return 0;
 }
 int fk_shoot(void *b)
@@ -547,6 +549,44 @@ TEST_CASE("a yield's handoff books the task it woke on the yielder's CPU", "[sch
 	CHECK(f.r.q.len == 1);				/* it waits */
 	CHECK(cos_sched_wake_placed(f.s) == 1);
 	CHECK(cos_sched_wake_handoffs(f.s) == 1);
+}
+
+TEST_CASE("an urgent task's shoots say so; started in place of another, it is booked there", "[sched][wake]")
+{
+	Fixture f;
+	f.policy.task_runnable = [](cos_sched *s, cos_task *t) {
+		t->urgent = t->pid == 101;	/* the policy's word, before it places the task */
+		p_runnable(s, t);
+	};
+	f.create();
+	for (uint32_t slot = 1; slot <= 3; slot++) {
+		f.k.post(COS_MSG_TASK_NEW, slot, 1, 100 + slot, 1);
+		f.k.post(COS_MSG_TASK_RUNNABLE, slot, 1, 100 + slot, 1);
+	}
+	f.step();
+	REQUIRE(f.k.shots.size() == 2);			/* 101 on CPU 1, 102 on CPU 2 */
+	CHECK(f.k.prepared_urgent[1]);
+	CHECK_FALSE(f.k.prepared_urgent[2]);
+	/* 101 blocks (103 takes CPU 1), wakes, and the kernel starts it on CPU 2 in 102's place */
+	f.k.post(COS_MSG_TASK_BLOCKED, 1, 1, 101, 1);
+	f.step();
+	REQUIRE(f.k.shots.size() == 3);
+	CHECK(f.k.shots[2] == std::make_pair(1, 3u));
+	CHECK_FALSE(f.k.prepared_urgent[1]);
+	f.k.now = cos_now_ns();				/* later than the placements */
+	f.k.post(COS_MSG_TASK_PLACED, 1, 1, 101, 2, 2 | COS_PLACED_F_PREEMPT);
+	f.k.post(COS_MSG_TASK_PREEMPTED, 2, 1, 102, 2, COS_PREEMPT_BY_COS);
+	f.step();
+	REQUIRE(cos_sched_cpu_task(f.s, 2) != nullptr);
+	CHECK(cos_sched_cpu_task(f.s, 2)->pid == 101);
+	CHECK(cos_sched_cpu_task(f.s, 2)->placed_by == COS_PLACED_BY_PREEMPT);
+	CHECK(std::count(f.r.log.begin(), f.r.log.end(), "runnable:101") == 1);	/* its first only */
+	CHECK(std::count(f.r.log.begin(), f.r.log.end(),
+			 "preempted:102/" + std::to_string(COS_PREEMPT_BY_COS)) == 1);
+	CHECK(f.r.q.len == 1);				/* 102 waits: no CPU is free */
+	CHECK(cos_sched_wake_placed(f.s) == 1);
+	CHECK(cos_sched_wake_preempts(f.s) == 1);
+	CHECK(cos_sched_wake_handoffs(f.s) == 0);
 }
 
 TEST_CASE("the wake rules' placement and the lord's own agree on who holds a CPU", "[sched][wake]")

@@ -53,6 +53,8 @@
 #define COS_FEAT_ENCLAVE_NAMES	(1ULL << 10)	/* struct cos_lord_args.name and
 						 * COS_IOC_GET_ENCLAVES are known */
 #define COS_FEAT_WAKE_HANDOFF	(1ULL << 12)	/* the wake rule COS_WAKE_HANDOFF is known */
+#define COS_FEAT_WAKE_PREEMPT	(1ULL << 14)	/* the wake rule COS_WAKE_PREEMPT and
+						 * COS_SHOOT_F_URGENT are known */
 #define COS_FEAT_WAKE_HANDOFF_BLOCK (1ULL << 13) /* the wake rule COS_WAKE_HANDOFF_BLOCK is
 						 * known */
 
@@ -191,6 +193,12 @@ enum cos_msg_type {
  * did, when that task blocked (its COS_MSG_TASK_BLOCKED follows).
  */
 #define COS_PLACED_F_HANDOFF	(1ULL << 32)
+/*
+ * Or'ed into COS_MSG_TASK_PLACED.arg: the wake rule COS_WAKE_PREEMPT started the waking task in
+ * place of this lord's task running on that CPU, which was not urgent (its
+ * COS_MSG_TASK_PREEMPTED, COS_PREEMPT_BY_COS, follows).
+ */
+#define COS_PLACED_F_PREEMPT	(1ULL << 33)
 
 /**
  * struct cos_msg - one message in the ring (64 bytes)
@@ -268,6 +276,10 @@ struct cos_task_status {
 #define COS_SHOOT_F_LATCH	(1U << 2)	/* queue the task behind what runs on this CPU
 						 * instead of preempting it (COS_FEAT_SHOOT_LATCH):
 						 * see "Latch" below */
+#define COS_SHOOT_F_URGENT	(1U << 3)	/* the task is urgent from this shoot on
+						 * (COS_FEAT_WAKE_PREEMPT): COS_WAKE_PREEMPT may
+						 * start it in place of a task that is not; a
+						 * shoot without it makes it not urgent */
 
 /* Tasks one CPU's latch holds at most (COS_SHOOT_LATCH_FULL beyond). */
 #define COS_SHOOT_LATCH_MAX	4
@@ -366,6 +378,17 @@ struct cos_shoot_slot {
  * lord.  The blocked task's COS_MSG_TASK_BLOCKED follows the handoff's TASK_PLACED.
  */
 #define COS_WAKE_HANDOFF_BLOCK	(1U << 3)
+/*
+ * COS_WAKE_PREEMPT (COS_FEAT_WAKE_PREEMPT): a waking task that the lord's last shoot of it
+ * marked urgent (COS_SHOOT_F_URGENT), and that the rules above do not start, takes a CPU of the
+ * enclave it may run on whose running task is this lord's and not urgent, with nothing shot
+ * there or started and not yet running (the CPU it last ran on first).  It starts there at
+ * once (TASK_PLACED with COS_PLACED_F_PREEMPT, slice ctl->wake_slice_ns), and the task it
+ * displaces waits for the lord (TASK_PREEMPTED, COS_PREEMPT_BY_COS).  It applies while tasks
+ * wait too: urgency is the lord's order.  Meant for latency-critical tasks beside best-effort
+ * ones: the displacement costs no round trip to the lord.
+ */
+#define COS_WAKE_PREEMPT	(1U << 4)
 
 /**
  * struct cos_ctl - the control page
