@@ -248,7 +248,8 @@ int main(int argc, char **argv)
 	double seconds = 2;
 	const char *csv = NULL, *label = "-";
 	struct worker *w;
-	uint64_t t0, t1, c0, c1, ops = 0, wait_sum = 0, wait_max = 0, wait_max_at = 0, stop_late = 0, *all = NULL;
+	uint64_t t0, t1, c0, c1, ops = 0, wait_sum = 0, wait_max = 0, wait_max_at = 0, *all = NULL;
+	uint64_t stop_late = 0;	/* how late the main thread stopped the run */
 	uint64_t ops_min = UINT64_MAX, ops_max = 0;
 	size_t nr_all = 0;
 	void *(*fn)(void *);
@@ -390,7 +391,8 @@ report:
 				     "wait_p99_us,wait_max_us,csw,ops_min,ops_max,stop_late_ms");
 		if (!f)
 			return 1;
-		fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%d,%d,%.3f,%llu,%.0f,%.2f,%.2f,%.2f,%.2f,%llu,%llu,%llu,%.1f\n",
+		fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%d,%d,%.3f,%llu,%.0f,%.2f,%.2f,%.2f,%.2f,%llu,%llu,%llu,"
+			   "%.1f\n",
 			label, scenario_names[opt.scenario], opt.cos ? "cos" : "pthread", preload,
 			handoff, opt.threads, cs_us, work_us, ncpu, secs, (unsigned long long)ops,
 			ops / secs, ops ? (double)(t1 - t0) / ops : 0, mean, p99, wait_max / 1e3,
