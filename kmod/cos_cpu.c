@@ -62,7 +62,10 @@ struct cos_latch {
 	raw_spinlock_t lock;
 	u32 nr;
 	bool armed;
-	struct cos_slot *q[COS_SHOOT_LATCH_MAX + 1];	/* + a task a kthread preempted */
+	/* the task COS_WAKE_NEXT queued here (cos_latch_next()) while it is latched, else NULL */
+	struct cos_slot *next;
+	/* + one that resumes (cos_latch_resume()), + one queued next (see cos_latch_next()) */
+	struct cos_slot *q[COS_SHOOT_LATCH_MAX + 2];
 };
 static DEFINE_PER_CPU_ALIGNED(struct cos_latch, cos_latch);
 
@@ -232,6 +235,8 @@ bool cos_latch_remove(struct cos_slot *t)
 		return false;
 	l = per_cpu_ptr(&cos_latch, t->latch_cpu);
 	guard(raw_spinlock)(&l->lock);
+	if (l->next == t)
+		l->next = NULL;
 	for (i = 0; i < l->nr; i++)
 		if (l->q[i] == t) {
 			memmove(&l->q[i], &l->q[i + 1], (l->nr - i - 1) * sizeof(l->q[0]));
@@ -282,24 +287,80 @@ static u32 cos_latch_nr(s32 cpu)
 }
 
 /*
- * @t, just preempted on @cpu by a task of a higher tier (a kthread, COS_PREEMPT_BY_OTHER), goes
- * back to the head of @cpu's latch if that latch holds tasks.  It resumes there before them,
- * as if the lord had placed it first again.  One slot beyond COS_SHOOT_LATCH_MAX is for it:
- * it leaves the latch before it can be preempted again.  Returns whether it did (@t is QUEUED
+ * @t, just preempted on @cpu, goes back to @cpu's latch to resume there:
+ * - @displaced clear: by a task of a higher tier (a kthread, COS_PREEMPT_BY_OTHER), if that
+ *   latch holds tasks: at its head, before them, as if the lord had placed it first again;
+ * - @displaced set: by an urgent task the wake rules started in its place (COS_WAKE_PREEMPT,
+ *   cos_cpu_displacing()), always: behind that task and the one COS_WAKE_NEXT queued at the
+ *   head, if any, before the tasks the lord latched.  It lost the CPU to no fault of its own.
+ * One slot beyond COS_SHOOT_LATCH_MAX is for it: it leaves the latch before it can be
+ * preempted again (see cos_latch_next() for the other).  Returns whether it did (@t is QUEUED
  * on @cpu then).  Caller holds t->lock and @cpu's rq lock.
  */
-bool cos_latch_resume(struct cos_slot *t, s32 cpu)
+bool cos_latch_resume(struct cos_slot *t, s32 cpu, bool displaced)
 {
 	struct cos_latch *l;
 
 	lockdep_assert_held(&t->lock);
-	if (!cos_cpu_valid(cpu) || !cos_latch_nr(cpu) || t->latch_cpu >= 0)
+	if (!cos_cpu_valid(cpu) || (!displaced && !cos_latch_nr(cpu)) || t->latch_cpu >= 0)
 		return false;
 	l = per_cpu_ptr(&cos_latch, cpu);
 	guard(raw_spinlock)(&l->lock);
-	if (!l->nr || l->nr > COS_SHOOT_LATCH_MAX)
+	if ((!displaced && !l->nr) || l->nr > COS_SHOOT_LATCH_MAX)
 		return false;
+	cos_latch_insert(l, cpu, t, displaced && l->nr && l->q[0] == l->next ? 1 : 0);
+	return true;
+}
+
+/*
+ * May an urgent task of enclave @enclave_id wait next on @cpu (COS_WAKE_NEXT)?  The COS task
+ * that runs there next is an urgent one of that enclave: the taken one (started, not yet
+ * running: two timers that fire together wake two urgent tasks back to back), else the
+ * running one; nothing is shot there, and its latch has room.  A lock-free snapshot, as
+ * cos_cpu_preemptible(); cos_latch_next() checks again.
+ */
+bool cos_cpu_next_open(s32 cpu, u32 enclave_id)
+{
+	struct cos_slot *next = READ_ONCE(cos_taken[cpu]) ?: READ_ONCE(cos_curr[cpu]);
+
+	return next && !READ_ONCE(cos_pending[cpu]) && cos_latch_nr(cpu) < COS_SHOOT_LATCH_MAX &&
+	       data_race(next->home_id) == enclave_id && READ_ONCE(next->urgent);
+}
+
+/*
+ * COS_WAKE_NEXT: put urgent @t of enclave @enclave_id at the head of @cpu's latch, behind the
+ * urgent task taken or running there and before the tasks the lord latched, if
+ * cos_cpu_next_open() still holds and no urgent task is latched there (one at a time: the
+ * head stays the order the lord's books keep).  Under @cpu's rq lock only @cpu's ops and its
+ * wake placements change its running and taken words (a detach may clear them); a shoot may
+ * store the pending word meanwhile, and that task runs first (ops.dispatch takes it before
+ * the latch).  No kick: the taken task was queued with a preemption and the running one
+ * stops through schedule(), whose ops.dispatch finds the latch's count, written here under
+ * the same rq lock, and takes the slow way even if @armed was cleared (see struct
+ * cos_latch).
+ *
+ * Room: only below COS_SHOOT_LATCH_MAX.  A lord's latch shoot that checked room before this
+ * insert (cos_latch_room(), nr < MAX) adds one more, and a task resumed meanwhile
+ * (cos_latch_resume(), nr <= MAX) one more: MAX + 2 at most, the array's size.
+ * Returns whether @t is latched there.  Caller holds t->lock and @cpu's rq lock.
+ */
+bool cos_latch_next(struct cos_slot *t, s32 cpu, u32 enclave_id)
+{
+	struct cos_latch *l;
+	u32 i;
+
+	lockdep_assert_held(&t->lock);
+	if (!cos_cpu_valid(cpu) || t->latch_cpu >= 0 || !cos_cpu_next_open(cpu, enclave_id))
+		return false;
+	l = per_cpu_ptr(&cos_latch, cpu);
+	guard(raw_spinlock)(&l->lock);
+	if (l->nr >= COS_SHOOT_LATCH_MAX)
+		return false;
+	for (i = 0; i < l->nr; i++)
+		if (READ_ONCE(l->q[i]->urgent))
+			return false;
 	cos_latch_insert(l, cpu, t, 0);
+	l->next = t;
 	return true;
 }
 
@@ -404,6 +465,19 @@ bool cos_cpu_shot(s32 cpu, const struct cos_slot *t)
 		return false;
 	taken = READ_ONCE(cos_taken[cpu]);
 	return READ_ONCE(cos_pending[cpu]) || (taken && taken != t);
+}
+
+/*
+ * Is the task taken on @cpu an urgent one the wake rules started in place of the one running
+ * there (COS_WAKE_PREEMPT)?  Context: ops.stopping on @cpu, its rq lock held: the taken word
+ * is exact; the taken task's marks, written under its own lock before it was claimed, are
+ * read racily (a stale one costs the displaced task its resume: it waits for the lord).
+ */
+bool cos_cpu_displacing(s32 cpu)
+{
+	struct cos_slot *taken = cos_cpu_valid(cpu) ? READ_ONCE(cos_taken[cpu]) : NULL;
+
+	return taken && data_race(taken->placed) && READ_ONCE(taken->urgent);
 }
 
 /* @t started, or could not: @cpu's taken shoot is over.  Context: ops on @cpu, rq lock held. */

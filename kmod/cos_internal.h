@@ -105,6 +105,8 @@ struct cos_slot {
 	u64 run_start;		/* se.sum_exec_runtime when it started running */
 	u64 runtime;		/* CPU time as a COS task */
 	u64 slice;		/* slice of the pending shoot */
+	u64 slice_left;		/* what it had left of @slice when preempted (0: no limit) */
+	bool displaced;		/* preempted by an urgent task the wake rules started */
 	u64 waiting_since;	/* when it last became WAITING (for the starvation check) */
 	u64 cgid;		/* its cgroup (bandwidth group) at its last enqueue */
 	u64 throttled_gid;	/* the group TASK_THROTTLED named, while it waits for it; else 0 */
@@ -129,7 +131,8 @@ struct cos_slot {
 	bool placed;
 	/*
 	 * Marked urgent by its lord's last shoot (COS_SHOOT_F_URGENT): written under @lock, read
-	 * lock-free by COS_WAKE_PREEMPT (cos_wake_preempts(), cos_cpu_preemptible()).
+	 * lock-free by COS_WAKE_PREEMPT and COS_WAKE_NEXT (cos_wake_preempts(),
+	 * cos_cpu_preemptible(), cos_cpu_next_open()).
 	 */
 	bool urgent;
 	/*
@@ -462,7 +465,8 @@ void cos_kick_idle(void);
 void cos_kick_spent(void);
 void cos_kick_throttled(int cpu);
 bool cos_latch_remove(struct cos_slot *t);
-bool cos_latch_resume(struct cos_slot *t, s32 cpu);
+bool cos_latch_resume(struct cos_slot *t, s32 cpu, bool displaced);
+bool cos_latch_next(struct cos_slot *t, s32 cpu, u32 enclave_id);
 bool cos_latch_room(struct cos_enclave *e, const struct cos_slot *t, s32 cpu);
 bool cos_pending_forget(struct cos_slot *t);
 void cos_pending_clear(struct cos_slot *t);
@@ -473,6 +477,8 @@ void cos_taken_forget(struct cos_slot *t);
 bool cos_cpu_pending(s32 cpu, const struct cos_slot *t);
 bool cos_cpu_free(s32 cpu);
 bool cos_cpu_preemptible(s32 cpu, u32 enclave_id);
+bool cos_cpu_next_open(s32 cpu, u32 enclave_id);
+bool cos_cpu_displacing(s32 cpu);
 bool cos_taken_claim(s32 cpu, struct cos_slot *t);
 bool cos_pending_hand(struct cos_slot *t, s32 cpu);
 void cos_cpu_running(s32 cpu, struct cos_slot *t);
@@ -484,6 +490,7 @@ void cos_pending_cancel(struct cos_enclave *e, s32 cpu);
 pid_t cos_pending_pid(s32 cpu);
 
 /* cos_task.c: the verbs about a task, the shoot, the fallback, GET_TASKS */
+extern bool cos_no_displaced_resume;
 int cos_tasks_init(void);
 void cos_tasks_exit(void);
 s32 cos_task_attach(struct task_struct *p, bool runnable);

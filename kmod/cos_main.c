@@ -41,7 +41,7 @@ static long cos_ioc_get_info(void __user *uarg)
 			    COS_FEAT_SHOOT_REPLACE | COS_FEAT_SHOOT_LATCH | COS_FEAT_LAZY_WAKE |
 			    COS_FEAT_WAKER | COS_FEAT_ENCLAVE_NAMES | COS_FEAT_ENCLAVES |
 			    COS_FEAT_WAKE_HANDOFF | COS_FEAT_WAKE_HANDOFF_BLOCK |
-			    COS_FEAT_WAKE_PREEMPT |
+			    COS_FEAT_WAKE_PREEMPT | COS_FEAT_WAKE_NEXT |
 			    (READ_ONCE(cos_shim_attached) ? COS_FEAT_SHIM_ATTACHED : 0) |
 			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_FAIR_DSQ ? COS_FEAT_LORD : 0) |
 			    (READ_ONCE(cos_shim_caps) & COS_SHIM_CAP_BANDWIDTH ? COS_FEAT_BANDWIDTH : 0),
@@ -146,6 +146,8 @@ static struct miscdevice cos_miscdev = {
  * group_init_fail: how many of the next cgroup inits fail with -ENOMEM (cos_group.c).
  * bw_stop_at_tick: throttled groups' tasks stop at their next tick only (cos_group.c).
  * bw_no_reserve: a CPU reserves no budget up front; its timer is armed for its share of it.
+ * no_displaced_resume: a task an urgent one displaced waits for the lord instead of resuming
+ * from the latch (cos_task.c), for benchmarks.
  * enclaves: the enclaves allocated and not yet freed (read only: 0 once every lord file is
  * closed).  delay_register_us, delay_release_us, delay_exit_work_us: sleeps that widen the
  * race windows of a lord's life (cos_lord.c) for the tests.  delay_latch_take_us: a spin in
@@ -349,6 +351,7 @@ static int __init cos_init(void)
 	debugfs_create_file_unsafe("hold_dispatch", 0600, cos_debugfs, NULL, &cos_hold_fops);
 	debugfs_create_bool("bw_stop_at_tick", 0600, cos_debugfs, &cos_bw_stop_at_tick);
 	debugfs_create_bool("bw_no_reserve", 0600, cos_debugfs, &cos_bw_no_reserve);
+	debugfs_create_bool("no_displaced_resume", 0600, cos_debugfs, &cos_no_displaced_resume);
 	debugfs_create_atomic_t("group_init_fail", 0600, cos_debugfs, &cos_group_init_fail);
 	debugfs_create_atomic_t("enclaves", 0400, cos_debugfs, &cos_enclaves_live);
 	debugfs_create_u32("delay_register_us", 0600, cos_debugfs, &cos_delay_register_us);

@@ -203,12 +203,26 @@ static bool cos_wake_cpu_preemptible(struct cos_enclave *e, const struct task_st
 	return cos_enclave_cpu_for(e, p, cpu) && cos_cpu_preemptible(cpu, e->id);
 }
 
+/* COS_WAKE_NEXT, beside COS_WAKE_PREEMPT: may urgent @t wait next behind another?  Lock-free. */
+static bool cos_wake_nexts(struct cos_enclave *e, const struct cos_slot *t)
+{
+	u32 both = COS_WAKE_PREEMPT | COS_WAKE_NEXT;
+
+	return cos_wake_preempts(e, t) && (READ_ONCE(e->ctl->wake_rules) & both) == both;
+}
+
+/* May urgent @p wait next on @cpu, behind the urgent task there (cos_cpu_next_open())? */
+static bool cos_wake_cpu_next_open(struct cos_enclave *e, const struct task_struct *p, s32 cpu)
+{
+	return cos_enclave_cpu_for(e, p, cpu) && cos_cpu_next_open(cpu, e->id);
+}
+
 /*
- * For urgent @p (COS_WAKE_PREEMPT): a free CPU of @e, else one whose task it may displace,
- * @prev_cpu first in each; or -1.  Lock-free.
+ * For urgent @t's @p (COS_WAKE_PREEMPT): a free CPU of @e, else one whose task it may displace,
+ * else (COS_WAKE_NEXT) one where it may wait next, @prev_cpu first in each; or -1.  Lock-free.
  */
-static s32 cos_wake_pick_preempt(struct cos_enclave *e, const struct task_struct *p,
-				 s32 prev_cpu)
+static s32 cos_wake_pick_preempt(struct cos_enclave *e, const struct cos_slot *t,
+				 const struct task_struct *p, s32 prev_cpu)
 {
 	s32 cpu = cos_wake_pick(e, p, prev_cpu, p->cpus_ptr);
 
@@ -218,6 +232,13 @@ static s32 cos_wake_pick_preempt(struct cos_enclave *e, const struct task_struct
 		return prev_cpu;
 	for_each_cpu(cpu, e->cpus)
 		if (cos_wake_cpu_preemptible(e, p, cpu))
+			return cpu;
+	if (!cos_wake_nexts(e, t))
+		return -1;
+	if (cos_wake_cpu_next_open(e, p, prev_cpu))
+		return prev_cpu;
+	for_each_cpu(cpu, e->cpus)
+		if (cos_wake_cpu_next_open(e, p, cpu))
 			return cpu;
 	return -1;
 }
@@ -231,7 +252,8 @@ static s32 cos_wake_pick_preempt(struct cos_enclave *e, const struct task_struct
  * allowed set, one that runs nothing first, then one that runs a fair task (@prev_cpu first in
  * each).  Starting on a CPU with a fair task costs an IPI and a context switch that an idle
  * CPU does not.  COS_WAKE_PREEMPT, for a task its lord marked urgent and none of those
- * started: a free CPU, else one whose task is not urgent (cos_wake_pick_preempt()).  -1 when
+ * started: a free CPU, else one whose task is not urgent, else (COS_WAKE_NEXT) one whose urgent
+ * task it may wait behind (cos_wake_pick_preempt()).  -1 when
  * no rule applies (a task waits for the lord, or the lord set none) or no CPU is free.
  * Nothing is claimed: the enqueue on the chosen CPU checks again (cos_task_enqueue()), and a
  * task that lost the race waits for the lord.  A stale @idle costs only the preemption it was
@@ -254,15 +276,15 @@ s32 cos_task_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
 		cpu = prev_cpu;
 	}
 	if (cpu < 0 && t && READ_ONCE(t->p) == p && cos_wake_preempts(e, t))
-		cpu = cos_wake_pick_preempt(e, p, prev_cpu);
+		cpu = cos_wake_pick_preempt(e, t, p, prev_cpu);
 	return cpu;
 }
 
 /* How the wake rules start a waking task (cos_wake_place()). */
-enum cos_wake_how {
-	COS_WAKE_NOT,		/* they do not: it waits for the lord */
-	COS_WAKE_FREE,		/* on its CPU, which was free */
-	COS_WAKE_DISPLACE,	/* on its CPU, in place of a task that is not urgent */
+enum cos_start {
+	COS_START_NOT,		/* they do not: it waits for the lord (or COS_WAKE_NEXT's latch) */
+	COS_START_FREE,		/* on its CPU, which was free */
+	COS_START_DISPLACE,	/* on its CPU, in place of a task that is not urgent */
 };
 
 /*
@@ -274,7 +296,7 @@ enum cos_wake_how {
  * clears: two tasks woken onto one CPU cannot both get it.  Caller holds t->lock and the rq
  * lock of task_cpu(@p).
  */
-static enum cos_wake_how cos_wake_place(struct cos_enclave *e, struct cos_slot *t,
+static enum cos_start cos_wake_place(struct cos_enclave *e, struct cos_slot *t,
 					struct task_struct *p)
 {
 	s32 cpu = task_cpu(p);
@@ -282,18 +304,38 @@ static enum cos_wake_how cos_wake_place(struct cos_enclave *e, struct cos_slot *
 
 	lockdep_assert_held(&t->lock);
 	if (!e)
-		return COS_WAKE_NOT;	/* no lord's enclave to start it in */
+		return COS_START_NOT;	/* no lord's enclave to start it in */
 	free = cos_wake_cpu_free(e, p, cpu);
 	urgent = cos_wake_preempts(e, t);
 	if (!(free && (cos_wake_rules(e) || urgent)) &&
 	    !(urgent && cos_wake_cpu_preemptible(e, p, cpu)))
-		return COS_WAKE_NOT;
+		return COS_START_NOT;
 	if (!cos_taken_claim(cpu, t))
-		return COS_WAKE_NOT;
+		return COS_START_NOT;
 	cos_task_set_state(t, COS_TASK_QUEUED);
 	t->placed = true;
 	t->slice = READ_ONCE(e->ctl->wake_slice_ns);
-	return free ? COS_WAKE_FREE : COS_WAKE_DISPLACE;
+	return free ? COS_START_FREE : COS_START_DISPLACE;
+}
+
+/*
+ * COS_WAKE_NEXT: urgent @t, waking, just put in custody (WAITING), waits next on its CPU
+ * instead, at the head of the latch there, behind @e's urgent task running there
+ * (cos_latch_next()): QUEUED, with the lord's wake slice, started by that CPU's dispatch when
+ * the running task stops.  It keeps its place in custody, as any latched task.  Returns
+ * whether it did.  Caller holds t->lock and the rq lock of task_cpu(@p).
+ */
+static bool cos_wake_next(struct cos_enclave *e, struct cos_slot *t, struct task_struct *p)
+{
+	s32 cpu = task_cpu(p);
+
+	lockdep_assert_held(&t->lock);
+	if (!cos_wake_nexts(e, t) || !cos_enclave_cpu_for(e, p, cpu) ||
+	    !cos_latch_next(t, cpu, e->id))
+		return false;
+	cos_task_set_state(t, COS_TASK_QUEUED);
+	t->slice = READ_ONCE(e->ctl->wake_slice_ns);
+	return true;
 }
 
 /*
@@ -432,6 +474,23 @@ static u32 cos_task_waker(struct task_struct *p)
 	return current->pid;
 }
 
+/* debugfs cos/no_displaced_resume (cos_main.c): see cos_task_resumes(); read lock-free */
+bool cos_no_displaced_resume;
+
+/*
+ * Does preempted @t, just put in custody, resume on its CPU from the latch there
+ * (cos_latch_resume())?  After a kthread, if tasks are latched there; after the urgent task
+ * that displaced it, always (unless debugfs cos/no_displaced_resume says to leave it to the
+ * lord).  Caller holds t->lock and the rq lock of its CPU.
+ */
+static bool cos_task_resumes(struct cos_slot *t)
+{
+	if (t->next_arg == COS_PREEMPT_BY_OTHER)
+		return cos_latch_resume(t, t->cpu, false);
+	return t->next_arg == COS_PREEMPT_BY_COS && t->displaced &&
+	       !READ_ONCE(cos_no_displaced_resume) && cos_latch_resume(t, t->cpu, true);
+}
+
 /**
  * cos_task_enqueue() - runnable COS task @p: keep it in custody for the lord, or not
  * @p: the task; @slot: its slot
@@ -440,21 +499,22 @@ static u32 cos_task_waker(struct task_struct *p)
  *
  * Posts RUNNABLE (with its waker, cos_task_waker(), for a wake-up) or PREEMPTED/YIELD when it
  * was running, and, when a lord has control and @p may run on one of its CPUs, puts it in
- * custody (WAITING).  A waking task the lord's wake
- * rules start on its CPU (cos_wake_place()) is posted TASK_PLACED instead.  One a kthread
- * preempted goes back to the head of its CPU's latch if tasks are latched there
- * (cos_latch_resume(): QUEUED, posted PREEMPTED with COS_PREEMPT_F_LATCHED).  One whose
- * bandwidth group (or an ancestor) is throttled is neither placed nor resumed: it waits in
- * custody, posted TASK_THROTTLED (cos_task_throttled()).
+ * custody (WAITING).  A waking task the lord's wake rules start on its CPU (cos_wake_place())
+ * or queue next there (cos_wake_next()) is posted TASK_PLACED instead.  One a kthread
+ * preempted goes back to the head of its CPU's latch if tasks are latched there, one an
+ * urgent task displaced goes back behind it (cos_task_resumes(): QUEUED with the rest of its
+ * slice, posted PREEMPTED with COS_PREEMPT_F_LATCHED).  One whose
+ * bandwidth group (or an ancestor) is throttled is neither placed, queued next nor resumed:
+ * it waits in custody, posted TASK_THROTTLED (cos_task_throttled()).
  * Context: ops.enqueue (@p's rq lock held, IRQs off); takes t->lock, then this CPU's custody
- * lock (and cos_group.c's cos_bw.lock for a throttled one).
+ * lock, and @p's CPU's latch lock (or cos_group.c's cos_bw.lock for a throttled one).
  * Return: COS_ENQ_CUSTODY, COS_ENQ_PLACED or COS_ENQ_FAIR.
  */
 enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cgid)
 {
 	struct cos_enclave *e;
 	enum cos_enq ret = COS_ENQ_FAIR;
-	enum cos_wake_how how;
+	enum cos_start how;
 	u32 msg;
 	u64 gid;
 	COS_TASK_LOCK(t, p, slot, COS_ENQ_FAIR);
@@ -467,28 +527,36 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	t->cgid = cgid;
 	cos_task_unpark(t);
 	gid = cos_group_throttled(cgid);
-	how = !gid && wake && msg == COS_MSG_TASK_RUNNABLE ? cos_wake_place(e, t, p) : COS_WAKE_NOT;
-	if (how == COS_WAKE_FREE && !cos_tasks_waiting(e)) {
+	how = COS_START_NOT;
+	if (!gid && wake && msg == COS_MSG_TASK_RUNNABLE)
+		how = cos_wake_place(e, t, p);
+	if (how == COS_START_FREE && !cos_tasks_waiting(e)) {
 		/* no task waits: nothing for the lord to decide */
 		cos_post_lazy(e, COS_MSG_TASK_PLACED, t->cpu, t, t->cpu);
 		cos_lazy_recheck(e);
 		return COS_ENQ_PLACED;
 	}
-	if (how != COS_WAKE_NOT) {
+	if (how != COS_START_NOT) {
 		/* an urgent task, while others wait or in place of one (its PREEMPTED follows) */
 		cos_post(e, COS_MSG_TASK_PLACED, t->cpu, t, (u64)t->cpu |
-			 (how == COS_WAKE_DISPLACE ? COS_PLACED_F_PREEMPT : 0));
+			 (how == COS_START_DISPLACE ? COS_PLACED_F_PREEMPT : 0));
 		return COS_ENQ_PLACED;
 	}
 	if (cos_task_wait(t, e)) {	/* its CPUs include @e's (cos_task_home()) */
 		ret = COS_ENQ_CUSTODY;
 		if (cos_task_throttled(e, t, gid))
 			return ret;
+		if (wake && msg == COS_MSG_TASK_RUNNABLE && cos_wake_next(e, t, p)) {
+			/* behind an urgent task: it starts when that one stops */
+			cos_post(e, COS_MSG_TASK_PLACED, t->cpu, t,
+				 (u64)t->cpu | COS_PLACED_F_NEXT);
+			return ret;
+		}
 		if (t->waker && msg == COS_MSG_TASK_RUNNABLE)
 			cos_woken_note(t);	/* its waker may yield to it (COS_WAKE_HANDOFF) */
-		if (msg == COS_MSG_TASK_PREEMPTED && t->next_arg == COS_PREEMPT_BY_OTHER &&
-		    cos_latch_resume(t, t->cpu)) {
+		if (msg == COS_MSG_TASK_PREEMPTED && cos_task_resumes(t)) {
 			cos_task_set_state(t, COS_TASK_QUEUED);
+			t->slice = t->slice_left;
 			t->next_arg |= COS_PREEMPT_F_LATCHED;
 		}
 	} else {
@@ -612,12 +680,18 @@ void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable)
 		 * the CPU time it used with the slice the lord gave it (0 = no limit).
 		 */
 		t->next_msg = COS_MSG_TASK_PREEMPTED;
-		if (t->slice && used >= t->slice)	/* first: a latched task is taken then too */
+		t->displaced = false;
+		/* the slice first: a latched task is taken then too */
+		if (t->slice && used >= t->slice) {
 			t->next_arg = COS_PREEMPT_BY_SLICE;
-		else if (cos_cpu_shot(task_cpu(p), t))
+		} else if (cos_cpu_shot(task_cpu(p), t)) {
 			t->next_arg = COS_PREEMPT_BY_COS;
-		else
+			t->displaced = cos_cpu_displacing(task_cpu(p));
+		} else {
 			t->next_arg = COS_PREEMPT_BY_OTHER;
+		}
+		/* a resume (cos_latch_resume()) runs out the rest */
+		t->slice_left = t->slice && used < t->slice ? t->slice - used : 0;
 	}
 }
 

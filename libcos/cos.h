@@ -643,7 +643,8 @@ struct cos_task {
 };
 
 /* struct cos_task.placed_by */
-#define COS_PLACED_BY_LORD	0	/* a placement of this lord's, or a latched start */
+#define COS_PLACED_BY_LORD	0	/* a placement of this lord's, or a latched start (one
+					 * COS_WAKE_NEXT latched too) */
 #define COS_PLACED_BY_RULE	1	/* a wake rule (COS_WAKE_IDLE, COS_WAKE_PREV) */
 #define COS_PLACED_BY_HANDOFF	2	/* a handoff: the task before it on that CPU yielded or
 					 * blocked after waking it (COS_WAKE_HANDOFF, _BLOCK) */
@@ -851,6 +852,12 @@ unsigned long long cos_sched_wake_handoffs(const struct cos_sched *s);
  * (COS_WAKE_PREEMPT: COS_PLACED_F_PREEMPT)
  */
 unsigned long long cos_sched_wake_preempts(const struct cos_sched *s);
+
+/**
+ * cos_sched_wake_nexts() - urgent waking tasks the kernel queued next behind an urgent one, to
+ * start when it stops (COS_WAKE_NEXT: COS_PLACED_F_NEXT); not counted as started above
+ */
+unsigned long long cos_sched_wake_nexts(const struct cos_sched *s);
 
 #define COS_SCHED_NOT_STARTED	(-1)
 #define COS_SCHED_STALE		(-2)

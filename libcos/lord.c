@@ -323,7 +323,7 @@ COS_EXPORT int cos_lord_set_wake_rules(struct cos_lord *lord, unsigned int rules
 				       unsigned long long slice_ns)
 {
 	if (rules & ~(COS_WAKE_PREV | COS_WAKE_IDLE | COS_WAKE_HANDOFF | COS_WAKE_HANDOFF_BLOCK |
-		      COS_WAKE_PREEMPT))
+		      COS_WAKE_PREEMPT | COS_WAKE_NEXT))
 		return cos_fail(-EINVAL, "unknown wake rules 0x%x", rules);
 	if (rules && !(lord->features & COS_FEAT_WAKE_RULES))
 		return cos_fail(-EOPNOTSUPP, "this cos.ko has no wake rules (COS_FEAT_WAKE_RULES): "
@@ -337,6 +337,9 @@ COS_EXPORT int cos_lord_set_wake_rules(struct cos_lord *lord, unsigned int rules
 	if ((rules & COS_WAKE_PREEMPT) && !(lord->features & COS_FEAT_WAKE_PREEMPT))
 		return cos_fail(-EOPNOTSUPP, "this cos.ko has no wake rule COS_WAKE_PREEMPT "
 				"(COS_FEAT_WAKE_PREEMPT): load the cos.ko of this libcos");
+	if ((rules & COS_WAKE_NEXT) && !(lord->features & COS_FEAT_WAKE_NEXT))
+		return cos_fail(-EOPNOTSUPP, "this cos.ko has no wake rule COS_WAKE_NEXT "
+				"(COS_FEAT_WAKE_NEXT): load the cos.ko of this libcos");
 	/* the slice first: a wake-up that sees the new rules uses the new slice */
 	__atomic_store_n(&lord->ctl->wake_slice_ns, slice_ns, __ATOMIC_RELAXED);
 	__atomic_store_n(&lord->ctl->wake_rules, rules, __ATOMIC_RELEASE);

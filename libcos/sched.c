@@ -11,6 +11,9 @@
  * kernel latched back (COS_PREEMPT_F_LATCHED) stays its CPU's task, QUEUED (resuming[cpu]); a
  * task placed there meanwhile runs first and the kernel keeps the other latched first, with no
  * message: the books move it to the head of latched[cpu], or it would never be placed again.
+ * A waking urgent task the kernel queued next on a CPU (COS_PLACED_F_NEXT) goes to the head
+ * of latched[cpu] likewise, and a task an urgent one displaced (COS_PREEMPT_BY_COS with
+ * COS_PREEMPT_F_LATCHED) behind that one if it is still there (queued_next), else to the head.
  * A message with a newer generation than the slot's means a reuse was missed (only after an
  * overflow): the old task is reported dead, the new one new.  An older generation is ignored.
  *
@@ -46,6 +49,7 @@ struct cos_sched {
 	char *data;			/* [max_tasks * task_data_size] */
 	struct cos_task **cpu_task;	/* [nr_cpus] */
 	struct cos_task **resuming;	/* [nr_cpus]: cpu_task, latched back, not started */
+	bool *queued_next;		/* [max_tasks]: latched by COS_WAKE_NEXT, no news since */
 	struct cos_task **placing;	/* [nr_cpus]: placements of the current step */
 	struct cos_taskq **placing_from;	/* [nr_cpus]: the latch a re-placed task left */
 	bool *placing_latch;		/* [nr_cpus]: that placement is a latch */
@@ -55,6 +59,7 @@ struct cos_sched {
 	unsigned long long wake_placed;	/* COS_MSG_TASK_PLACED handled */
 	unsigned long long wake_handoffs;	/* of those, with COS_PLACED_F_HANDOFF */
 	unsigned long long wake_preempts;	/* of those, with COS_PLACED_F_PREEMPT */
+	unsigned long long wake_nexts;	/* TASK_PLACED with COS_PLACED_F_NEXT (not started) */
 	unsigned long long refused[COS_SHOOT_OTHER_ENCLAVE + 1];	/* st.failed by COS_SHOOT_* status */
 	/*
 	 * Bandwidth: the group (cgroup id) a task waits for since COS_MSG_TASK_THROTTLED, 0 if
@@ -177,6 +182,7 @@ static void release_cpu(struct cos_sched *s, struct cos_task *t)
 	next = cos_taskq_pop(&s->latched[t->cpu]);
 	cpu_book(s, t->cpu, next);
 	if (next) {
+		s->queued_next[next->slot] = false;
 		next->placed_at = cos_now_ns();	/* it starts now: a slice counts from here */
 		next->placed_by = COS_PLACED_BY_LORD;
 	}
@@ -243,6 +249,7 @@ static struct cos_task *task_new(struct cos_sched *s, unsigned int slot, unsigne
 	struct cos_task *t = &s->tasks[slot];
 
 	memset(t, 0, sizeof(*t));	/* FREE before: not counted as waiting */
+	s->queued_next[slot] = false;
 	t->slot = slot;
 	t->gen = gen;
 	t->pid = pid;
@@ -332,6 +339,7 @@ static void resync(struct cos_sched *s)
 			task_dead(s, &s->tasks[i]);
 	memset(s->cpu_task, 0, s->nr_cpus * sizeof(*s->cpu_task));	/* latches: emptied by task_dead */
 	memset(s->resuming, 0, s->nr_cpus * sizeof(*s->resuming));
+	memset(s->queued_next, 0, s->max_tasks * sizeof(*s->queued_next));
 	learn(s);
 }
 
@@ -359,6 +367,46 @@ static struct cos_task *msg_task(struct cos_sched *s, const struct cos_msg *m)
 }
 
 /*
+ * COS_WAKE_NEXT queued waking @t at the head of @cpu's latch, behind the urgent task running
+ * there (COS_PLACED_F_NEXT): booked latched there, first.  It starts when that task leaves
+ * (release_cpu()), or, should the books not show that task, its TASK_RUNNING books it.
+ */
+static void task_placed_next(struct cos_sched *s, struct cos_task *t, unsigned int cpu)
+{
+	release_cpu(s, t);
+	cos_taskq_remove(t);
+	task_set_state(s, t, COS_TASK_QUEUED);
+	t->cpu = (int)cpu;
+	s->wake_nexts++;
+	if (cpu < s->nr_cpus) {
+		cos_taskq_push_head(&s->latched[cpu], t);
+		s->queued_next[t->slot] = true;
+	}
+}
+
+/*
+ * @t, preempted on @cpu, resumes there from the latch (COS_PREEMPT_F_LATCHED): at the head;
+ * displaced by an urgent task (@displaced), behind the task COS_WAKE_NEXT queued at the head,
+ * if one is, as the kernel puts it.
+ */
+static void latch_resumed(struct cos_sched *s, unsigned int cpu, struct cos_task *t,
+			  bool displaced)
+{
+	struct cos_taskq *q = &s->latched[cpu];
+	struct cos_task *head = q->head;
+
+	cos_taskq_remove(t);
+	if (!displaced || !head || !s->queued_next[head->slot]) {
+		cos_taskq_push_head(q, t);
+		return;
+	}
+	/* behind the head: pop it, put @t first, the head back before it */
+	cos_taskq_pop(q);
+	cos_taskq_push_head(q, t);
+	cos_taskq_push_head(q, head);
+}
+
+/*
  * The kernel started @t on a free CPU by the wake rules (COS_MSG_TASK_PLACED): booked as if the
  * policy had placed it there.  Unless the policy placed another task on that CPU after the
  * message was posted: that shoot preempts @t (or failed), and @t's next message says which.
@@ -370,6 +418,10 @@ static void task_placed(struct cos_sched *s, struct cos_task *t, const struct co
 	unsigned int cpu = (unsigned int)m->arg;
 	struct cos_task *cur;
 
+	if (m->arg & COS_PLACED_F_NEXT) {
+		task_placed_next(s, t, cpu);
+		return;
+	}
 	release_cpu(s, t);
 	cos_taskq_remove(t);
 	task_set_state(s, t, COS_TASK_QUEUED);
@@ -433,6 +485,7 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	if (!t)
 		return;
 	task_unthrottle(s, t);
+	s->queued_next[t->slot] = false;	/* news of it: the kernel's queued-next mark is gone */
 	t->waker = m->type == COS_MSG_TASK_RUNNABLE && m->waker ? pid_find(s, (int)m->waker) : NULL;
 	t->event_at = m->ts;
 	switch (m->type) {
@@ -445,11 +498,11 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 		break;
 	case COS_MSG_TASK_PREEMPTED:
 		if ((m->arg & COS_PREEMPT_F_LATCHED) && m->cpu < s->nr_cpus) {
-			/* it resumes first on its CPU (the kernel latched it back): still its task */
+			/* it resumes on its CPU (the kernel latched it back): first, or still its task */
 			if (s->cpu_task[m->cpu] != t) {
 				release_cpu(s, t);
-				cos_taskq_remove(t);
-				cos_taskq_push_head(&s->latched[m->cpu], t);
+				latch_resumed(s, m->cpu, t, (m->arg & ~(unsigned long long)
+					      COS_PREEMPT_F_LATCHED) == COS_PREEMPT_BY_COS);
 			} else {
 				s->resuming[m->cpu] = t;	/* unless a task is placed first */
 			}
@@ -535,6 +588,7 @@ static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long
 	if (ret)
 		return ret == -EOPNOTSUPP ? ret : -EINVAL;
 	s->placing_from[cpu] = latched ? t->q : NULL;
+	s->queued_next[t->slot] = false;	/* the lord's now */
 	cos_taskq_remove(t);
 	task_set_state(s, t, COS_TASK_QUEUED);	/* until the shoot says otherwise */
 	s->placing[cpu] = t;
@@ -777,6 +831,11 @@ COS_EXPORT unsigned long long cos_sched_wake_preempts(const struct cos_sched *s)
 	return s->wake_preempts;
 }
 
+COS_EXPORT unsigned long long cos_sched_wake_nexts(const struct cos_sched *s)
+{
+	return s->wake_nexts;
+}
+
 COS_EXPORT unsigned long long cos_sched_shoot_failures(const struct cos_sched *s, int status)
 {
 	if (status == COS_SCHED_NOT_STARTED)
@@ -899,13 +958,15 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->data = policy->task_data_size ? calloc(max_tasks, policy->task_data_size) : NULL;
 	s->cpu_task = calloc(nr_cpus, sizeof(*s->cpu_task));
 	s->resuming = calloc(nr_cpus, sizeof(*s->resuming));
+	s->queued_next = calloc(max_tasks, sizeof(*s->queued_next));
 	s->placing = calloc(nr_cpus, sizeof(*s->placing));
 	s->placing_from = calloc(nr_cpus, sizeof(*s->placing_from));
 	s->placing_latch = calloc(nr_cpus, sizeof(*s->placing_latch));
 	s->latched = calloc(nr_cpus, sizeof(*s->latched));
 	if (!s->tasks || !s->by_pid || !s->allowed || !s->throttled_on ||
 	    (policy->task_data_size && !s->data) ||
-	    !s->cpu_task || !s->resuming || !s->placing || !s->placing_from || !s->placing_latch ||
+	    !s->cpu_task || !s->resuming || !s->queued_next || !s->placing || !s->placing_from ||
+	    !s->placing_latch ||
 	    !s->latched) {
 		cos_sched_free(s);
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
@@ -935,6 +996,7 @@ void cos_sched_free(struct cos_sched *s)
 	free(s->data);
 	free(s->cpu_task);
 	free(s->resuming);
+	free(s->queued_next);
 	free(s->placing);
 	free(s->placing_from);
 	free(s->placing_latch);

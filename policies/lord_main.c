@@ -29,11 +29,11 @@ static void print_stats(struct cos_sched *s, struct lord_main *m)
 			fprintf(stderr, "%s %llu, ", cos_shoot_status_name(status),
 				cos_sched_shoot_failures(s, status));
 	fprintf(stderr, "%llu not started) stale %llu resyncs %llu stalls %llu wake-placed %llu "
-		"(handoffs %llu, preempts %llu) waits %llu",
+		"(handoffs %llu, preempts %llu) nexts %llu waits %llu",
 		cos_sched_shoot_failures(s, COS_SCHED_NOT_STARTED),
 		cos_sched_shoot_failures(s, COS_SCHED_STALE), st.resyncs, st.stalls,
 		cos_sched_wake_placed(s), cos_sched_wake_handoffs(s), cos_sched_wake_preempts(s),
-		st.waits);
+		cos_sched_wake_nexts(s), st.waits);
 	if (m->stats) {
 		fputs(" | ", stderr);
 		m->stats(s, stderr);
@@ -258,9 +258,9 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		m->wake_rules = 0;
 	err = m->wake_rules ? cos_sched_set_wake_rules(s, m->wake_rules, m->wake_slice_ns) : 0;
 	/* an older cos.ko: the newest rule first, then the older ones; the rest still helps */
-	for (int i = 0; err == -EOPNOTSUPP && i < 3; i++) {
+	for (int i = 0; err == -EOPNOTSUPP && i < 4; i++) {
 		static const unsigned int newest_first[] = {
-			COS_WAKE_PREEMPT, COS_WAKE_HANDOFF_BLOCK, COS_WAKE_HANDOFF,
+			COS_WAKE_NEXT, COS_WAKE_PREEMPT, COS_WAKE_HANDOFF_BLOCK, COS_WAKE_HANDOFF,
 		};
 		unsigned int drop = newest_first[i];
 
@@ -277,13 +277,14 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs, shoots by %s, wake rules %s%s",
 		m->prog, m->lord_cpu, m->nr_cpus,
 		cos_lord_submit(cos_sched_lord(s)) == COS_SUBMIT_URING ? "io_uring" : "ioctl",
-		!(m->wake_rules & ~(HANDOFFS | COS_WAKE_PREEMPT)) ? "off" :
+		!(m->wake_rules & ~(HANDOFFS | COS_WAKE_PREEMPT | COS_WAKE_NEXT)) ? "off" :
 		m->wake_rules & COS_WAKE_IDLE ? "idle" : "prev",
 		(m->wake_rules & HANDOFFS) == HANDOFFS ? " and handoff at a yield or a block" :
 		m->wake_rules & COS_WAKE_HANDOFF ? " and handoff at a yield" :
 		m->wake_rules & COS_WAKE_HANDOFF_BLOCK ? " and handoff at a block" : "");
 	if (m->wake_rules & COS_WAKE_PREEMPT)
-		fputs(", urgent tasks preempt", stderr);
+		fputs(m->wake_rules & COS_WAKE_NEXT ? ", urgent tasks preempt or go next" :
+		      ", urgent tasks preempt", stderr);
 	if (cos_lord_name(cos_sched_lord(s))[0])
 		fprintf(stderr, ", enclave '%s'", cos_lord_name(cos_sched_lord(s)));
 	fprintf(stderr, ", tick %llu us", m->sched_opts.tick_ns / 1000);

@@ -589,6 +589,112 @@ TEST_CASE("an urgent task's shoots say so; started in place of another, it is bo
 	CHECK(cos_sched_wake_handoffs(f.s) == 0);
 }
 
+TEST_CASE("an urgent task the kernel queued next behind another is booked latched, and takes the CPU when that one blocks", "[sched][wake]")
+{
+	Fixture f;
+	f.policy.task_runnable = [](cos_sched *s, cos_task *t) {
+		t->urgent = true;
+		p_runnable(s, t);
+	};
+	f.create();
+	for (uint32_t slot = 1; slot <= 2; slot++) {
+		f.k.post(COS_MSG_TASK_NEW, slot, 1, 100 + slot, 1);
+		f.k.post(COS_MSG_TASK_RUNNABLE, slot, 1, 100 + slot, 1);
+	}
+	f.step();
+	REQUIRE(f.k.shots.size() == 2);			/* 101 on CPU 1, 102 on CPU 2 */
+	/* 102 blocks, CPU 2 is free; then it wakes while 101 runs, and goes next on CPU 1 */
+	f.k.post(COS_MSG_TASK_BLOCKED, 2, 1, 102, 2);
+	f.k.post(COS_MSG_TASK_PLACED, 2, 1, 102, 1, 1 | COS_PLACED_F_NEXT);
+	f.step();
+	CHECK(f.k.shots.size() == 2);			/* nothing to place: 102 is the kernel's */
+	REQUIRE(cos_sched_cpu_task(f.s, 1) != nullptr);
+	CHECK(cos_sched_cpu_task(f.s, 1)->pid == 101);
+	CHECK(cos_sched_cpu_task(f.s, 2) == nullptr);
+	REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 1);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->head->pid == 102);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->head->state == COS_TASK_QUEUED);
+	CHECK(std::count(f.r.log.begin(), f.r.log.end(), "runnable:102") == 1);	/* its first only */
+	CHECK(cos_sched_wake_nexts(f.s) == 1);
+	CHECK(cos_sched_wake_placed(f.s) == 0);		/* queued, not started */
+	/* 101 blocks: CPU 1 passes to 102, with no shoot */
+	f.k.post(COS_MSG_TASK_BLOCKED, 1, 1, 101, 1);
+	f.step();
+	REQUIRE(cos_sched_cpu_task(f.s, 1) != nullptr);
+	CHECK(cos_sched_cpu_task(f.s, 1)->pid == 102);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->len == 0);
+	CHECK(f.k.shots.size() == 2);
+	/* queued next behind a task the books no longer show there: its start books it */
+	f.k.post(COS_MSG_TASK_RUNNABLE, 1, 1, 101, 2);
+	f.step();					/* 101 placed on free CPU 2 */
+	REQUIRE(f.k.shots.size() == 3);
+	f.k.post(COS_MSG_TASK_BLOCKED, 2, 1, 102, 1);
+	f.k.post(COS_MSG_TASK_BLOCKED, 1, 1, 101, 2);
+	f.k.post(COS_MSG_TASK_PLACED, 2, 1, 102, 2, 2 | COS_PLACED_F_NEXT);
+	f.step();
+	CHECK(cos_sched_cpu_latched(f.s, 2)->len == 1);
+	f.k.post(COS_MSG_TASK_RUNNING, 2, 1, 102, 2, 2);
+	f.step();
+	REQUIRE(cos_sched_cpu_task(f.s, 2) != nullptr);
+	CHECK(cos_sched_cpu_task(f.s, 2)->pid == 102);
+	CHECK(cos_sched_cpu_task(f.s, 2)->state == COS_TASK_RUNNING);
+	CHECK(cos_sched_cpu_latched(f.s, 2)->len == 0);
+	CHECK(cos_sched_wake_nexts(f.s) == 2);
+}
+
+TEST_CASE("a task an urgent one displaced resumes from the latch behind it and the one queued next, as the kernel puts it", "[sched][wake]")
+{
+	Fixture f;
+	f.policy.task_runnable = [](cos_sched *s, cos_task *t) {
+		t->urgent = t->pid != 103;	/* 101 and 102 urgent, 103 and 104 not */
+		p_runnable(s, t);
+	};
+	f.create();
+	for (uint32_t slot : {3u, 4u}) {			/* 103 on CPU 1, 104 on CPU 2 */
+		f.k.post(COS_MSG_TASK_NEW, slot, 1, 100 + slot, 1);
+		f.k.post(COS_MSG_TASK_RUNNABLE, slot, 1, 100 + slot, 1);
+	}
+	f.step();
+	REQUIRE(f.k.shots.size() == 2);
+	REQUIRE(cos_sched_cpu_task(f.s, 1)->pid == 103);
+	f.k.now = cos_now_ns();				/* later than the placements */
+	SECTION("alone: at the head")
+	{
+		f.k.post(COS_MSG_TASK_NEW, 1, 1, 101, 1);
+		f.k.post(COS_MSG_TASK_PLACED, 1, 1, 101, 1, 1 | COS_PLACED_F_PREEMPT);
+		f.k.post(COS_MSG_TASK_PREEMPTED, 3, 1, 103, 1, COS_PREEMPT_BY_COS | COS_PREEMPT_F_LATCHED);
+		f.step();
+		CHECK(cos_sched_cpu_task(f.s, 1)->pid == 101);
+		REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 1);
+		CHECK(cos_sched_cpu_latched(f.s, 1)->head->pid == 103);
+		CHECK(std::count(f.r.log.begin(), f.r.log.end(), "preempted:103/" +
+				 std::to_string(COS_PREEMPT_BY_COS)) == 0);	/* the kernel's */
+	}
+	SECTION("behind the one COS_WAKE_NEXT queued there")
+	{
+		f.k.post(COS_MSG_TASK_NEW, 1, 1, 101, 1);
+		f.k.post(COS_MSG_TASK_NEW, 2, 1, 102, 1);
+		f.k.post(COS_MSG_TASK_PLACED, 1, 1, 101, 1, 1 | COS_PLACED_F_PREEMPT);
+		f.k.post(COS_MSG_TASK_PLACED, 2, 1, 102, 1, 1 | COS_PLACED_F_NEXT);
+		f.k.post(COS_MSG_TASK_PREEMPTED, 3, 1, 103, 1, COS_PREEMPT_BY_COS | COS_PREEMPT_F_LATCHED);
+		f.step();
+		CHECK(cos_sched_cpu_task(f.s, 1)->pid == 101);
+		const cos_taskq *l = cos_sched_cpu_latched(f.s, 1);
+		REQUIRE(l->len == 2);
+		CHECK(l->head->pid == 102);
+		CHECK(l->tail->pid == 103);
+		/* 101 blocks: 102 starts; it blocks: 103 resumes */
+		f.k.post(COS_MSG_TASK_BLOCKED, 1, 1, 101, 1);
+		f.step();
+		CHECK(cos_sched_cpu_task(f.s, 1)->pid == 102);
+		f.k.post(COS_MSG_TASK_BLOCKED, 2, 1, 102, 1);
+		f.step();
+		CHECK(cos_sched_cpu_task(f.s, 1)->pid == 103);
+		CHECK(l->len == 0);
+		CHECK(f.k.shots.size() == 2);			/* no shoot for any of it */
+	}
+}
+
 TEST_CASE("the wake rules' placement and the lord's own agree on who holds a CPU", "[sched][wake]")
 {
 	Fixture f;

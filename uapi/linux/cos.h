@@ -57,6 +57,7 @@
 						 * COS_SHOOT_F_URGENT are known */
 #define COS_FEAT_WAKE_HANDOFF_BLOCK (1ULL << 13) /* the wake rule COS_WAKE_HANDOFF_BLOCK is
 						 * known */
+#define COS_FEAT_WAKE_NEXT	(1ULL << 15)	/* the wake rule COS_WAKE_NEXT is known */
 
 /**
  * struct cos_info - what this module offers (COS_IOC_GET_INFO)
@@ -182,7 +183,11 @@ enum cos_msg_type {
 /*
  * Or'ed into BY_OTHER: the CPU's latch held tasks, and the preempted task went back to its head
  * (still QUEUED there): it resumes on that CPU after what preempted it, before the tasks
- * latched behind it, without a shoot.  The lord may leave it or shoot it again (see "Latch").
+ * latched behind it, without a shoot.  Or'ed into BY_COS: an urgent task the wake rules
+ * started there displaced it (COS_WAKE_PREEMPT), and it went back to that CPU's latch behind
+ * that task and the one COS_WAKE_NEXT queued at the latch's head, if any, before the tasks the
+ * lord latched.  Either way it runs out the rest of its slice.  The lord may leave it or
+ * shoot it again (see "Latch").
  */
 #define COS_PREEMPT_F_LATCHED	(1U << 8)
 
@@ -199,6 +204,13 @@ enum cos_msg_type {
  * COS_MSG_TASK_PREEMPTED, COS_PREEMPT_BY_COS, follows).
  */
 #define COS_PLACED_F_PREEMPT	(1ULL << 33)
+/*
+ * Or'ed into COS_MSG_TASK_PLACED.arg: the wake rule COS_WAKE_NEXT did not start the waking task
+ * but queued it next on that CPU, at the head of its latch, behind this lord's urgent task
+ * running there.  It is QUEUED there as a latched task: it starts when that task stops
+ * (TASK_RUNNING follows with COS_LORD_F_RUNNING_MSGS), after any shoot to that CPU meanwhile.
+ */
+#define COS_PLACED_F_NEXT	(1ULL << 34)
 
 /**
  * struct cos_msg - one message in the ring (64 bytes)
@@ -384,11 +396,25 @@ struct cos_shoot_slot {
  * enclave it may run on whose running task is this lord's and not urgent, with nothing shot
  * there or started and not yet running (the CPU it last ran on first).  It starts there at
  * once (TASK_PLACED with COS_PLACED_F_PREEMPT, slice ctl->wake_slice_ns), and the task it
- * displaces waits for the lord (TASK_PREEMPTED, COS_PREEMPT_BY_COS).  It applies while tasks
- * wait too: urgency is the lord's order.  Meant for latency-critical tasks beside best-effort
- * ones: the displacement costs no round trip to the lord.
+ * displaces resumes after it, from that CPU's latch, with the rest of its slice
+ * (TASK_PREEMPTED, COS_PREEMPT_BY_COS | COS_PREEMPT_F_LATCHED), or, with the latch full,
+ * waits for the lord (COS_PREEMPT_BY_COS).  It applies while tasks wait too: urgency is the
+ * lord's order.  Meant for latency-critical tasks beside best-effort ones: neither the
+ * displacement nor the displaced task's return costs a round trip to the lord.
  */
 #define COS_WAKE_PREEMPT	(1U << 4)
+/*
+ * COS_WAKE_NEXT (COS_FEAT_WAKE_NEXT), beside COS_WAKE_PREEMPT (alone it does nothing): an urgent
+ * waking task that COS_WAKE_PREEMPT cannot start, because this lord's urgent tasks run on the
+ * CPUs it may take, goes next on one of them whose latch is empty and where nothing is shot or
+ * started and not yet running (the CPU it last ran on first): at the head of that CPU's latch,
+ * QUEUED, with slice ctl->wake_slice_ns (TASK_PLACED with COS_PLACED_F_NEXT).  It starts when
+ * the urgent task there stops, as a latched task does, with no round trip to the lord; the lord
+ * may shoot it elsewhere meanwhile (see "Latch").  A task that finds no such CPU waits for the
+ * lord.  Meant for several latency-critical tasks on few CPUs: the second to wake takes the CPU
+ * when the first blocks.
+ */
+#define COS_WAKE_NEXT		(1U << 5)
 
 /**
  * struct cos_ctl - the control page
