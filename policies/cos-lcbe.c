@@ -12,8 +12,10 @@
  *   takes the CPU of the BE task that has run longest; the BE task goes back to the head of its
  *   queue (it lost its turn to no fault of its own).  After its first placement the kernel does
  *   that itself at the task's wake-ups, with no round trip: the lord marks LC tasks urgent
- *   (cos_task.urgent) and asks for the wake rule COS_WAKE_PREEMPT (unless --no-wake-preempt),
- *   which starts a waking urgent task in place of a running task that is not urgent.
+ *   (cos_task.urgent) and asks for the wake rules COS_WAKE_PREEMPT and COS_WAKE_NEXT (unless
+ *   --no-wake-preempt): the first starts a waking urgent task in place of a running task that
+ *   is not urgent; the second queues it next behind a running urgent one, so that it starts
+ *   when that one blocks.
  * - BE tasks run in arrival order, each for --be-slice-us (200) at a time: a kernel slice, so
  *   the turn ends with no round trip, and the next BE task is latched behind each busy CPU's
  *   task (COS_SHOOT_F_LATCH), so the CPU starts it itself.  A BE task nobody waits for gets no
@@ -21,8 +23,8 @@
  * - The floor: LC gets at most 100 - --be-floor percent (default 10) of the enclave's CPU time
  *   over the last --window-ms (100) while BE tasks wait (queued, or latched).  Past that line an
  *   LC task waits as a BE task does, with BE slices and without preempting (the lord turns
- *   COS_WAKE_PREEMPT off meanwhile), until LC's share falls half the floor under it (so BE gets
- *   about 1-1.5 times its floor while LC would take it all).
+ *   COS_WAKE_PREEMPT, and with it COS_WAKE_NEXT, off meanwhile), until LC's share falls half
+ *   the floor under it (so BE gets about 1-1.5 times its floor while LC would take it all).
  *   cpu.max composes: the kernel throttles a group's tasks whatever their class
  *   (TASK_THROTTLED), and the floor counts the time that ran.
  *
@@ -55,14 +57,17 @@ struct lcbe {
 	bool floored;			/* LC over its share while BE waits: LC waits as BE */
 	bool no_wake_preempt;		/* --no-wake-preempt */
 	const struct lord_main *lm;	/* its wake rules, as lord_main settled them */
-	unsigned long long lc_runnable, be_runnable, lc_preempts, be_turns, latched, floored_wakes,
-		floor_hits;
+	/* be_lost: BE tasks that lost their CPU to LC back here (not resumed by the kernel) */
+	unsigned long long lc_runnable, be_runnable, lc_preempts, be_lost, be_turns, latched,
+		floored_wakes, floor_hits;
 };
 
 /* Per task (the framework's task data). */
 struct lb_task {
 	bool lc;			/* its class, as of its last wake-up */
 	bool unsliced;			/* placed by this lord with no slice, since it last stopped */
+	unsigned long long slice_ns;	/* the slice of its last placement (0: none) */
+	unsigned long long left_ns;	/* what an LC task left it of that, for its next (0: all) */
 };
 
 /* Is @t latency-critical?  Its hint's class, or its cgroup's; the default without either. */
@@ -173,9 +178,21 @@ static void lb_runnable(struct cos_sched *s, struct cos_task *t)
 static void lb_preempted(struct cos_sched *s, struct cos_task *t, unsigned int why)
 {
 	struct lcbe *l = cos_sched_policy_ctx(s);
+	struct lb_task *lt = t->data;
+	unsigned long long ran = t->event_at > t->placed_at ? t->event_at - t->placed_at : 0;
 
 	lb_account(l, t, t->event_at);
-	/* its turn is over (its slice) or it yielded: the back; else it lost its CPU: the head */
+	/*
+	 * Its turn is over (its slice): the back.  Else it lost its CPU: the head, for the rest
+	 * of its turn (a BE task the LC tasks keep taking the CPU from must not start its turn
+	 * afresh each time, or the BE tasks behind it would never run).
+	 */
+	lt->left_ns = why != COS_PREEMPT_BY_SLICE && lt->slice_ns > ran ? lt->slice_ns - ran : 0;
+	if (why == COS_PREEMPT_BY_COS && !lt->lc) {
+		struct cos_task *now_there = cos_sched_cpu_task(s, t->cpu);
+
+		l->be_lost += now_there && ((struct lb_task *)now_there->data)->lc;
+	}
 	lb_queue(s, t, why != COS_PREEMPT_BY_SLICE);
 }
 
@@ -192,14 +209,20 @@ static void lb_blocked(struct cos_sched *s, struct cos_task *t)
 	lb_account(cos_sched_policy_ctx(s), t, t->event_at);
 }
 
-/* The slice of @t, placed now: none for LC, nor for BE while no other task waits. */
+/*
+ * The slice of @t, placed now: none for LC, nor for BE while no other task waits; the rest of
+ * its turn for a BE task an LC task took the CPU from.
+ */
 static unsigned long long lb_slice(const struct lcbe *l, const struct cos_task *t)
 {
 	unsigned int others = l->be.len + l->lc.len - (t->q ? 1 : 0);
+	const struct lb_task *lt = t->data;
 
-	if (((struct lb_task *)t->data)->lc && !l->floored)
+	if (lt->lc && !l->floored)
 		return 0;
-	return others ? l->be_slice_ns : 0;
+	if (!others)
+		return 0;
+	return lt->left_ns ?: l->be_slice_ns;
 }
 
 /* Place @t on @cpu with its slice (cos_sched_place()'s return). */
@@ -212,8 +235,13 @@ static int lb_place(struct cos_sched *s, struct lcbe *l, struct cos_task *t, int
 	t->urgent = ((struct lb_task *)t->data)->lc && !l->floored;
 	err = cos_sched_place(s, t, cpu, slice);
 
-	if (!err)
-		((struct lb_task *)t->data)->unsliced = !slice;
+	if (!err) {
+		struct lb_task *lt = t->data;
+
+		lt->unsliced = !slice;
+		lt->slice_ns = slice;
+		lt->left_ns = 0;
+	}
 	return err;
 }
 
@@ -330,10 +358,10 @@ static void lb_stats(struct cos_sched *s, FILE *out)
 {
 	struct lcbe *l = cos_sched_policy_ctx(s);
 
-	fprintf(out, "lc-runnable %llu be-runnable %llu lc-preempts %llu be-turns %llu latched %llu "
-		"floor-hits %llu floored-wakes %llu lc-share %u%% | queued %u+%u", l->lc_runnable,
-		l->be_runnable, l->lc_preempts, l->be_turns, l->latched, l->floor_hits, l->floored_wakes,
-		lb_lc_share(s, l, cos_now_ns()), l->lc.len, l->be.len);
+	fprintf(out, "lc-runnable %llu be-runnable %llu lc-preempts %llu be-lost %llu be-turns %llu "
+		"latched %llu floor-hits %llu floored-wakes %llu lc-share %u%% | queued %u+%u",
+		l->lc_runnable, l->be_runnable, l->lc_preempts, l->be_lost, l->be_turns, l->latched,
+		l->floor_hits, l->floored_wakes, lb_lc_share(s, l, cos_now_ns()), l->lc.len, l->be.len);
 }
 
 static struct lcbe l = {
@@ -392,7 +420,9 @@ static int lb_ready(struct lord_main *lm)
 	l.nr_cpus = lm->nr_cpus;
 	l.bucket_start = cos_now_ns();
 	l.lm = lm;
-	lm->wake_rules = COS_WAKE_IDLE | (l.no_wake_preempt ? 0 : COS_WAKE_PREEMPT);	/* top comment */
+	lm->wake_rules = COS_WAKE_IDLE;	/* the top comment */
+	if (!l.no_wake_preempt)
+		lm->wake_rules |= COS_WAKE_PREEMPT | COS_WAKE_NEXT;
 	lm->wake_slice_ns = l.be_slice_ns;
 	lm->tick_ns = l.window_ns / LB_BUCKETS;	/* the floor's window moves on */
 	lm->sched_opts.flags |= COS_SCHED_F_HINTS;
@@ -444,7 +474,8 @@ int main(int argc, char **argv)
 		"                       100 - PCT % LC waits as BE does (0-99, default 10; 0: none)\n"
 		"      --window-ms N    the floor's window (10-10000, default 100)\n"
 		"      --no-wake-preempt  an LC task that wakes with no CPU free waits for this lord\n"
-		"                       to displace a BE task, not the kernel (COS_WAKE_PREEMPT off)\n";
+		"                       to displace a BE task or to follow an LC one, not the kernel\n"
+		"                       (COS_WAKE_PREEMPT and COS_WAKE_NEXT off)\n";
 	m.own_short = "c:s:";
 	m.own_long = own;
 	m.parse = lb_parse;

@@ -72,6 +72,20 @@ void spinner(Run *r, int i, unsigned cls)
 	r->cpu_ns[i] = thread_cpu_ns();
 }
 
+/* The calling COS task turns LC (hint class 1); the lord has found its hint on return. */
+bool become_lc(Run *r)
+{
+	struct cos_hint *h = cos_hint_self();
+
+	if (!h) {
+		r->bad = 1;
+		return false;
+	}
+	cos_hint_set(h, 1, 0, 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	return true;
+}
+
 /* The lord cos-lcbe on CPU 1 with @own options; stopped (stats in @err) when it goes. */
 struct Lcbe {
 	PolicyProc lord;
@@ -134,13 +148,20 @@ int procs_for(Run *r, int n, unsigned ms, const std::function<void(int)> &fn,
 }
 } // namespace
 
-TEST_CASE("cos-lcbe: an LC task that wakes takes a BE task's CPU, by the kernel's rule or the lord; BE tasks take turns", "[lcbe][policies]")
+TEST_CASE("cos-lcbe: an LC task that wakes takes a BE task's CPU, by the kernel's rule or the lord; the BE task resumes after it; BE tasks take turns", "[lcbe][policies]")
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
-	for (bool kernel : {true, false}) {
-		CAPTURE(kernel);
-		Lcbe lb(kernel ? std::vector<std::string>{} : std::vector<std::string>{"--no-wake-preempt"});
+	/* the kernel's rule; the lord's; the kernel's with the displaced task left to the lord */
+	enum { KERNEL, LORD, NO_RESUME };
+	for (int how : {KERNEL, LORD, NO_RESUME}) {
+		CAPTURE(how);
+		DebugfsKnob no_resume("no_displaced_resume", how == NO_RESUME);
+		/* BE turns of 50 ms: an LC wake-up finds the BE task with most of its turn left */
+		std::vector<std::string> own{"--be-slice-us", "50000"};
+		if (how == LORD)
+			own.push_back("--no-wake-preempt");
+		Lcbe lb(own);
 		Run *r = shared_new<Run>();
 		constexpr int WAKES = 40;
 		/* two BE spinners and an LC task that sleeps 10 ms at a time */
@@ -149,13 +170,8 @@ TEST_CASE("cos-lcbe: an LC task that wakes takes a BE task's CPU, by the kernel'
 				spinner(r, i, 0);
 				return;
 			}
-			struct cos_hint *h = cos_hint_self();
-			if (!h) {
-				r->bad = 1;
+			if (!become_lc(r))
 				return;
-			}
-			cos_hint_set(h, 1, 0, 0);
-			std::this_thread::sleep_for(std::chrono::milliseconds(200));	/* hints found */
 			for (int k = 0; k < WAKES && !r->stop; k++) {
 				std::this_thread::sleep_for(std::chrono::milliseconds(10));
 				r->wakes++;
@@ -166,7 +182,7 @@ TEST_CASE("cos-lcbe: an LC task that wakes takes a BE task's CPU, by the kernel'
 		CHECK(bad == 0);
 		CHECK(r->bad == 0);
 		CHECK(r->wakes == WAKES);
-		if (kernel) {
+		if (how != LORD) {
 			/*
 			 * Each wake-up found the CPU busy with a BE task; after the lord's first
 			 * placement marked the LC task urgent, the kernel started it there itself
@@ -174,7 +190,15 @@ TEST_CASE("cos-lcbe: an LC task that wakes takes a BE task's CPU, by the kernel'
 			 */
 			CHECK(err.find(", urgent tasks preempt") != std::string::npos);
 			CHECK(stat_of(err, "preempts") >= WAKES / 2);
+		}
+		if (how == KERNEL) {
+			/* and the BE task it displaced resumed after it, without the lord */
+			CHECK(stat_of(err, "be-lost") < WAKES / 4);
 		} else {
+			/* the displaced BE task came back to the lord each time */
+			CHECK(stat_of(err, "be-lost") >= WAKES / 2);
+		}
+		if (how == LORD) {
 			/* each wake-up waited for the lord, which took a BE task's CPU for it */
 			CHECK(err.find(", urgent tasks preempt") == std::string::npos);
 			CHECK(stat_of(err, "preempts") == 0);
@@ -185,6 +209,79 @@ TEST_CASE("cos-lcbe: an LC task that wakes takes a BE task's CPU, by the kernel'
 		CHECK(r->loops[0] * 3 > r->loops[1]);
 		CHECK(r->loops[1] * 3 > r->loops[0]);
 		CHECK(stat_of(err, "latched") > 0);	/* the next BE task waited behind the CPU's */
+		shared_delete(r);
+	}
+	CHECK(sched_ext_state() == "enabled");
+}
+
+TEST_CASE("cos-lcbe: an LC task that wakes while another runs goes next behind it, by the kernel's rule or the lord; a third waits for the lord", "[lcbe][policies]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	for (bool kernel : {true, false}) {
+		CAPTURE(kernel);
+		/* no floor and 200 ms slices: nothing but a block ends the bursts */
+		std::vector<std::string> own{"--be-floor", "0", "--be-slice-us", "200000"};
+		if (!kernel)
+			own.push_back("--no-wake-preempt");
+		Lcbe lb(own);
+		Run *r = shared_new<Run>();
+		/* process 0's burst under way (0 or 1), its bursts, the others' starts during one */
+		std::atomic<uint64_t> *in_burst = &r->loops[0], *bursts = &r->loops[1],
+				      *passed = &r->loops[2];
+		/*
+		 * Three LC tasks on one CPU: 0 runs 20 ms bursts with 2 ms sleeps between; 1 and 2
+		 * sleep 5 ms at a time, so each wakes during every burst.  None may start while a
+		 * burst runs (an urgent task never displaces another) once the lord knows them all
+		 * LC (their first wake-ups count as BE while it looks for their hints).
+		 */
+		int bad = procs_for(r, 3, 200 + 1500 * time_scale(), [&](int i) {
+			if (!become_lc(r))
+				return;
+			while (!r->stop) {
+				if (i == 0) {
+					uint64_t end = now_ns() + 20000000ull * time_scale();
+					*in_burst = 1;
+					while (now_ns() < end && !r->stop)
+						;
+					*in_burst = 0;
+					(*bursts)++;
+					std::this_thread::sleep_for(std::chrono::milliseconds(2));
+				} else {
+					std::this_thread::sleep_for(std::chrono::milliseconds(5));
+					/* started in a burst's place (once all are LC) */
+					if (*in_burst && *bursts >= 5)
+						(*passed)++;
+					r->wakes++;
+				}
+			}
+		});
+		std::string err = lb.stop();
+		CAPTURE(err, bursts->load(), passed->load(), r->wakes.load());
+		CHECK(bad == 0);
+		CHECK(r->bad == 0);
+		CHECK(*in_burst == 0);
+		CHECK(*bursts >= 15);
+		/*
+		 * None once the burster has been placed as LC: a task the kernel starts keeps the
+		 * urgency of the lord's last placement of it, and the burster's first ones may have
+		 * been as BE (its class not yet found) with COS_WAKE_IDLE serving its wake-ups
+		 * after; the first LC task to take its CPU sends it back to the lord, which marks
+		 * it.  So at most one for each of the two others.
+		 */
+		CHECK(*passed <= 2);
+		CHECK(r->wakes >= (int)*bursts);
+		if (kernel) {
+			/* the first to wake in a burst went next: at its end the CPU passed to it */
+			CHECK(err.find(", urgent tasks preempt or go next") != std::string::npos);
+			CHECK(stat_of(err, "nexts") >= (long long)*bursts / 2);
+			/* the second found that place taken and waited for the lord */
+			CHECK(stat_of(err, "lc-runnable") >= (long long)*bursts / 2);
+		} else {
+			CHECK(err.find(", urgent tasks preempt") == std::string::npos);
+			CHECK(stat_of(err, "nexts") == 0);
+			CHECK(stat_of(err, "lc-runnable") >= (long long)*bursts);
+		}
 		shared_delete(r);
 	}
 	CHECK(sched_ext_state() == "enabled");
@@ -246,7 +343,6 @@ TEST_CASE("cos-lcbe: a cgroup's class (trusted.cos.class) makes its tasks LC", "
 	CHECK(r->bad == 0);
 	/* it took the CPU from the BE task once the lord found its class, and kept it */
 	CHECK(lc / (lc + be) > 0.8);
-	CHECK(stat_of(err, "lc-preempts") + stat_of(err, "lc-runnable") > 0);
 	shared_delete(r);
 	rmdir(cg.c_str());
 	CHECK(sched_ext_state() == "enabled");
