@@ -180,19 +180,19 @@ static void lb_preempted(struct cos_sched *s, struct cos_task *t, unsigned int w
 	struct lcbe *l = cos_sched_policy_ctx(s);
 	struct lb_task *lt = t->data;
 	unsigned long long ran = t->event_at > t->placed_at ? t->event_at - t->placed_at : 0;
+	struct cos_task *now_there = cos_sched_cpu_task(s, t->cpu);
+	bool lost = why == COS_PREEMPT_BY_COS && !lt->lc && !l->floored && now_there &&
+		    ((struct lb_task *)now_there->data)->lc;
 
 	lb_account(l, t, t->event_at);
 	/*
-	 * Its turn is over (its slice): the back.  Else it lost its CPU: the head, for the rest
-	 * of its turn (a BE task the LC tasks keep taking the CPU from must not start its turn
-	 * afresh each time, or the BE tasks behind it would never run).
+	 * Its turn is over (its slice) or it yielded: the back; else it lost its CPU: the head.
+	 * A BE task an LC task took the CPU from gets the rest of its turn only: LC tasks that
+	 * keep taking it must not restart its turn each time, or the BE tasks behind it would
+	 * never run.
 	 */
-	lt->left_ns = why != COS_PREEMPT_BY_SLICE && lt->slice_ns > ran ? lt->slice_ns - ran : 0;
-	if (why == COS_PREEMPT_BY_COS && !lt->lc) {
-		struct cos_task *now_there = cos_sched_cpu_task(s, t->cpu);
-
-		l->be_lost += now_there && ((struct lb_task *)now_there->data)->lc;
-	}
+	lt->left_ns = lost && lt->slice_ns > ran ? lt->slice_ns - ran : 0;
+	l->be_lost += lost;
 	lb_queue(s, t, why != COS_PREEMPT_BY_SLICE);
 }
 
