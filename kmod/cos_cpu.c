@@ -62,7 +62,7 @@ struct cos_latch {
 	raw_spinlock_t lock;
 	u32 nr;
 	bool armed;
-	/* the task COS_WAKE_NEXT queued here (cos_latch_next()) while it is latched, else NULL */
+	/* the task COS_WAKE_NEXT queued here (cos_latch_next()) while latched, else NULL; @lock */
 	struct cos_slot *next;
 	/* + one that resumes (cos_latch_resume()), + one queued next (see cos_latch_next()) */
 	struct cos_slot *q[COS_SHOOT_LATCH_MAX + 2];

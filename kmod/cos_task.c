@@ -503,9 +503,9 @@ static bool cos_task_resumes(struct cos_slot *t)
  * or queue next there (cos_wake_next()) is posted TASK_PLACED instead.  One a kthread
  * preempted goes back to the head of its CPU's latch if tasks are latched there, one an
  * urgent task displaced goes back behind it (cos_task_resumes(): QUEUED with the rest of its
- * slice, posted PREEMPTED with COS_PREEMPT_F_LATCHED).  One whose
- * bandwidth group (or an ancestor) is throttled is neither placed, queued next nor resumed:
- * it waits in custody, posted TASK_THROTTLED (cos_task_throttled()).
+ * slice, posted PREEMPTED with COS_PREEMPT_F_LATCHED).  One whose bandwidth group (or an
+ * ancestor) is throttled is neither placed, queued next nor resumed: it waits in custody,
+ * posted TASK_THROTTLED (cos_task_throttled()).
  * Context: ops.enqueue (@p's rq lock held, IRQs off); takes t->lock, then this CPU's custody
  * lock, and @p's CPU's latch lock (or cos_group.c's cos_bw.lock for a throttled one).
  * Return: COS_ENQ_CUSTODY, COS_ENQ_PLACED or COS_ENQ_FAIR.
