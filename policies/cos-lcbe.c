@@ -58,8 +58,9 @@ struct lcbe {
 	bool no_wake_preempt;		/* --no-wake-preempt */
 	const struct lord_main *lm;	/* its wake rules, as lord_main settled them */
 	/* be_lost: BE tasks that lost their CPU to LC back here (not resumed by the kernel) */
+	/* lc_marked: LC tasks found unmarked in a latch and marked (lb_mark_latched()) */
 	unsigned long long lc_runnable, be_runnable, lc_preempts, be_lost, be_turns, latched,
-		floored_wakes, floor_hits;
+		floored_wakes, floor_hits, lc_marked;
 };
 
 /* Per task (the framework's task data). */
@@ -266,6 +267,37 @@ static int lb_victim(struct cos_sched *s, struct lcbe *l, struct cos_task *t)
 }
 
 /*
+ * The kernel starts a task with the urgency of the lord's last placement of it, and resumes a
+ * displaced one from the latch without the lord: an LC task first placed as BE (its class not
+ * found yet) would stay unmarked while the kernel serves it.  One the books show latched is
+ * marked now: placed in place of a BE task running there (or on the CPU, if free), else
+ * latched again behind the LC task, urgent.
+ */
+static void lb_mark_latched(struct cos_sched *s, struct lcbe *l, int cpu)
+{
+	struct cos_task *cur = cos_sched_cpu_task(s, cpu), *t, *next;
+
+	for (t = cos_sched_cpu_latched(s, cpu)->head; t; t = next) {
+		next = t->q_next;
+		if (t->urgent || !lb_is_lc(s, l, t))
+			continue;
+		((struct lb_task *)t->data)->lc = true;
+		if (!cur || !((struct lb_task *)cur->data)->lc) {
+			if (lb_place(s, l, t, cpu))
+				continue;
+			cur = t;
+		} else {
+			t->urgent = true;
+			if (cos_sched_latch(s, t, cpu, 0)) {
+				t->urgent = false;
+				continue;
+			}
+		}
+		l->lc_marked++;
+	}
+}
+
+/*
  * Free CPUs first, LC before BE; then each LC task still waiting takes a BE task's CPU (not
  * while floored); then the next BE task is latched behind each busy CPU's task.
  */
@@ -304,6 +336,9 @@ static void lb_schedule(struct cos_sched *s)
 			}
 		}
 	}
+	if (!l->floored)
+		for (int i = 0; i < l->nr_cpus; i++)
+			lb_mark_latched(s, l, l->cpus[i]);
 	for (int i = 0; i < l->nr_cpus; i++) {
 		int cpu = l->cpus[i];
 
@@ -359,9 +394,10 @@ static void lb_stats(struct cos_sched *s, FILE *out)
 	struct lcbe *l = cos_sched_policy_ctx(s);
 
 	fprintf(out, "lc-runnable %llu be-runnable %llu lc-preempts %llu be-lost %llu be-turns %llu "
-		"latched %llu floor-hits %llu floored-wakes %llu lc-share %u%% | queued %u+%u",
+		"latched %llu lc-marked %llu floor-hits %llu floored-wakes %llu lc-share %u%% | "
+		"queued %u+%u",
 		l->lc_runnable, l->be_runnable, l->lc_preempts, l->be_lost, l->be_turns, l->latched,
-		l->floor_hits, l->floored_wakes, lb_lc_share(s, l, cos_now_ns()), l->lc.len, l->be.len);
+		l->lc_marked, l->floor_hits, l->floored_wakes, lb_lc_share(s, l, cos_now_ns()), l->lc.len, l->be.len);
 }
 
 static struct lcbe l = {
