@@ -246,6 +246,20 @@ static int lb_place(struct cos_sched *s, struct lcbe *l, struct cos_task *t, int
 	return err;
 }
 
+/*
+ * Is @cur, running, LC?  Looked at again while the books say BE: the kernel may have started it
+ * since the lord last saw it (its class not found then), and an LC task must be neither
+ * displaced nor made to take turns as BE.
+ */
+static bool lb_running_lc(struct cos_sched *s, const struct lcbe *l, struct cos_task *cur)
+{
+	struct lb_task *ct = cur->data;
+
+	if (!ct->lc)
+		ct->lc = lb_is_lc(s, l, cur);
+	return ct->lc;
+}
+
 /* The CPU of the BE task that has run longest (not placed in this step), or -1. */
 static int lb_victim(struct cos_sched *s, struct lcbe *l, struct cos_task *t)
 {
@@ -256,7 +270,7 @@ static int lb_victim(struct cos_sched *s, struct lcbe *l, struct cos_task *t)
 		int cpu = l->cpus[i];
 		struct cos_task *cur = cos_sched_cpu_task(s, cpu);
 
-		if (!cur || ((struct lb_task *)cur->data)->lc || !cos_sched_task_may_run(s, t, cpu))
+		if (!cur || lb_running_lc(s, l, cur) || !cos_sched_task_may_run(s, t, cpu))
 			continue;
 		if (cur->placed_at < oldest) {
 			oldest = cur->placed_at;
@@ -282,7 +296,7 @@ static void lb_mark_latched(struct cos_sched *s, struct lcbe *l, int cpu)
 		if (t->urgent || !lb_is_lc(s, l, t))
 			continue;
 		((struct lb_task *)t->data)->lc = true;
-		if (!cur || !((struct lb_task *)cur->data)->lc) {
+		if (!cur || !lb_running_lc(s, l, cur)) {
 			if (lb_place(s, l, t, cpu))
 				continue;
 			cur = t;
@@ -370,7 +384,7 @@ static void lb_schedule(struct cos_sched *s)
 		if (!t)
 			continue;
 		/* placed with no slice while nobody waited: its turn ends here, from the lord */
-		if (ct->unsliced && (!ct->lc || l->floored)) {
+		if (ct->unsliced && (!lb_running_lc(s, l, cur) || l->floored)) {
 			if (now - cur->placed_at < l->be_slice_ns)
 				cos_sched_wake_at(s, cur->placed_at + l->be_slice_ns);
 			else if (lb_place(s, l, t, cpu) == 0)
