@@ -10,13 +10,15 @@
 
 # the ABI version (uapi/linux/cos.h) is libcos's soname version
 COS_ABI = $(shell sed -n 's/^\#define COS_ABI_VERSION[[:space:]]*//p' uapi/linux/cos.h)
+# the release (dkms.conf's PACKAGE_VERSION): every program's --version, the packages'
+COS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
 ifneq ($(COS_INNER),1)
 # ---------------------------------------------------------------- host side
 
 KVERS ?= $(if $(KVER),$(KVER),matrix)
 
-.PHONY: help all build test run bench bench-pack peers vm-run native install uninstall dkms-source dkms-install dkms-uninstall clean distclean
+.PHONY: help all build test run bench bench-pack peers vm-run native install uninstall dkms-source dkms-install dkms-uninstall deb clean distclean
 help all:
 	@echo 'cos: user-space delegated CPU scheduling on sched_ext.  Targets:'
 	@echo ''
@@ -24,6 +26,8 @@ help all:
 	@echo '  make install      user space, the OCI hook, cos.ko through DKMS (docs/operating.md)'
 	@echo '                    PREFIX=/usr/local, DESTDIR= (packaging), MODULES_LOAD=1 (load at boot)'
 	@echo '  make uninstall    remove all that install made'
+	@echo '  make deb          Debian packages (cos-dkms, libcos2, libcos-dev, cos-tools) in build/deb/,'
+	@echo '                    built in the Debian trixie tree and checked with lintian'
 	@echo '  make native       build for the running kernel into build/<kernel>/, install nothing'
 	@echo ''
 	@echo 'On a development machine (no sched_ext needed; root, ~3 GiB in ~/.cache/cos):'
@@ -70,29 +74,51 @@ vm-run:
 # (modules-load.d).  uninstall removes everything install made.
 PREFIX ?= /usr/local
 VMLINUX ?= /sys/kernel/btf/vmlinux
-COS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 IB := build/install
 BINDIR := $(DESTDIR)$(PREFIX)/bin
-LIBDIR := $(DESTDIR)$(PREFIX)/lib
-HOOKS_D := $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d
+# LIBSUBDIR: lib/<multiarch> for Debian's packages (debian/rules)
+LIBSUBDIR ?= lib
+LIBDIR := $(DESTDIR)$(PREFIX)/$(LIBSUBDIR)
+# podman and CRI-O read /usr/share/containers/oci/hooks.d and /etc/containers/oci/hooks.d,
+# not /usr/local's: a PREFIX other than /usr puts the hook's JSON in /etc
+HOOKS_D := $(DESTDIR)$(if $(filter /usr,$(PREFIX)),/usr/share,/etc)/containers/oci/hooks.d
+MANDIR := $(DESTDIR)$(PREFIX)/share/man/man1
+UNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd/system
+UNITS := cos-shim.service cos-lord@.service
+DOCDIR := $(DESTDIR)$(PREFIX)/share/doc/cos
+# systemd runs here (not a package build nor a chroot): tell it about the units
+SYSTEMD_HERE := $(if $(DESTDIR),,$(wildcard /run/systemd/system))
+COMPLETIONS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 MODLOAD := $(DESTDIR)/etc/modules-load.d/cos.conf
 USRSRC := $(DESTDIR)/usr/src/cos-$(COS_VERSION)
-PROGRAMS := cosctl cos-oci-hook $(patsubst policies/%.c,%,$(wildcard policies/cos-*.c))
+POLICY_PROGRAMS := $(patsubst policies/%.c,%,$(wildcard policies/cos-*.c))
+PROGRAMS := cosctl cos-oci-hook $(POLICY_PROGRAMS)
+HAVE_HELP2MAN := $(shell command -v help2man)
 
 install:
 	@test -r $(VMLINUX) || { echo "make install: no kernel BTF at $(VMLINUX): run it on the target" \
 		"machine (a sched_ext kernel), or set VMLINUX=<a sched_ext vmlinux>" >&2; exit 1; }
-	$(MAKE) --no-print-directory COS_INNER=1 COS_OUT=$(IB) VMLINUX=$(VMLINUX) inner-user
+	$(MAKE) --no-print-directory COS_INNER=1 COS_OUT=$(IB) VMLINUX=$(VMLINUX) inner-user \
+		$(if $(HAVE_HELP2MAN),inner-man)
+	$(if $(HAVE_HELP2MAN),,@echo "make install: no help2man here: no man pages (apt install help2man)")
 	install -D -m644 libcos/cos.h $(DESTDIR)$(PREFIX)/include/cos.h
 	install -D -m644 uapi/linux/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h
 	install -D -m644 $(IB)/lib/libcos.a $(LIBDIR)/libcos.a
 	install -D -m755 $(IB)/lib/libcos.so $(LIBDIR)/libcos.so.$(COS_ABI)
-	install -D -m755 $(IB)/lib/libcos-lock.so $(LIBDIR)/libcos-lock.so
+	install -D -m755 $(IB)/lib/libcos-lock.so $(LIBDIR)/cos/libcos-lock.so	# LD_PRELOAD only
 	ln -sf libcos.so.$(COS_ABI) $(LIBDIR)/libcos.so
 	mkdir -p $(LIBDIR)/pkgconfig
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(COS_VERSION)|' libcos/libcos.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBSUBDIR@|$(LIBSUBDIR)|' -e 's|@VERSION@|$(COS_VERSION)|' \
+		libcos/libcos.pc.in \
 		> $(LIBDIR)/pkgconfig/libcos.pc
 	install -D -m755 -t $(BINDIR) $(addprefix $(IB)/bin/,$(PROGRAMS))
+	$(if $(HAVE_HELP2MAN),install -D -m644 -t $(MANDIR) $(addprefix $(IB)/man/,$(addsuffix .1,$(PROGRAMS))))
+	install -D -m644 tools/cosctl.bash-completion $(COMPLETIONS)/cosctl
+	mkdir -p $(UNITDIR)
+	for u in $(UNITS); do sed 's|@BINDIR@|$(PREFIX)/bin|g' tools/systemd/$$u.in > $(UNITDIR)/$$u; done
+	install -D -m644 tools/systemd/cos-default.example $(DOCDIR)/cos-default.example
+	$(if $(SYSTEMD_HERE),systemctl daemon-reload)
+	for p in $(POLICY_PROGRAMS); do ln -sf cosctl $(COMPLETIONS)/$$p; done
 	mkdir -p $(HOOKS_D)
 	sed 's|@BINDIR@|$(PREFIX)/bin|' tools/cos-oci-hook.json.in > $(HOOKS_D)/cos.json
 	$(if $(filter 1,$(MODULES_LOAD)),install -D -m644 tools/modules-load.conf $(MODLOAD))
@@ -100,13 +126,18 @@ install:
 	$(if $(DESTDIR),$(MAKE) --no-print-directory dkms-source DKMS_SRC=$(USRSRC),$(MAKE) --no-print-directory dkms-install)
 
 uninstall:
+	$(if $(SYSTEMD_HERE),-systemctl disable --now 'cos-lord@*.service' cos-shim.service 2>/dev/null)
 	$(if $(DESTDIR),rm -rf $(USRSRC),$(MAKE) --no-print-directory dkms-uninstall)
 	rm -f $(DESTDIR)$(PREFIX)/include/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h \
-		$(LIBDIR)/libcos.a $(LIBDIR)/libcos.so.$(COS_ABI) $(LIBDIR)/libcos.so $(LIBDIR)/libcos-lock.so \
+		$(LIBDIR)/libcos.a $(LIBDIR)/libcos.so.$(COS_ABI) $(LIBDIR)/libcos.so $(LIBDIR)/cos/libcos-lock.so \
 		$(LIBDIR)/pkgconfig/libcos.pc $(addprefix $(BINDIR)/,$(PROGRAMS)) $(HOOKS_D)/cos.json \
-		$(MODLOAD)
-	-rmdir $(DESTDIR)$(PREFIX)/include/linux $(HOOKS_D) $(DESTDIR)$(PREFIX)/share/containers/oci \
-		$(DESTDIR)$(PREFIX)/share/containers 2>/dev/null
+		$(MODLOAD) $(addprefix $(MANDIR)/,$(addsuffix .1,$(PROGRAMS))) \
+		$(COMPLETIONS)/cosctl $(addprefix $(COMPLETIONS)/,$(POLICY_PROGRAMS)) \
+		$(addprefix $(UNITDIR)/,$(UNITS)) $(DOCDIR)/cos-default.example
+	-rmdir $(DESTDIR)$(PREFIX)/include/linux $(HOOKS_D) $(dir $(HOOKS_D)) \
+		$(dir $(patsubst %/,%,$(dir $(HOOKS_D)))) $(MANDIR) $(COMPLETIONS) \
+		$(DESTDIR)$(PREFIX)/share/bash-completion $(UNITDIR) $(DESTDIR)$(PREFIX)/lib/systemd \
+		$(DOCDIR) $(LIBDIR)/cos 2>/dev/null
 	$(if $(DESTDIR),,-ldconfig)
 
 # The module through DKMS, for KVER (default: the running kernel).  dkms-source assembles the
@@ -124,6 +155,20 @@ dkms-install: dkms-source
 dkms-uninstall:
 	-dkms remove cos/$(COS_VERSION) --all
 	rm -rf /usr/src/cos-$(COS_VERSION)
+
+# Debian packages (debian/), built in the trixie tree from a copy of the sources (no build/,
+# no .git), against the first kernel of the matrix's BTF for the CO-RE shim; lintian after.
+DEB_KVER := $(firstword $(if $(KVER),$(KVER),$(shell tests/vm/kernel resolve auto 2>/dev/null)))
+deb:
+	tests/vm/build $(DEB_KVER) >/dev/null
+	rm -rf build/deb && mkdir -p build/deb/cos-$(COS_VERSION)
+	tar --exclude=./build --exclude=./.git --exclude=./bench-results -cf - . | \
+		tar -C build/deb/cos-$(COS_VERSION) -xf -
+	tests/vm/chroot exec bash -c 'cd /src/build/deb/cos-$(COS_VERSION) && \
+		VMLINUX=/usr/src/linux-headers-$(DEB_KVER)/vmlinux dpkg-buildpackage -us -uc -b \
+		>../build.log 2>&1 || { tail -40 ../build.log; exit 1; }; cd .. && \
+		lintian --fail-on error,warning --info *.changes'
+	@ls build/deb/*.deb
 
 native:
 	$(MAKE) COS_INNER=1 KVER=$$(uname -r) KDIR=/lib/modules/$$(uname -r)/build inner-kver inner-unit
@@ -155,8 +200,8 @@ CLANG := clang
 BPFTOOL := bpftool
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wno-unused-parameter
-COS_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos
-TEST_CXXFLAGS := -std=c++17 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -Itests/guest
+COS_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -DCOS_VERSION='"$(COS_VERSION)"'
+TEST_CXXFLAGS := -std=c++17 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -Itests/guest -DCOS_VERSION='"$(COS_VERSION)"'
 LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/module.c libcos/status.c libcos/shim.c libcos/lord.c libcos/sched.c libcos/sched_lord.c libcos/hint.c libcos/proc.c libcos/cpus.c libcos/group.c libcos/partition.c
 LIBCOS_HDRS := libcos/cos.h libcos/internal.h uapi/linux/cos.h shim/cos_shim_intf.h
 BPF_LIBS := -lbpf -lelf -lz -lcap -lkmod -luring
@@ -167,10 +212,26 @@ ROGUE_OBJS := $(foreach v,genuine scalar walked wrongop unnamed,$(O)/tests/rogue
 	$(O)/tests/rogue-bind.bpf.o
 UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
-.PHONY: inner-kver inner-user inner-unit
+.PHONY: inner-kver inner-user inner-unit inner-man
 inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/lib/libcos-lock.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
-inner-kver: inner-user $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-pair $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
+inner-kver: inner-user inner-man $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-pair $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
 inner-unit: $(U)/cos-unit $(U)/libcos-lock.so $(U)/lock-helper
+
+# Man pages from each program's --help and --version (help2man): `make build` makes them, so a
+# --help that help2man cannot read fails the build.
+MAN_PROGRAMS := cosctl cos-oci-hook $(patsubst policies/%.c,%,$(wildcard policies/cos-*.c))
+inner-man: $(patsubst %,$(O)/man/%.1,$(MAN_PROGRAMS))
+MAN_NAME_cosctl := control cos: the module, the shim, enclaves, COS tasks, bandwidth groups
+MAN_NAME_cos-oci-hook := OCI runtime hook that puts an annotated container under a cos lord
+MAN_NAME_cos-fifo := cos lord: COS tasks in arrival order, in turns
+MAN_NAME_cos-shinjuku := cos lord: preemptive FIFO per request class (Shinjuku)
+MAN_NAME_cos-lock := cos lord: lock-aware scheduling from lock hints
+MAN_NAME_cos-lcbe := cos lord: latency-critical tasks before best-effort ones, with a floor
+MAN_NAME_cos-pair := cos lord: tasks that wake each other share a CPU
+$(O)/man/%.1: $(O)/bin/%
+	@mkdir -p $(@D)
+	help2man -N --no-discard-stderr --version-string='$(COS_VERSION)' \
+		-n '$(or $(MAN_NAME_$*),a cos program)' -o $@.tmp $< && mv $@.tmp $@
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).  kbuild's
 # pahole runs through kmod/pahole-rededup, which dedups the module's BTF again so that its task
@@ -279,10 +340,11 @@ $(O)/bin/cos-bench-leveldb: bench/cos-bench-leveldb.c $(BENCH_LIB)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ -lleveldb -lm -lpthread
 
 # policies: one program per policies/*.c
-$(O)/bin/cos-%: policies/cos-%.c policies/lord_main.c policies/lord_main.h $(O)/lib/libcos.a \
-		libcos/cos.h uapi/linux/cos.h
+$(O)/bin/cos-%: policies/cos-%.c policies/lord_main.c policies/lord_main.h policies/lord_stats.c \
+		policies/lord_stats.h $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COS_CFLAGS) $< policies/lord_main.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< policies/lord_main.c policies/lord_stats.c -o $@ \
+		$(O)/lib/libcos.a $(BPF_LIBS) -ljansson -lsystemd -lpthread
 
 # The example policy of docs/writing-a-policy.md, compiled as printed there.
 POLICY_DOC := docs/writing-a-policy.md

@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <linux/cos.h>
 
@@ -30,6 +31,8 @@ extern "C" {
 
 /* Partial mode's cpuset partition: the cgroup whose CPUs only COS tasks use (docs/design.md). */
 #define COS_PARTITION_PATH "/sys/fs/cgroup/cos"
+/* Where each lord serves its statistics (policies/lord_stats.h): NAME.stats, NAME its enclave's */
+#define COS_STATS_DIR "/run/cos"
 
 /**
  * cos_strerror() - explain an error returned by libcos
@@ -278,6 +281,24 @@ struct cos_sys_status {
  * Return: 0 or a negative errno.
  */
 int cos_sys_status(struct cos_sys_status *st);
+
+/**
+ * cos_version() - cos's release ("0.1"), as dkms.conf's PACKAGE_VERSION names it; the ABI
+ * versions are COS_ABI_VERSION (this header) and struct cos_info.abi_version (the module's)
+ */
+const char *cos_version(void);
+
+/**
+ * cos_feature_name() - the name of feature bit @bit of struct cos_info.features (COS_FEAT_*:
+ * bit 15 is "wake-next"), NULL for a bit this libcos does not know
+ */
+const char *cos_feature_name(unsigned int bit);
+
+/**
+ * cos_print_version() - what every cos program's --version prints to @f: "@prog (cos)
+ * VERSION", then libcos's ABI and that of the cos.ko loaded (/sys/module/cos/version), if any
+ */
+void cos_print_version(FILE *f, const char *prog);
 
 /*
  * CPU lists.  @set is a CPU bitmap of @setsize bytes, e.g. a cpu_set_t and sizeof(cpu_set_t)

@@ -105,7 +105,8 @@ static int shim_precheck(const struct cos_shim_opts *opts)
 		return cos_fail(-EBUSY, "the cos shim is already attached%s",
 				st.shim_pinned ? " (pinned: 'cosctl shim detach' releases it)" : "");
 	if (st.ops[0] && strcmp(st.state, "disabled"))
-		return cos_fail(-EBUSY, "another sched_ext scheduler (%s) is %s", st.ops, st.state);
+		return cos_fail(-EBUSY, "another sched_ext scheduler (%s) is %s: stop it first (scx's: "
+				"systemctl stop scx.service, or scxctl stop)", st.ops, st.state);
 	fd = cos_open();
 	if (fd < 0)
 		return fd == -EACCES || fd == -EPERM ?
@@ -227,7 +228,8 @@ COS_EXPORT int cos_shim_attach(struct cos_shim **shimp, const struct cos_shim_op
 	if (!shim->link) {
 		err = -errno;
 		if (err == -EBUSY || err == -EEXIST || err == -EALREADY)
-			cos_fail(-EBUSY, "another sched_ext scheduler is attached");
+			cos_fail(-EBUSY, "another sched_ext scheduler is attached: stop it first "
+				 "(scx's: systemctl stop scx.service, or scxctl stop)");
 		else
 			cos_fail(err, "cannot attach the shim: %s (%s)", strerror(-err),
 				 bpf_msg[0] ? bpf_msg : "set COS_DEBUG=1 for libbpf's log");

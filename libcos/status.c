@@ -4,10 +4,15 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+#ifndef COS_VERSION
+#define COS_VERSION "unknown"	/* the Makefile passes dkms.conf's PACKAGE_VERSION */
+#endif
 
 int cos_read_line(const char *path, char *buf, size_t len)
 {
@@ -55,4 +60,36 @@ int cos_sys_status_at(const char *root, struct cos_sys_status *st)
 COS_EXPORT int cos_sys_status(struct cos_sys_status *st)
 {
 	return cos_sys_status_at("", st);
+}
+
+COS_EXPORT const char *cos_version(void)
+{
+	return COS_VERSION;
+}
+
+/* COS_FEAT_* by bit, as `cosctl status` names them */
+static const char *const feature_names[64] = {
+	[0] = "kfuncs",		[1] = "lord",		[2] = "shim-attached",
+	[3] = "cpu-msgs",	[4] = "wake-rules",	[5] = "shoot-replace",
+	[6] = "shoot-latch",	[7] = "bandwidth",	[8] = "lazy-wake",
+	[9] = "waker",		[10] = "enclave-names",	[11] = "enclaves",
+	[12] = "wake-handoff",	[13] = "wake-handoff-block", [14] = "wake-preempt",
+	[15] = "wake-next",
+};
+
+COS_EXPORT const char *cos_feature_name(unsigned int bit)
+{
+	return bit < 64 ? feature_names[bit] : NULL;
+}
+
+COS_EXPORT void cos_print_version(FILE *f, const char *prog)
+{
+	char abi[16];
+
+	fprintf(f, "%s (cos) %s\n", prog, COS_VERSION);
+	if (cos_read_line("/sys/module/cos/version", abi, sizeof(abi)) || !abi[0])
+		fprintf(f, "ABI %d (libcos); cos.ko not loaded\n", COS_ABI_VERSION);
+	else
+		fprintf(f, "ABI %d (libcos); cos.ko loaded, ABI %s%s\n", COS_ABI_VERSION, abi,
+			atoi(abi) == COS_ABI_VERSION ? "" : " (they differ: libcos refuses it)");
 }

@@ -166,13 +166,17 @@ static void fifo_schedule(struct cos_sched *s)
 	}
 }
 
-static void fifo_stats(struct cos_sched *s, FILE *out)
+static void fifo_stats(struct cos_sched *s, struct lord_stats *st)
 {
 	struct fifo *f = cos_sched_policy_ctx(s);
 
-	fprintf(out, "runnable %llu blocked %llu preempted %llu latched %llu stolen %llu turns %llu "
-		"| queued %u", f->runnable, f->blocked, f->preempted, f->latched, f->stolen, f->turns,
-		f->per_cpu ? 0 : f->global.len);
+	lord_stat(st, "runnable", f->runnable);
+	lord_stat(st, "blocked", f->blocked);
+	lord_stat(st, "preempted", f->preempted);
+	lord_stat(st, "latched", f->latched);
+	lord_stat(st, "stolen", f->stolen);
+	lord_stat(st, "turns", f->turns);
+	lord_stat(st, "queued", f->per_cpu ? 0 : f->global.len);
 }
 
 #define FIFO_SLICE_NS	(5ULL * 1000 * 1000)	/* the kernel's fair slice is 3-5 ms too */
@@ -182,26 +186,20 @@ static struct lord_main m;
 
 static int fifo_parse(int opt, const char *arg)
 {
+	unsigned long long v;
+
 	switch (opt) {
 	case 'p': f.per_cpu = 1; return 0;
-	case 's': {
-		char *end;
-		unsigned long long us = strtoull(arg, &end, 10);
-
-		if (*end || end == arg || arg[0] == '-' || us > 10ULL * 1000 * 1000)
+	case 's':
+		if (lord_number(arg, 0, 10ULL * 1000 * 1000, &v))
 			return -1;
-		f.slice_ns = us * 1000;
+		f.slice_ns = v * 1000;
 		return 0;
-	}
-	case 'L': {
-		char *end;
-		unsigned long v = strtoul(arg, &end, 10);
-
-		if (*end || end == arg || v > COS_SHOOT_LATCH_MAX)
+	case 'L':
+		if (lord_number(arg, 0, COS_SHOOT_LATCH_MAX, &v))
 			return -1;
-		f.latch = v;
+		f.latch = (unsigned int)v;
 		return 0;
-	}
 	}
 	return -1;
 }

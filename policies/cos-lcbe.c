@@ -403,15 +403,22 @@ static void lb_schedule(struct cos_sched *s)
 	}
 }
 
-static void lb_stats(struct cos_sched *s, FILE *out)
+static void lb_stats(struct cos_sched *s, struct lord_stats *st)
 {
 	struct lcbe *l = cos_sched_policy_ctx(s);
 
-	fprintf(out, "lc-runnable %llu be-runnable %llu lc-preempts %llu be-lost %llu be-turns %llu "
-		"latched %llu lc-marked %llu floor-hits %llu floored-wakes %llu lc-share %u%% | "
-		"queued %u+%u",
-		l->lc_runnable, l->be_runnable, l->lc_preempts, l->be_lost, l->be_turns, l->latched,
-		l->lc_marked, l->floor_hits, l->floored_wakes, lb_lc_share(s, l, cos_now_ns()), l->lc.len, l->be.len);
+	lord_stat(st, "lc-runnable", l->lc_runnable);
+	lord_stat(st, "be-runnable", l->be_runnable);
+	lord_stat(st, "lc-preempts", l->lc_preempts);
+	lord_stat(st, "be-lost", l->be_lost);
+	lord_stat(st, "be-turns", l->be_turns);
+	lord_stat(st, "latched", l->latched);
+	lord_stat(st, "lc-marked", l->lc_marked);
+	lord_stat(st, "floor-hits", l->floor_hits);
+	lord_stat(st, "floored-wakes", l->floored_wakes);
+	lord_stat(st, "lc-share-pct", lb_lc_share(s, l, cos_now_ns()));
+	lord_stat(st, "queued-lc", l->lc.len);
+	lord_stat(st, "queued-be", l->be.len);
 }
 
 static struct lcbe l = {
@@ -419,21 +426,9 @@ static struct lcbe l = {
 };
 
 /* A whole number in [@min, @max] from @arg, or -1. */
-static long long lb_number(const char *arg, long long min, long long max)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max)
-		return -1;
-	return v;
-}
-
 static int lb_parse(int opt, const char *arg)
 {
-	long long v;
+	unsigned long long v;
 
 	switch (opt) {
 	case 'D':
@@ -443,25 +438,27 @@ static int lb_parse(int opt, const char *arg)
 		l.no_wake_preempt = true;
 		return 0;
 	case 'c':
-		v = lb_number(arg, 1, COS_HINT_CLASS_MAX);
+		if (lord_number(arg, 1, COS_HINT_CLASS_MAX, &v))
+			return -1;
 		l.lc_class = (unsigned int)v;
-		break;
+		return 0;
 	case 's':
-		v = lb_number(arg, 10, 1000 * 1000);
-		l.be_slice_ns = (unsigned long long)v * 1000;
-		break;
+		if (lord_number(arg, 10, 1000 * 1000, &v))
+			return -1;
+		l.be_slice_ns = v * 1000;
+		return 0;
 	case 'f':
-		v = lb_number(arg, 0, 99);
+		if (lord_number(arg, 0, 99, &v))
+			return -1;
 		l.be_floor = (unsigned int)v;
-		break;
+		return 0;
 	case 'w':
-		v = lb_number(arg, 10, 10000);
-		l.window_ns = (unsigned long long)v * 1000 * 1000;
-		break;
-	default:
-		return -1;
+		if (lord_number(arg, 10, 10000, &v))
+			return -1;
+		l.window_ns = v * 1000 * 1000;
+		return 0;
 	}
-	return v < 0 ? -1 : 0;
+	return -1;
 }
 
 static int lb_ready(struct lord_main *lm)

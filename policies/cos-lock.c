@@ -334,14 +334,20 @@ static void lk_schedule(struct cos_sched *s)
 		cos_sched_wake_at(s, due);
 }
 
-static void lk_stats(struct cos_sched *s, FILE *out)
+static void lk_stats(struct cos_sched *s, struct lord_stats *st)
 {
 	struct lockpol *l = cos_sched_policy_ctx(s);
 
-	fprintf(out, "runnable %llu owners-first %llu waiters-first %llu handoffs %llu turns %llu "
-		"spared %llu capped %llu bounded %llu | queued %u+%u", l->runnable, l->owners,
-		l->waiters, l->handoffs, l->turns, l->spared, l->capped, l->bounded, l->first.len,
-		l->runq.len);
+	lord_stat(st, "runnable", l->runnable);
+	lord_stat(st, "owners-first", l->owners);
+	lord_stat(st, "waiters-first", l->waiters);
+	lord_stat(st, "handoffs", l->handoffs);
+	lord_stat(st, "turns", l->turns);
+	lord_stat(st, "spared", l->spared);
+	lord_stat(st, "capped", l->capped);
+	lord_stat(st, "bounded", l->bounded);
+	lord_stat(st, "queued-first", l->first.len);
+	lord_stat(st, "queued", l->runq.len);
 }
 
 static struct lockpol l = { .slice_ns = LK_SLICE_NS };
@@ -349,14 +355,12 @@ static struct lockpol l = { .slice_ns = LK_SLICE_NS };
 static int lk_parse(int opt, const char *arg)
 {
 	unsigned long long v;
-	char *end;
 
 	if (opt == 'H' || opt == 'B') {
 		*(opt == 'H' ? &l.no_handoff : &l.no_block_handoff) = true;
 		return 0;
 	}
-	v = strtoull(arg, &end, 10);
-	if (*end || end == arg || arg[0] == '-' || !v || v > 3600ULL * 1000 * 1000)
+	if (lord_number(arg, 1, 3600ULL * 1000 * 1000, &v))
 		return -1;
 	switch (opt) {
 	case 's': l.slice_ns = v * 1000; return 0;

@@ -198,26 +198,28 @@ static void pr_schedule(struct cos_sched *s)
 	}
 }
 
-static void pr_stats(struct cos_sched *s, FILE *out)
+static void pr_stats(struct cos_sched *s, struct lord_stats *st)
 {
 	struct pairpol *p = cos_sched_policy_ctx(s);
 
-	fprintf(out, "runnable %llu partnered %llu together %llu latched %llu spread %llu "
-		"turns %llu | queued %u", p->runnable, p->partnered, p->together, p->latched,
-		p->spread, p->turns, p->q.len);
+	lord_stat(st, "runnable", p->runnable);
+	lord_stat(st, "partnered", p->partnered);
+	lord_stat(st, "together", p->together);
+	lord_stat(st, "latched", p->latched);
+	lord_stat(st, "spread", p->spread);
+	lord_stat(st, "turns", p->turns);
+	lord_stat(st, "queued", p->q.len);
 }
 
 static struct pairpol p = { .slice_ns = PR_SLICE_NS, .grace_ns = PR_GRACE_NS };
 
 static int pr_parse(int opt, const char *arg)
 {
-	char *end;
 	unsigned long long us;
 
 	if (opt != 's' && opt != 'g')
 		return -1;
-	us = strtoull(arg, &end, 10);
-	if (*end || end == arg || arg[0] == '-' || us > 10ULL * 1000 * 1000 || (opt == 's' && !us))
+	if (lord_number(arg, opt == 's', 10ULL * 1000 * 1000, &us))
 		return -1;
 	*(opt == 's' ? &p.slice_ns : &p.grace_ns) = us * 1000;
 	return 0;

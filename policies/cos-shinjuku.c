@@ -366,40 +366,65 @@ static void sj_schedule(struct cos_sched *s)
 	}
 }
 
-static void sj_stats(struct cos_sched *s, FILE *out)
+static void sj_stats(struct cos_sched *s, struct lord_stats *st)
 {
+	static const char *const queued[SJ_CLASSES_MAX] = {
+		"queued-1", "queued-2", "queued-3", "queued-4", "queued-5", "queued-6", "queued-7",
+		"queued-8",
+	};
 	struct shinjuku *j = cos_sched_policy_ctx(s);
 
-	fprintf(out, "runnable %llu hinted %llu preemptions %llu deferred %llu latched %llu "
-		"convoys %llu spared-holders %llu | round trip %llu us, slice %llu us | queued",
-		j->runnable, j->hinted, j->preemptions, j->deferred, j->latched, j->convoys,
-		j->lock_deferred, j->rtt_ns / 1000, sj_slice(j) / 1000);
+	lord_stat(st, "runnable", j->runnable);
+	lord_stat(st, "hinted", j->hinted);
+	lord_stat(st, "preemptions", j->preemptions);
+	lord_stat(st, "deferred", j->deferred);
+	lord_stat(st, "latched", j->latched);
+	lord_stat(st, "convoys", j->convoys);
+	lord_stat(st, "spared-holders", j->lock_deferred);
+	lord_stat(st, "round-trip-us", j->rtt_ns / 1000);
+	lord_stat(st, "slice-us", sj_slice(j) / 1000);
 	for (unsigned int l = 0; l < j->classes; l++)
-		fprintf(out, " %u", j->runq[l].len);
+		lord_stat(st, queued[l], j->runq[l].len);
 }
 
 static struct shinjuku j;
 
 static int sj_parse(int opt, const char *arg)
 {
-	unsigned long v;
-	char *end;
+	unsigned long long v;
 
 	if (opt == 'F') {
 		j.fixed_slice = 1;
 		return 0;
 	}
-	v = strtoul(arg, &end, 10);
-	if (*end || end == arg || arg[0] == '-')
-		return -1;
 	switch (opt) {
-	case 's': j.slice_ns = v * 1000; return 0;
-	case 'C': j.classes = v; return v >= 1 && v <= SJ_CLASSES_MAX ? 0 : -1;
-	case 'D': j.default_class = v; return 0;
-	case 'L': j.latch = v; return v <= COS_SHOOT_LATCH_MAX ? 0 : -1;
-	case 'K': j.lock_cap_ns = v * 1000; return v ? 0 : -1;
-	default: return -1;
+	case 's':
+		if (lord_number(arg, 1, 3600ULL * 1000 * 1000, &v))
+			return -1;
+		j.slice_ns = v * 1000;
+		return 0;
+	case 'C':
+		if (lord_number(arg, 1, SJ_CLASSES_MAX, &v))
+			return -1;
+		j.classes = (unsigned int)v;
+		return 0;
+	case 'D':
+		if (lord_number(arg, 0, COS_HINT_CLASS_MAX, &v))
+			return -1;
+		j.default_class = (unsigned int)v;
+		return 0;
+	case 'L':
+		if (lord_number(arg, 0, COS_SHOOT_LATCH_MAX, &v))
+			return -1;
+		j.latch = (unsigned int)v;
+		return 0;
+	case 'K':
+		if (lord_number(arg, 1, 3600ULL * 1000 * 1000, &v))
+			return -1;
+		j.lock_cap_ns = v * 1000;
+		return 0;
 	}
+	return -1;
 }
 
 static int sj_ready(struct lord_main *m)

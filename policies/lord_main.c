@@ -4,11 +4,14 @@
  * policy, the shim, the lord's loop, statistics on SIGUSR1 or every --stats seconds, and a
  * clean exit that gives the CPUs back.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <jansson.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "lord_main.h"
@@ -17,40 +20,54 @@
 
 static struct lord_main *the_main;
 
-static void print_stats(struct cos_sched *s, struct lord_main *m)
+/* The framework's counters (libcos), as the statistics line and the socket name them. */
+static void framework_stats(struct cos_sched *s, struct lord_stats *fw)
 {
+	/* "LATCH_FULL" becomes "latch-full": made once, kept for the keys */
+	static char names[COS_SHOOT_OTHER_ENCLAVE + 1][32];
 	struct cos_sched_stats st;
 
 	cos_sched_get_stats(s, &st);
-	fprintf(stderr, "%s: tasks %llu | messages %llu placed %llu failed %llu (", m->prog, st.tasks,
-		st.messages, st.placed, st.failed);
-	for (int status = COS_SHOOT_OK + 1; status <= COS_SHOOT_OTHER_ENCLAVE; status++)
-		if (cos_sched_shoot_failures(s, status))
-			fprintf(stderr, "%s %llu, ", cos_shoot_status_name(status),
-				cos_sched_shoot_failures(s, status));
-	fprintf(stderr, "%llu not started) stale %llu resyncs %llu stalls %llu wake-placed %llu "
-		"(handoffs %llu, preempts %llu) nexts %llu waits %llu",
-		cos_sched_shoot_failures(s, COS_SCHED_NOT_STARTED),
-		cos_sched_shoot_failures(s, COS_SCHED_STALE), st.resyncs, st.stalls,
-		cos_sched_wake_placed(s), cos_sched_wake_handoffs(s), cos_sched_wake_preempts(s),
-		cos_sched_wake_nexts(s), st.waits);
-	if (m->stats) {
-		fputs(" | ", stderr);
-		m->stats(s, stderr);
+	lord_stat(fw, "tasks", st.tasks);
+	lord_stat(fw, "messages", st.messages);
+	lord_stat(fw, "placed", st.placed);
+	lord_stat(fw, "failed", st.failed);
+	for (int status = COS_SHOOT_OK + 1; status <= COS_SHOOT_OTHER_ENCLAVE; status++) {
+		if (!cos_sched_shoot_failures(s, status))
+			continue;
+		if (!names[status][0]) {
+			const char *n = cos_shoot_status_name(status);
+			size_t i;
+
+			for (i = 0; n[i] && i < sizeof(names[0]) - 1; i++)
+				names[status][i] = n[i] == '_' ? '-' : (char)tolower((unsigned char)n[i]);
+		}
+		lord_stat(fw, names[status], cos_sched_shoot_failures(s, status));
 	}
-	fputc('\n', stderr);
+	lord_stat(fw, "not-started", cos_sched_shoot_failures(s, COS_SCHED_NOT_STARTED));
+	lord_stat(fw, "stale", cos_sched_shoot_failures(s, COS_SCHED_STALE));
+	lord_stat(fw, "resyncs", st.resyncs);
+	lord_stat(fw, "stalls", st.stalls);
+	lord_stat(fw, "wake-placed", cos_sched_wake_placed(s));
+	lord_stat(fw, "handoffs", cos_sched_wake_handoffs(s));
+	lord_stat(fw, "preempts", cos_sched_wake_preempts(s));
+	lord_stat(fw, "nexts", cos_sched_wake_nexts(s));
+	lord_stat(fw, "waits", st.waits);
 }
 
-/* The policy's tick when it has none: statistics. */
-static void stats_tick(struct cos_sched *s, unsigned long long now)
+static void print_stats(struct cos_sched *s, struct lord_main *m)
 {
-	struct lord_main *m = the_main;
+	struct lord_stats fw = { 0 }, pol = { 0 };
 
-	if (cos_sched_stats_requested(s) ||
-	    (m->stats_every_ns && now - m->last_stats >= m->stats_every_ns)) {
-		m->last_stats = now;
-		print_stats(s, m);
+	framework_stats(s, &fw);
+	fprintf(stderr, "%s: ", m->prog);
+	lord_stats_print(&fw, stderr);
+	if (m->stats) {
+		m->stats(s, &pol);
+		fputs(" | ", stderr);
+		lord_stats_print(&pol, stderr);
 	}
+	fputc('\n', stderr);
 }
 
 /* CPU time this process has used, in seconds (user and system), or -1. */
@@ -64,34 +81,139 @@ static double cpu_seconds(void)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+static json_t *stats_object(const struct lord_stats *st)
+{
+	json_t *o = json_object();
+
+	for (unsigned int i = 0; i < st->n; i++)
+		json_object_set_new(o, st->key[i], json_integer((json_int_t)st->v[i]));
+	return o;
+}
+
+/* A snapshot for the socket (schema LORD_STATS_SCHEMA, docs/operating.md). */
+static void publish_stats(struct cos_sched *s, struct lord_main *m, unsigned long long now)
+{
+	struct lord_stats fw = { 0 }, pol = { 0 };
+	char cpus[256];
+	json_t *j;
+	char *text;
+
+	framework_stats(s, &fw);
+	if (m->stats)
+		m->stats(s, &pol);
+	cos_format_cpus(&m->enclave, sizeof(m->enclave), cpus, sizeof(cpus));
+	j = json_pack("{s:s,s:s,s:s,s:i,s:i,s:s,s:f,s:f,s:o,s:o}",
+		      "schema", LORD_STATS_SCHEMA, "policy", m->prog, "enclave", m->name,
+		      "pid", (int)getpid(), "lord_cpu", m->lord_cpu, "cpus", cpus,
+		      "uptime_s", (now - m->started_at) / 1e9, "lord_cpu_s", cpu_seconds() - m->cpu0,
+		      "framework", stats_object(&fw), "policy_stats", stats_object(&pol));
+	text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(j);
+	if (text)
+		lord_stats_publish(m->server, text);
+}
+
+/* The policy's tick when it has none: statistics. */
+static void stats_tick(struct cos_sched *s, unsigned long long now)
+{
+	struct lord_main *m = the_main;
+
+	if (cos_sched_stats_requested(s) ||
+	    (m->stats_every_ns && now - m->last_stats >= m->stats_every_ns)) {
+		m->last_stats = now;
+		print_stats(s, m);
+	}
+	if (lord_stats_wanted(m->server))
+		publish_stats(s, m, now);
+}
+
+
+/* The common options' usage, before and after the policy's own (bad_value() quotes them). */
+static const char usage_head[] =
+	"  -c, --cpus LIST      enclave CPUs, e.g. 1-3 (default: every online CPU but the lord's)\n"
+	"  -l, --lord-cpu N     the CPU the lord runs on (default 0)\n"
+	"  -n, --name NAME      the enclave's name, as `cosctl status` and the OCI hook's\n"
+	"                       io.cos.policy know it (default: the program's name)\n";
+static const char usage_tail[] =
+	"      --stall-ms N     the kernel's stall timeout (default: the module's, 20 ms)\n"
+	"      --starve-ms N    longest a runnable task may wait (default: the module's, 1000 ms)\n"
+	"      --stats SEC      print statistics every SEC seconds, e.g. 0.5 (also on SIGUSR1)\n"
+	"      --stats-socket PATH  serve them as JSON on this UNIX socket (default\n"
+	"                       " LORD_STATS_DIR "/NAME.stats, NAME the enclave's; `cosctl stats`)\n"
+	"      --no-stats-socket  serve none\n"
+	"      --submit HOW     commit shoots with 'ioctl' (default) or 'uring' (io_uring)\n"
+	"      --spin-us N      busy-poll N us after the last event before sleeping (default\n"
+	"                       50; 0: sleep at once, leaving the lord's CPU idle between events)\n"
+	"      --no-shim        do not attach the cos shim (it must be attached already)\n"
+	"      --partial        attach the shim in partial mode: only COS tasks on sched_ext,\n"
+	"                       the enclave a cpuset partition kept for them (with the shim\n"
+	"                       already in partial mode, the enclave defaults to its partition)\n"
+	"      --no-wake-rules  every waking task waits for the lord (default: the kernel starts\n"
+	"                       a waking task on a free enclave CPU while no task waits)\n"
+	"      --wake-all       wake the lord for every message (default: not for a task that\n"
+	"                       blocked or that a wake rule started while no task waits)\n"
+	"  -h, --help           this text\n"
+	"  -V, --version        the version, and the ABI of libcos and of the cos.ko loaded\n"
+	"\n"
+	"Put work under it with `cosctl run -- CMD`.  Ctrl-C gives the CPUs back.  Needs root\n"
+	"(CAP_SYS_NICE; CAP_BPF and CAP_SYS_ADMIN to attach the shim) and cos.ko.\n";
+
 static void usage(FILE *f, const struct lord_main *m)
 {
-	fprintf(f,
-		"usage: %s [options]\n%s\n"
-		"  -c, --cpus LIST      enclave CPUs, e.g. 1-3 (default: every online CPU but the lord's)\n"
-		"  -l, --lord-cpu N     the CPU the lord runs on (default 0)\n"
-		"  -n, --name NAME      the enclave's name, as `cosctl status` and the OCI hook's\n"
-		"                       io.cos.policy know it (default: the program's, %s)\n"
-		"%s"
-		"      --stall-ms N     the kernel's stall timeout (default: the module's, 20 ms)\n"
-		"      --starve-ms N    longest a runnable task may wait (default: the module's, 1000 ms)\n"
-		"      --stats N        print statistics every N seconds (also on SIGUSR1)\n"
-		"      --submit HOW     commit shoots with 'ioctl' (default) or 'uring' (io_uring)\n"
-		"      --spin-us N      busy-poll N us after the last event before sleeping (default\n"
-		"                       50; 0: sleep at once, leaving the lord's CPU idle between events)\n"
-		"      --no-shim        do not attach the cos shim (it must be attached already)\n"
-		"      --partial        attach the shim in partial mode: only COS tasks on sched_ext,\n"
-		"                       the enclave a cpuset partition kept for them (with the shim\n"
-		"                       already in partial mode, the enclave defaults to its partition)\n"
-		"      --no-wake-rules  every waking task waits for the lord (default: the kernel starts\n"
-		"                       a waking task on a free enclave CPU while no task waits)\n"
-		"      --wake-all       wake the lord for every message (default: not for a task that\n"
-		"                       blocked or that a wake rule started while no task waits)\n"
-		"  -h, --help           this text\n"
-		"\n"
-		"Put work under it with `cosctl run -- CMD`.  Ctrl-C gives the CPUs back.  Needs root\n"
-		"(CAP_SYS_NICE; CAP_BPF and CAP_SYS_ADMIN to attach the shim) and cos.ko.\n",
-		m->prog, m->about, m->prog, m->own_usage);
+	fprintf(f, "usage: %s [options]\n\n%s\n%s%s%s", m->prog, m->about, usage_head,
+		m->own_usage, usage_tail);
+}
+
+int lord_number(const char *arg, unsigned long long min, unsigned long long max,
+		unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (arg[0] < '0' || arg[0] > '9')	/* strtoull() would take a sign or blanks */
+		return -1;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * A bad value @arg for option @opt (a getopt value): named, with the usage lines that explain
+ * it (the one naming it and those continuing it), and where the rest is.  Exit status 2.
+ */
+static int bad_value(const struct lord_main *m, const struct option *longs, int opt,
+		     const char *arg, const char *usage_text)
+{
+	const char *name = NULL, *at, *end;
+	char key[64];
+
+	for (const struct option *o = longs; o->name; o++)
+		if (o->val == opt) {
+			name = o->name;
+			break;
+		}
+	if (name)
+		fprintf(stderr, "%s: bad value '%s' for --%s\n", m->prog, arg ? arg : "", name);
+	else
+		fprintf(stderr, "%s: bad value '%s' for -%c\n", m->prog, arg ? arg : "", opt);
+	snprintf(key, sizeof(key), "--%s ", name ? name : "");
+	if (!usage_text)	/* a common option */
+		usage_text = strstr(usage_head, key) ? usage_head : usage_tail;
+	at = name ? strstr(usage_text, key) : NULL;
+	if (at) {
+		while (at > usage_text && at[-1] != '\n')
+			at--;
+		/* the line, and the lines continuing it (indented past the option column) */
+		for (end = strchr(at, '\n'); end && !strncmp(end + 1, "                    ", 20) &&
+		     end[21] == ' ' && end[22] != '-'; end = strchr(end + 1, '\n'))
+			;
+		fprintf(stderr, "%.*s\n", (int)(end ? end - at : (long)strlen(at)), at);
+	}
+	fprintf(stderr, "Try '%s --help' for more.\n", m->prog);
+	return 2;
 }
 
 unsigned long long lord_turn(unsigned long long *turn_at, const struct cos_task *cur)
@@ -102,7 +224,7 @@ unsigned long long lord_turn(unsigned long long *turn_at, const struct cos_task 
 }
 
 enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT, OPT_NO_WAKE_RULES,
-	OPT_SPIN, OPT_PARTIAL, OPT_WAKE_ALL };
+	OPT_SPIN, OPT_PARTIAL, OPT_WAKE_ALL, OPT_STATS_SOCKET, OPT_NO_STATS_SOCKET };
 
 int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m)
 {
@@ -119,7 +241,10 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		{ "spin-us", required_argument, NULL, OPT_SPIN },
 		{ "partial", no_argument, NULL, OPT_PARTIAL },
 		{ "wake-all", no_argument, NULL, OPT_WAKE_ALL },
+		{ "stats-socket", required_argument, NULL, OPT_STATS_SOCKET },
+		{ "no-stats-socket", no_argument, NULL, OPT_NO_STATS_SOCKET },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 	};
 	struct option longs[64];
 	char shorts[64];
@@ -127,7 +252,8 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	struct cos_sys_status sys;
 	struct cos_sched *s;
 	cpu_set_t enclave;
-	const char *cpus = NULL;
+	const char *cpus = NULL, *stats_socket = NULL;
+	char socket_path[128];
 	int n = 0, c, err, no_shim = 0, no_wake_rules = 0, partial = 0;
 	unsigned long long t0;
 	double cpu0;
@@ -138,53 +264,85 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	for (const struct option *o = m->own_long; o && o->name && n < 63; o++)
 		longs[n++] = *o;
 	memset(&longs[n], 0, sizeof(longs[n]));
-	snprintf(shorts, sizeof(shorts), "c:l:n:h%s", m->own_short ? m->own_short : "");
+	snprintf(shorts, sizeof(shorts), ":c:l:n:hV%s", m->own_short ? m->own_short : "");
 	m->sched_opts.size = sizeof(m->sched_opts);
+	opterr = 0;	/* ':' first in shorts: a missing value is ':', said below */
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		unsigned long long v;
+
 		switch (c) {
 		case 'c': cpus = optarg; break;
-		case 'l': m->lord_cpu = atoi(optarg); break;
+		case 'l':
+			if (lord_number(optarg, 0, LORD_MAX_CPUS - 1, &v))
+				return bad_value(m, longs, c, optarg, NULL);
+			m->lord_cpu = (int)v;
+			break;
 		case 'n': m->sched_opts.lord.name = optarg; break;
-		case OPT_STALL: m->sched_opts.lord.stall_ms = atoi(optarg); break;
-		case OPT_STARVE: m->sched_opts.lord.starve_ms = atoi(optarg); break;
-		case OPT_STATS: m->stats_every_ns = strtoull(optarg, NULL, 10) * 1000000000ull; break;
+		case OPT_STALL:
+		case OPT_STARVE:
+			/* the module's bounds (struct cos_lord_args); 0 is its default */
+			if (lord_number(optarg, 0, 10000, &v))
+				return bad_value(m, longs, c, optarg, NULL);
+			*(c == OPT_STALL ? &m->sched_opts.lord.stall_ms :
+					   &m->sched_opts.lord.starve_ms) = (unsigned int)v;
+			break;
+		case OPT_STATS: {
+			char *end;
+			double sec;
+
+			errno = 0;
+			sec = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(sec >= 0.001 && sec <= 86400))
+				return bad_value(m, longs, c, optarg, NULL);
+			m->stats_every_ns = (unsigned long long)(sec * 1e9);
+			break;
+		}
 		case OPT_NO_SHIM: no_shim = 1; break;
 		case OPT_NO_WAKE_RULES: no_wake_rules = 1; break;
 		case OPT_PARTIAL: partial = 1; break;
 		case OPT_WAKE_ALL: m->sched_opts.flags |= COS_SCHED_F_WAKE_ALL; break;
-		case OPT_SPIN: {
-			char *end;
-			unsigned long us = strtoul(optarg, &end, 10);
-
-			if (*end || end == optarg || optarg[0] == '-' || us > 1000000) {
-				fprintf(stderr, "%s: --spin-us takes 0 to 1000000\n", m->prog);
-				return 2;
-			}
-			m->sched_opts.spin_ns = us * 1000;
-			if (!us)
+		case OPT_STATS_SOCKET:
+			if (!optarg[0] || strlen(optarg) >= 108)	/* sun_path */
+				return bad_value(m, longs, c, optarg, NULL);
+			stats_socket = optarg;
+			break;
+		case OPT_NO_STATS_SOCKET: stats_socket = ""; break;
+		case OPT_SPIN:
+			if (lord_number(optarg, 0, 1000000, &v))
+				return bad_value(m, longs, c, optarg, NULL);
+			m->sched_opts.spin_ns = v * 1000;
+			if (!v)
 				m->sched_opts.flags |= COS_SCHED_F_NO_SPIN;
 			break;
-		}
 		case OPT_SUBMIT:
-			if (!strcmp(optarg, "ioctl")) {
+			if (!strcmp(optarg, "ioctl"))
 				m->sched_opts.lord.submit = COS_SUBMIT_IOCTL;
-			} else if (!strcmp(optarg, "uring")) {
+			else if (!strcmp(optarg, "uring"))
 				m->sched_opts.lord.submit = COS_SUBMIT_URING;
-			} else {
-				fprintf(stderr, "%s: --submit takes ioctl or uring\n", m->prog);
-				return 2;
-			}
+			else
+				return bad_value(m, longs, c, optarg, NULL);
 			break;
 		case 'h': usage(stdout, m); return 0;
+		case 'V': cos_print_version(stdout, m->prog); return 0;
+		case ':':
+			fprintf(stderr, "%s: %s needs a value\nTry '%s --help' for more.\n", m->prog,
+				argv[optind - 1], m->prog);
+			return 2;
+		case '?':
+			if (optopt)
+				fprintf(stderr, "%s: unknown option -%c\n", m->prog, optopt);
+			else
+				fprintf(stderr, "%s: unknown option '%s'\n", m->prog, argv[optind - 1]);
+			fprintf(stderr, "Try '%s --help' for more.\n", m->prog);
+			return 2;
 		default:
-			if (c == '?' || !m->parse || m->parse(c, optarg)) {
-				usage(stderr, m);
-				return 2;
-			}
+			if (!m->parse || m->parse(c, optarg))
+				return bad_value(m, longs, c, optarg, m->own_usage);
 		}
 	}
 	if (optind < argc) {
-		usage(stderr, m);
+		fprintf(stderr, "%s: unexpected '%s' (a policy takes options only)\n"
+			"Try '%s --help' for more.\n", m->prog, argv[optind], m->prog);
 		return 2;
 	}
 	if (cpus) {
@@ -274,6 +432,20 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		fprintf(stderr, "%s: %s; going on without them\n", m->prog, cos_strerror(err));
 		m->wake_rules = 0;
 	}
+	/* before the start-up line, which says the lord is ready */
+	m->enclave = enclave;
+	snprintf(m->name, sizeof(m->name), "%s",
+		 cos_lord_name(cos_sched_lord(s))[0] ? cos_lord_name(cos_sched_lord(s)) : m->prog);
+	if (!stats_socket)
+		snprintf(socket_path, sizeof(socket_path), LORD_STATS_DIR "/%s.stats", m->name);
+	else
+		snprintf(socket_path, sizeof(socket_path), "%s", stats_socket);
+	if (socket_path[0]) {
+		err = lord_stats_serve(&m->server, socket_path);
+		if (err)	/* the lord works without: said, not fatal */
+			fprintf(stderr, "%s: cannot serve statistics on %s: %s; going on without\n",
+				m->prog, socket_path, strerror(-err));
+	}
 	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs, shoots by %s, wake rules %s%s",
 		m->prog, m->lord_cpu, m->nr_cpus,
 		cos_lord_submit(cos_sched_lord(s)) == COS_SUBMIT_URING ? "io_uring" : "ioctl",
@@ -293,7 +465,14 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	fputc('\n', stderr);
 	t0 = cos_now_ns();
 	cpu0 = cpu_seconds();
+	m->started_at = t0;
+	m->cpu0 = cpu0;
+	/* under systemd (cos-lord@.service, Type=notify): started once the enclave is registered */
+	sd_notifyf(0, "READY=1\nSTATUS=lord on CPU %d, %d enclave CPUs", m->lord_cpu, m->nr_cpus);
 	err = cos_sched_run(s);
+	sd_notify(0, "STOPPING=1");
+	lord_stats_stop(m->server);
+	m->server = NULL;
 	print_stats(s, m);
 	if (cpu0 >= 0) {	/* what the loop cost the lord's CPU (not the setup before it) */
 		double cpu = cpu_seconds() - cpu0, wall = (cos_now_ns() - t0) / 1e9;

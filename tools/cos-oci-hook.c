@@ -48,7 +48,7 @@
 #define TREE_MAX	65536		/* tasks of a container's tree the hook handles */
 
 static const char usage[] =
-	"usage: cos-oci-hook [-h|--help]\n"
+	"usage: cos-oci-hook [-h|--help] [-V|--version]\n"
 	"\n"
 	"An OCI runtime hook for the createRuntime stage: reads the container's state JSON on stdin\n"
 	"and, if the container is annotated io.cos.policy=<name>, makes its tasks COS tasks\n"
@@ -467,6 +467,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	static struct tree tree;
@@ -478,12 +479,16 @@ int main(int argc, char **argv)
 	json_t *st;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage, stdout);
 			return 0;
 		}
-		fputs(usage, stderr);
+		if (c == 'V') {
+			cos_print_version(stdout, "cos-oci-hook");
+			return 0;
+		}
+		fputs("Try 'cos-oci-hook --help' for more.\n", stderr);	/* getopt named it */
 		return 2;
 	}
 	if (optind < argc) {

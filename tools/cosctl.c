@@ -4,6 +4,7 @@
  * bandwidth groups (list, set a rate), load/unload the module, attach/detach the shim, run a
  * command as COS tasks.  See docs/operating.md, "cosctl".
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -12,16 +13,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cos.h>
 
+/* Where a lord unit's settings live: cos-lord@NAME.service reads COS_DEFAULTS_DIR/cos-NAME. */
+#ifndef COS_DEFAULTS_DIR
+#define COS_DEFAULTS_DIR "/etc/default"
+#endif
+
 static const char usage[] =
-	"usage: cosctl [--json] COMMAND\n"
+	"usage: cosctl [--json] COMMAND [ARG...]\n"
 	"\n"
 	"commands:\n"
-	"  status            module (ABI, features), sched_ext state, shim, the lord, counters\n"
+	"  status [--check]  module (ABI, features), sched_ext state, shim, enclaves and their\n"
+	"                    lords, counters, and what is missing; --check: only what is missing,\n"
+	"                    exit status 1 if anything is\n"
 	"  tasks             the COS tasks: state, CPU, CPU time, last event and how long ago\n"
 	"  groups            the bandwidth groups (cgroups with a cpu controller) the shim knows:\n"
 	"                    rate (cpu.max), weight, usage in the last period, throttling, tasks\n"
@@ -32,13 +42,18 @@ static const char usage[] =
 	"                    load cos.ko: the one installed for the running kernel (modprobe), or\n"
 	"                    FILE (insmod); parameters such as max_tasks=8192\n"
 	"  unload            unload cos.ko (fails while a lord, the shim or an open /dev/cos holds it)\n"
+	"  stats [--enclave NAME] [--monitor SEC]\n"
+	"                    each running lord's statistics (its framework's and its policy's\n"
+	"                    counters), read from its socket; --monitor: again every SEC seconds\n"
+	"  metrics           Prometheus text: the module's, the enclaves', the bandwidth groups'\n"
+	"                    and each lord's counters (node_exporter's textfile collector)\n"
 	"  shim attach [--partial CPUS]\n"
 	"                    attach the cos BPF shim and pin it so it stays after cosctl exits.\n"
 	"                    --partial: partial mode, only COS tasks on sched_ext, every other\n"
 	"                    task stays on the kernel's scheduler; CPUS (e.g. 1-3) become a cpuset\n"
 	"                    partition (" COS_PARTITION_PATH ") where only COS tasks run\n"
 	"  shim detach       detach a pinned shim (and remove partial mode's partition)\n"
-	"  run [--policy-class N] -- CMD [ARG]\n"
+	"  run [--policy-class N] [--enclave NAME] [--] CMD [ARG...]\n"
 	"                    run CMD as a COS task (policy SCHED_EXT, inherited by its threads and\n"
 	"                    children): a lord, e.g. cos-fifo, schedules it on its enclave.  In\n"
 	"                    partial mode CMD first moves into the partition's cgroup\n"
@@ -46,11 +61,71 @@ static const char usage[] =
 	"                    (cos-shinjuku: 1 = most urgent); its own libcos calls can change it\n"
 	"  help              this text\n"
 	"\n"
-	"options:\n"
-	"  -j, --json        machine-readable output (status, tasks, groups, load, unload)\n"
-	"  -h, --help        this text\n"
+	"options (anywhere, but not inside run's CMD):\n"
+	"  -j, --json        machine-readable output (status, tasks, groups, load, unload, stats)\n"
+	"  -h, --help        this text; after a command, that command's\n"
+	"  -V, --version     the version, and the ABI of libcos and of the cos.ko loaded\n"
 	"\n"
 	"Most commands need root.  Exit status: 0 on success, 1 on failure, 2 on bad usage.\n";
+
+static const char status_usage[] =
+	"usage: cosctl status [--check] [--json]\n"
+	"The module (ABI, features), sched_ext's state and scheduler, the shim, each enclave with\n"
+	"its lord and counters, and the problems: what keeps cos from working here (no sched_ext,\n"
+	"cos.ko not loaded or of another ABI, another sched_ext scheduler, the shim not attached, a\n"
+	"lord configured in " COS_DEFAULTS_DIR "/cos-NAME that is not running).\n"
+	"--check: print only the problems (or \"ok\"), exit status 1 if there is one.  Without it\n"
+	"the exit status is 1 only on a kernel that cannot run cos at all.\n";
+
+static const char tasks_usage[] =
+	"usage: cosctl tasks [--json]\n"
+	"The COS tasks: slot, generation, pid, state, CPU, enclave, CPU time, last event and how\n"
+	"long ago.  Needs read access to /dev/cos.\n";
+
+static const char groups_usage[] =
+	"usage: cosctl groups [--json]\n"
+	"       cosctl groups set [--period US] PATH RATE%|max\n"
+	"The bandwidth groups the shim knows (cgroups with a cpu controller): rate (cpu.max),\n"
+	"period, weight, usage in the last period and in all, throttling, tasks.\n"
+	"set: cap cgroup v2 directory PATH at RATE % of one CPU (0 < RATE <= 100 x the online\n"
+	"CPUs): writes QUOTA PERIOD to its cpu.max, QUOTA = RATE x PERIOD / 100 (at least 1000 us).\n"
+	"max removes the cap.  PERIOD is US microseconds, 1000..1000000 (default 100000).\n";
+
+static const char load_usage[] =
+	"usage: cosctl load [--path FILE] [PARAM=VALUE...] [--json]\n"
+	"Load cos.ko: the one installed for the running kernel (libkmod, as modprobe), or FILE\n"
+	"(as insmod), with module parameters such as max_tasks=8192.  A module loaded already\n"
+	"is left as it is (its parameters are not changed).\n";
+
+static const char unload_usage[] =
+	"usage: cosctl unload [--json]\n"
+	"Unload cos.ko.  Fails while a lord, the shim or an open /dev/cos holds it.\n";
+
+static const char stats_usage[] =
+	"usage: cosctl stats [--enclave NAME] [--monitor SEC] [--json]\n"
+	"Each running lord's statistics, read from the socket it serves (" COS_STATS_DIR "/NAME.stats):\n"
+	"its policy, enclave, CPUs, uptime and CPU time, the framework's counters (messages,\n"
+	"placements, failed shoots by reason, the wake rules' starts) and the policy's own.\n"
+	"--enclave NAME: that lord's only (NAME or cos-NAME).  --monitor SEC: again every SEC\n"
+	"seconds (e.g. 0.5), each counter with its rate since the last, until interrupted.\n"
+	"--json: one JSON object per lord and line, as the socket serves it (schema\n"
+	"cos-lord-stats/1, docs/operating.md).  Exit status 1 if no lord answers.\n";
+
+static const char metrics_usage[] =
+	"usage: cosctl metrics\n"
+	"The module's, the enclaves', the bandwidth groups' and each running lord's counters in\n"
+	"Prometheus's text format, e.g. for node_exporter's textfile collector:\n"
+	"  cosctl metrics > /var/lib/prometheus/node-exporter/cos.prom.tmp &&\n"
+	"    mv /var/lib/prometheus/node-exporter/cos.prom.tmp /var/lib/prometheus/node-exporter/cos.prom\n";
+
+static const char shim_usage[] =
+	"usage: cosctl shim attach [--partial CPUS]\n"
+	"       cosctl shim detach\n"
+	"attach: attach the cos BPF shim (the sched_ext scheduler cos runs on) and pin it at\n"
+	COS_SHIM_PIN_PATH ", so that it stays after cosctl exits.  --partial: only COS tasks\n"
+	"run on sched_ext, every other task stays on the kernel's scheduler; CPUS (e.g. 1-3)\n"
+	"become a cpuset partition (" COS_PARTITION_PATH ") where only COS tasks run.\n"
+	"detach: detach the pinned shim (and remove partial mode's partition).\n";
 
 /*
  * A JSON string of @s (jansson).  Names from the kernel (a task's comm, a scheduler's name)
@@ -121,19 +196,88 @@ static const char *enclave_cpus(const struct cos_enclave_info *e, char *buf, siz
 	return buf;
 }
 
-static int cmd_status(int json)
+/* Does enclave @e serve the lord unit NAME (its name, or NAME with "cos-" before it)? */
+static bool enclave_is(const struct cos_enclave_info *e, const char *name)
+{
+	return !strcmp(e->name, name) || (!strncmp(e->name, "cos-", 4) && !strcmp(e->name + 4, name));
+}
+
+/*
+ * Add to @problems what keeps cos from working here, each with what to do.  The lords
+ * configured for cos-lord@NAME.service (a file COS_DEFAULTS_DIR/cos-NAME, cos-shim's aside)
+ * must have their enclaves registered.
+ */
+static void find_problems(json_t *problems, const struct cos_sys_status *st, bool have_info,
+			  const struct cos_info *info, const char *info_err,
+			  const struct cos_enclave_info *enclaves, size_t nr_enclaves)
+{
+	const char *dir = getenv("COS_DEFAULTS_DIR") ?: COS_DEFAULTS_DIR;
+	bool other = st->ops[0] && !st->shim_attached && strcmp(st->state, "disabled");
+	struct dirent *d;
+	DIR *dp;
+
+	if (!st->sched_ext) {
+		json_array_append_new(problems, json_string(
+			"this kernel has no sched_ext (CONFIG_SCHED_CLASS_EXT): cos cannot run on it"));
+		return;
+	}
+	if (!st->module_loaded)
+		json_array_append_new(problems, json_string(
+			"cos.ko is not loaded: cosctl load (or modprobe cos; DKMS builds it)"));
+	else if (!have_info)
+		json_array_append_new(problems, json_sprintf("cannot read cos.ko's state: %s",
+							     info_err));
+	else if (info->abi_version != COS_ABI_VERSION)
+		json_array_append_new(problems, json_sprintf(
+			"cos.ko's ABI %u is not libcos's %d: install the same release of both",
+			info->abi_version, COS_ABI_VERSION));
+	if (other)
+		json_array_append_new(problems, json_sprintf(
+			"another sched_ext scheduler runs (\"%s\"): stop it first (scx's: systemctl stop "
+			"scx.service, or scxctl stop)", st->ops));
+	else if (!st->shim_attached)
+		json_array_append_new(problems, json_string(
+			"the shim is not attached: cosctl shim attach (or systemctl start cos-shim)"));
+	dp = opendir(dir);
+	while (dp && (d = readdir(dp))) {
+		const char *name = d->d_name + 4;
+		bool found = false;
+
+		if (strncmp(d->d_name, "cos-", 4) || !*name || !strcmp(name, "shim") ||
+		    strchr(name, '.') || strchr(name, '~'))	/* editors' and dpkg's leftovers */
+			continue;
+		for (size_t i = 0; i < nr_enclaves && !found; i++)
+			found = enclave_is(&enclaves[i], name);
+		if (!found)
+			json_array_append_new(problems, json_sprintf(
+				"no lord runs the enclave '%s' configured in %s/%s: systemctl status "
+				"cos-lord@%s", name, dir, d->d_name, name));
+	}
+	if (dp)
+		closedir(dp);
+}
+
+static int cmd_status(int argc, char **argv, int json)
 {
 	struct cos_enclave_info *enclaves = NULL;
-	size_t nr_enclaves = 0;
+	size_t nr_enclaves = 0, nr_problems;
 	int have_enclaves = 0;
 	struct cos_sys_status st;
 	struct cos_info info = {0};
 	char kv[32], part_str[256] = "";
-	int fd, err, have_info = 0;
+	int fd, err, have_info = 0, check = 0;
 	const char *info_err = "";
+	json_t *problems;
 	cpu_set_t part;
 	bool partial;
 
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--check")) {
+			fprintf(stderr, "cosctl status: unexpected '%s'\n%s", argv[i], status_usage);
+			return 2;
+		}
+		check = 1;
+	}
 	cos_sys_status(&st);
 	partial = cos_shim_partial() == 1;
 	if (partial && cos_partition_cpus(&part, sizeof(part)))
@@ -152,21 +296,46 @@ static int cmd_status(int json)
 	} else if (st.module_loaded) {
 		info_err = cos_strerror(fd);
 	}
+	problems = json_array();
+	find_problems(problems, &st, have_info, &info, info_err, enclaves, nr_enclaves);
+	nr_problems = json_array_size(problems);
+	err = check ? nr_problems != 0 : !st.sched_ext;
 
+	if (check && !json) {
+		size_t i;
+		json_t *p;
+
+		json_array_foreach(problems, i, p)
+			printf("%s\n", json_string_value(p));
+		if (!nr_problems)
+			printf("ok\n");
+		json_decref(problems);
+		free(enclaves);
+		return err;
+	}
 	if (json) {
 		json_t *module = json_pack("{s:b,s:b}", "loaded", st.module_loaded, "device", st.device);
 
 		if (have_info) {
+			json_t *names = json_array();
+
+			for (unsigned int bit = 0; bit < 64; bit++)
+				if (info.features & (1ULL << bit))
+					json_array_append_new(names, cos_feature_name(bit) ?
+						json_string(cos_feature_name(bit)) :
+						json_sprintf("bit-%u", bit));
 			json_object_set_new(module, "abi_version", json_integer(info.abi_version));
 			json_object_set_new(module, "features", json_integer((json_int_t)info.features));
+			json_object_set_new(module, "feature_names", names);
 			json_object_set_new(module, "nr_cpu_ids", json_integer(info.nr_cpu_ids));
 			json_object_set_new(module, "kernel_version",
 					    json_string(kver_str(info.kernel_version, kv, sizeof(kv))));
 		} else if (info_err[0]) {
 			json_object_set_new(module, "error", json_text(info_err));
 		}
-		json_t *out = json_pack("{s:o,s:{s:i},s:{s:b,s:o,s:o},s:{s:b,s:b}}",
+		json_t *out = json_pack("{s:o,s:{s:i,s:s},s:{s:b,s:o,s:o},s:{s:b,s:b}}",
 					"module", module, "libcos", "abi_version", COS_ABI_VERSION,
+					"version", cos_version(),
 					"sched_ext", "supported", st.sched_ext, "state",
 					json_text(st.state), "ops", json_text(st.ops),
 					"shim", "attached", st.shim_attached, "pinned", st.shim_pinned);
@@ -214,20 +383,31 @@ static int cmd_status(int json)
 						      "stalls", (json_int_t)info.stalls,
 						      "dropped", (json_int_t)info.dropped));
 		}
+		json_object_set_new(out, "problems", problems);
 		json_print(out);
 		free(enclaves);
-		return 0;
+		return err;
 	}
 
 	if (!st.module_loaded)
-		printf("module:     not loaded (modprobe cos)\n");
+		printf("module:     not loaded%s\n", st.sched_ext ? " (cosctl load)" : "");
 	else if (have_info)
-		printf("module:     loaded, ABI %u, features 0x%llx, %u CPU ids, built for Linux %s\n",
-		       info.abi_version, (unsigned long long)info.features, info.nr_cpu_ids,
-		       kver_str(info.kernel_version, kv, sizeof(kv)));
+		printf("module:     loaded, ABI %u, %u CPU ids, built for Linux %s\n",
+		       info.abi_version, info.nr_cpu_ids, kver_str(info.kernel_version, kv, sizeof(kv)));
 	else
 		printf("module:     loaded (%s)\n", info_err);
-	printf("libcos:     ABI %u%s\n", COS_ABI_VERSION,
+	if (have_info) {
+		printf("features:  ");
+		for (unsigned int bit = 0; bit < 64; bit++)
+			if (info.features & (1ULL << bit)) {
+				if (cos_feature_name(bit))
+					printf(" %s", cos_feature_name(bit));
+				else
+					printf(" bit-%u", bit);
+			}
+		putchar('\n');
+	}
+	printf("libcos:     %s, ABI %u%s\n", cos_version(), COS_ABI_VERSION,
 	       have_info && info.abi_version != COS_ABI_VERSION ? " (differs from the module!)" : "");
 	if (!st.sched_ext)
 		printf("sched_ext:  not supported by this kernel\n");
@@ -239,8 +419,6 @@ static int cmd_status(int json)
 	       st.shim_pinned ? " (pinned at " COS_SHIM_PIN_PATH ")" : "");
 	if (partial)
 		printf("partition:  CPUs %s for COS tasks (" COS_PARTITION_PATH ")\n", part_str);
-	if (!have_info)
-		return 0;
 	if (have_enclaves) {
 		char cpus[256];
 
@@ -257,23 +435,30 @@ static int cmd_status(int json)
 			       (unsigned long long)e->fallbacks, (unsigned long long)e->stalls,
 			       (unsigned long long)e->dropped);
 		}
-		free(enclaves);
 	}
-	if (info.lord_pid && !have_enclaves)
-		printf("lord:       thread %d on CPU %d, enclave of %u CPUs\n", info.lord_pid,
-		       info.lord_cpu, info.enclave_cpus);
-	else if (!info.lord_pid && !nr_enclaves)
-		printf("lord:       none (COS tasks run under the shim's fair policy)\n");
-	printf("counters:   %u COS tasks; since load: %llu messages, %llu placed, %llu refused, "
-	       "%llu fallbacks, %llu stalls, %llu dropped\n", info.tasks,
-	       (unsigned long long)info.messages, (unsigned long long)info.placed,
-	       (unsigned long long)info.refused, (unsigned long long)info.fallbacks,
-	       (unsigned long long)info.stalls, (unsigned long long)info.dropped);
-	if (info.stalls || info.dropped)
-		printf("            stalls: a lord fell behind (the fair policy ran its tasks meanwhile);"
-		       " dropped: its ring overflowed (it resynced). If they grow, keep other\n"
-		       "            work off the lord's CPU, or give the lord a longer --stall-ms\n");
-	return 0;
+	if (have_info) {
+		if (info.lord_pid && !have_enclaves)
+			printf("lord:       thread %d on CPU %d, enclave of %u CPUs\n", info.lord_pid,
+			       info.lord_cpu, info.enclave_cpus);
+		else if (!info.lord_pid && !nr_enclaves)
+			printf("lord:       none (COS tasks run under the shim's fair policy)\n");
+		printf("counters:   %u COS tasks; since load: %llu messages, %llu placed, %llu "
+		       "refused, %llu fallbacks, %llu stalls, %llu dropped\n", info.tasks,
+		       (unsigned long long)info.messages, (unsigned long long)info.placed,
+		       (unsigned long long)info.refused, (unsigned long long)info.fallbacks,
+		       (unsigned long long)info.stalls, (unsigned long long)info.dropped);
+		if (info.stalls || info.dropped)
+			printf("            stalls: a lord fell behind (the fair policy ran its tasks "
+			       "meanwhile); dropped: its ring overflowed (it resynced). If they grow,\n"
+			       "            keep other work off the lord's CPU, or give the lord a longer "
+			       "--stall-ms\n");
+	}
+	for (size_t i = 0; i < nr_problems; i++)
+		printf("%s %s\n", i ? "           " : "problem:   ",
+		       json_string_value(json_array_get(problems, i)));
+	json_decref(problems);
+	free(enclaves);
+	return err;
 }
 
 /* Say what went wrong (a libcos error): exit status 1. */
@@ -292,7 +477,7 @@ static const char *enclave_name(const struct cos_enclave_info *all, size_t nr, u
 	return "-";
 }
 
-static int cmd_tasks(int json)
+static int cmd_tasks(int argc, char **argv, int json)
 {
 	struct cos_task_info *tasks;
 	struct cos_enclave_info *encl = NULL;
@@ -301,6 +486,10 @@ static int cmd_tasks(int json)
 	size_t n, i, nencl = 0;
 	int fd, err;
 
+	if (argc) {
+		fprintf(stderr, "cosctl tasks: unexpected '%s'\n%s", argv[0], tasks_usage);
+		return 2;
+	}
 	fd = cos_open();
 	err = fd < 0 ? fd : cos_get_tasks(fd, &tasks, &n);
 	if (!err && cos_get_enclaves(fd, &encl, &nencl))
@@ -442,12 +631,6 @@ static int cmd_groups_list(int json)
 	return 0;
 }
 
-static const char groups_set_usage[] =
-	"usage: cosctl groups set [--period US] PATH RATE%|max\n"
-	"Cap cgroup v2 directory PATH at RATE % of one CPU (0 < RATE <= 100 x the online CPUs):\n"
-	"writes QUOTA PERIOD to its cpu.max, QUOTA = RATE x PERIOD / 100 (at least 1000 us).  max\n"
-	"removes the cap.  PERIOD is US microseconds, 1000..1000000 (default 100000).\n";
-
 static int cmd_groups(int argc, char **argv, int json)
 {
 	unsigned long period = 0;
@@ -458,7 +641,7 @@ static int cmd_groups(int argc, char **argv, int json)
 	if (argc == 0)
 		return cmd_groups_list(json);
 	if (strcmp(argv[0], "set")) {
-		fprintf(stderr, "cosctl: unknown groups command '%s'\n\n%s", argv[0], usage);
+		fprintf(stderr, "cosctl groups: unknown command '%s'\n%s", argv[0], groups_usage);
 		return 2;
 	}
 	argc--;
@@ -475,7 +658,7 @@ static int cmd_groups(int argc, char **argv, int json)
 		argv += 2;
 	}
 	if (argc != 2) {
-		fputs(groups_set_usage, stderr);
+		fputs(groups_usage, stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "max")) {
@@ -526,8 +709,7 @@ static int cmd_load(int argc, char **argv, int json)
 			}
 			used += n;
 		} else {
-			fprintf(stderr, "cosctl load: unexpected '%s'\nusage: cosctl load [--path FILE] "
-				"[PARAM=VALUE...]\n", argv[i]);
+			fprintf(stderr, "cosctl load: unexpected '%s'\n%s", argv[i], load_usage);
 			return 2;
 		}
 	}
@@ -537,7 +719,7 @@ static int cmd_load(int argc, char **argv, int json)
 		return 1;
 	}
 	if (json)
-		printf("{\"loaded\":true,\"already\":%s}\n", err ? "true" : "false");
+		json_print(json_pack("{s:b,s:b}", "loaded", 1, "already", err > 0));
 	else if (err)
 		printf("cos.ko is loaded already%s\n", used ? " (parameters not applied)" : "");
 	else
@@ -545,12 +727,12 @@ static int cmd_load(int argc, char **argv, int json)
 	return 0;
 }
 
-static int cmd_unload(int argc, int json)
+static int cmd_unload(int argc, char **argv, int json)
 {
 	int err;
 
 	if (argc) {
-		fputs("usage: cosctl unload\n", stderr);
+		fprintf(stderr, "cosctl unload: unexpected '%s'\n%s", argv[0], unload_usage);
 		return 2;
 	}
 	err = cos_module_unload();
@@ -559,13 +741,13 @@ static int cmd_unload(int argc, int json)
 		return 1;
 	}
 	if (json)
-		printf("{\"loaded\":false,\"already\":%s}\n", err ? "true" : "false");
+		json_print(json_pack("{s:b,s:b}", "loaded", 0, "already", err > 0));
 	else
 		printf(err ? "cos.ko is not loaded\n" : "cos.ko unloaded\n");
 	return 0;
 }
 
-static int cmd_shim(int argc, char **argv)
+static int cmd_shim(int argc, char **argv, int json)
 {
 	struct cos_shim_opts opts = { .size = sizeof(opts) };
 	struct cos_shim *shim;
@@ -584,7 +766,7 @@ static int cmd_shim(int argc, char **argv)
 		argc = 1;
 	}
 	if (argc != 1) {
-		fputs(usage, stderr);
+		fputs(shim_usage, stderr);
 		return 2;
 	}
 	if (!strcmp(argv[0], "attach")) {
@@ -611,7 +793,7 @@ static int cmd_shim(int argc, char **argv)
 			return 0;
 		}
 	} else {
-		fprintf(stderr, "cosctl: unknown shim command '%s'\n", argv[0]);
+		fprintf(stderr, "cosctl shim: unknown command '%s'\n%s", argv[0], shim_usage);
 		return 2;
 	}
 	fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
@@ -660,7 +842,7 @@ static int run_in_enclave(const char *name)
 	return 0;
 }
 
-static int cmd_run(int argc, char **argv)
+static int cmd_run(int argc, char **argv, int json)
 {
 	struct sched_param sp = { 0 };
 	const char *enclave = NULL;
@@ -746,48 +928,479 @@ static int cmd_run(int argc, char **argv)
 	return 127;
 }
 
+/*
+ * Live statistics: each lord serves one JSON object per connection on COS_STATS_DIR/NAME.stats
+ * (policies/lord_stats.c).
+ */
+
+/* The snapshot of the lord serving @path, or NULL (said on stderr unless @quiet). */
+static json_t *lord_snapshot(const char *path, bool quiet)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 3 };
+	char buf[65536];
+	size_t len = 0;
+	json_error_t jerr;
+	json_t *j = NULL;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return NULL;
+	memcpy(sa.sun_path, path, strlen(path));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		if (!quiet)
+			fprintf(stderr, "cosctl: %s: %s%s\n", path, strerror(errno),
+				errno == ECONNREFUSED ? " (its lord is gone: a stale socket)" : "");
+		close(fd);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == sizeof(buf) - 1)
+			break;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (len)
+		j = json_loads(buf, 0, &jerr);
+	if (!j && !quiet)
+		fprintf(stderr, "cosctl: %s: %s\n", path, len ? jerr.text : "no answer");
+	return j;
+}
+
+/* Is @file the socket of a lord (NAME.stats), of enclave @name or cos-@name if @name? */
+static bool stats_file_of(const char *file, const char *name)
+{
+	size_t len = strlen(file);
+
+	if (len <= 6 || strcmp(file + len - 6, ".stats"))
+		return false;
+	len -= 6;
+	return !name || (strlen(name) == len && !strncmp(file, name, len)) ||
+	       (len > 4 && !strncmp(file, "cos-", 4) && strlen(name) == len - 4 &&
+		!strncmp(file + 4, name, len - 4));
+}
+
+/* The sockets of the lords (of enclave @name, if not NULL) in @paths, malloc()ed.  How many. */
+static size_t lord_sockets(const char *name, char ***paths)
+{
+	const char *dir = getenv("COS_STATS_DIR") ?: COS_STATS_DIR;
+	struct dirent **ents;
+	size_t n = 0;
+	int nr;
+
+	*paths = NULL;
+	nr = scandir(dir, &ents, NULL, alphasort);
+	if (nr <= 0)
+		return 0;
+	*paths = calloc((size_t)nr, sizeof(**paths));
+	for (int i = 0; i < nr; i++) {
+		char *p;
+
+		if (*paths && stats_file_of(ents[i]->d_name, name) &&
+		    asprintf(&p, "%s/%s", dir, ents[i]->d_name) > 0)
+			(*paths)[n++] = p;
+		free(ents[i]);
+	}
+	free(ents);
+	return n;
+}
+
+/* Print @o's counters ("key value", with "(+R/s)" against @prev over @dt seconds). */
+static void print_counters(const char *label, json_t *o, json_t *prev, double dt)
+{
+	const char *key;
+	json_t *v;
+
+	printf("  %-10s", label);
+	json_object_foreach(o, key, v) {
+		json_int_t now = json_integer_value(v), was;
+
+		printf(" %s %lld", key, (long long)now);
+		if (prev && dt > 0 && json_is_integer(json_object_get(prev, key))) {
+			was = json_integer_value(json_object_get(prev, key));
+			if (now != was)
+				printf(" (%+.1f/s)", (now - was) / dt);
+		}
+	}
+	putchar('\n');
+}
+
+static void print_lord(json_t *j, json_t *prev)
+{
+	double up = json_real_value(json_object_get(j, "uptime_s")),
+	       cpu = json_real_value(json_object_get(j, "lord_cpu_s")),
+	       dt = prev ? up - json_real_value(json_object_get(prev, "uptime_s")) : 0;
+
+	printf("enclave %s: %s, pid %lld, lord CPU %lld, CPUs %s, up %.1f s, lord CPU time %.2f s "
+	       "(%.0f %%)\n", json_string_value(json_object_get(j, "enclave")) ?: "?",
+	       json_string_value(json_object_get(j, "policy")) ?: "?",
+	       (long long)json_integer_value(json_object_get(j, "pid")),
+	       (long long)json_integer_value(json_object_get(j, "lord_cpu")),
+	       json_string_value(json_object_get(j, "cpus")) ?: "?", up, cpu,
+	       up > 0 ? 100 * cpu / up : 0);
+	print_counters("framework", json_object_get(j, "framework"),
+		       prev ? json_object_get(prev, "framework") : NULL, dt);
+	print_counters("policy", json_object_get(j, "policy_stats"),
+		       prev ? json_object_get(prev, "policy_stats") : NULL, dt);
+}
+
+static int cmd_stats(int argc, char **argv, int json)
+{
+	json_t **prev = NULL;
+	const char *name = NULL;
+	double every = 0;
+	int rc = 0;
+
+	for (int i = 0; i < argc; i++) {
+		char *end;
+
+		if (!strcmp(argv[i], "--enclave") && i + 1 < argc && argv[i + 1][0]) {
+			name = argv[++i];
+		} else if (!strcmp(argv[i], "--monitor") && i + 1 < argc) {
+			errno = 0;
+			every = strtod(argv[++i], &end);
+			if (errno || end == argv[i] || *end || !(every >= 0.1 && every <= 3600)) {
+				fprintf(stderr, "cosctl stats: bad value '%s' for --monitor: want "
+					"0.1..3600 seconds\n", argv[i]);
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "cosctl stats: unexpected '%s'\n%s", argv[i], stats_usage);
+			return 2;
+		}
+	}
+	for (unsigned long round = 0;; round++) {
+		char **paths;
+		size_t n = lord_sockets(name, &paths), got = 0;
+		json_t **cur = calloc(n + 1, sizeof(*cur));
+
+		if (every && !json && round)
+			putchar('\n');
+		for (size_t i = 0; i < n; i++) {
+			json_t *j = cur ? lord_snapshot(paths[i], false) : NULL, *was = NULL;
+
+			free(paths[i]);
+			if (!j)
+				continue;
+			cur[got++] = j;
+			if (json) {
+				json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+				putchar('\n');
+				continue;
+			}
+			/* the same lord (its pid) in the last round: the rates */
+			for (size_t k = 0; prev && prev[k] && !was; k++)
+				if (json_equal(json_object_get(prev[k], "pid"), json_object_get(j, "pid")))
+					was = prev[k];
+			print_lord(j, was);
+		}
+		free(paths);
+		for (size_t k = 0; prev && prev[k]; k++)
+			json_decref(prev[k]);
+		free(prev);
+		prev = cur;
+		fflush(stdout);
+		if (!every && !got) {
+			fprintf(stderr, "cosctl: no lord serves statistics%s%s in %s\n",
+				name ? " for enclave " : "", name ? name : "",
+				getenv("COS_STATS_DIR") ?: COS_STATS_DIR);
+			rc = 1;
+		}
+		if (!every)
+			break;
+		usleep((useconds_t)(every * 1e6));
+	}
+	for (size_t k = 0; prev && prev[k]; k++)
+		json_decref(prev[k]);
+	free(prev);
+	return rc;
+}
+
+/* @s as a Prometheus label value: backslash, quote and newline escaped. */
+static void prom_label(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			printf("\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+/* A metric's HELP and TYPE lines. */
+static void prom_head(const char *name, const char *type, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The lords' counters of @section ("framework" or "policy_stats") as metric @metric. */
+static void prom_lords(json_t *const *lords, size_t n, const char *section, const char *metric,
+		       const char *help)
+{
+	prom_head(metric, "gauge", help);
+	for (size_t i = 0; i < n; i++) {
+		const char *key;
+		json_t *v;
+
+		json_object_foreach(json_object_get(lords[i], section), key, v) {
+			printf("%s{enclave=\"", metric);
+			prom_label(json_string_value(json_object_get(lords[i], "enclave")) ?: "");
+			printf("\",policy=\"");
+			prom_label(json_string_value(json_object_get(lords[i], "policy")) ?: "");
+			printf("\",counter=\"");
+			prom_label(key);
+			printf("\"} %lld\n", (long long)json_integer_value(v));
+		}
+	}
+}
+
+static int cmd_metrics(int argc, char **argv, int json)
+{
+	struct cos_enclave_info *enc = NULL;
+	struct cos_group_info *groups = NULL;
+	struct cos_sys_status st;
+	struct cos_info info;
+	size_t nenc = 0, ngroups = 0, nlords, got = 0;
+	char **paths = NULL, **sockets;
+	json_t **lords;
+	int fd, have_info = 0;
+
+	if (argc) {
+		fprintf(stderr, "cosctl metrics: unexpected '%s'\n%s", argv[0], metrics_usage);
+		return 2;
+	}
+	cos_sys_status(&st);
+	fd = st.module_loaded ? cos_open() : -ENODEV;
+	if (fd >= 0) {
+		have_info = !cos_get_info(fd, &info);
+		if (have_info && (info.features & COS_FEAT_ENCLAVE_NAMES) &&
+		    cos_get_enclaves(fd, &enc, &nenc))
+			nenc = 0;
+		if (cos_get_groups(fd, &groups, &ngroups))
+			ngroups = 0;
+		close(fd);
+	}
+	paths = calloc(ngroups ?: 1, sizeof(*paths));
+	if (paths && cos_group_paths(groups, ngroups, paths))
+		ngroups = 0;
+	nlords = lord_sockets(NULL, &sockets);
+	lords = calloc(nlords + 1, sizeof(*lords));
+	for (size_t i = 0; i < nlords; i++) {
+		json_t *j = lords ? lord_snapshot(sockets[i], true) : NULL;
+
+		if (j)
+			lords[got++] = j;
+		free(sockets[i]);
+	}
+	free(sockets);
+
+	prom_head("cos_module_loaded", "gauge", "Whether cos.ko is loaded.");
+	printf("cos_module_loaded %d\n", st.module_loaded);
+	prom_head("cos_shim_attached", "gauge", "Whether the cos shim is the sched_ext scheduler.");
+	printf("cos_shim_attached %d\n", st.shim_attached);
+	if (have_info) {
+		prom_head("cos_abi_version", "gauge", "The module's ABI version.");
+		printf("cos_abi_version %u\n", info.abi_version);
+		prom_head("cos_tasks", "gauge", "COS tasks now.");
+		printf("cos_tasks %u\n", info.tasks);
+#define MODULE_COUNTER(field, help)						\
+		prom_head("cos_" #field "_total", "counter", help);			\
+		printf("cos_" #field "_total %llu\n", (unsigned long long)info.field)
+		MODULE_COUNTER(messages, "Messages posted to the lords since the module loaded.");
+		MODULE_COUNTER(placed, "Tasks the lords' shoots placed.");
+		MODULE_COUNTER(refused, "Shoots the module refused.");
+		MODULE_COUNTER(fallbacks, "Tasks that fell back to the fair policy.");
+		MODULE_COUNTER(stalls, "Times a lord stalled.");
+		MODULE_COUNTER(dropped, "Messages dropped on a full ring.");
+#undef MODULE_COUNTER
+	}
+	if (nenc) {
+		prom_head("cos_enclave_waiting", "gauge", "Tasks waiting for the enclave's lord.");
+		for (size_t i = 0; i < nenc; i++) {
+			printf("cos_enclave_waiting{enclave=\"");
+			prom_label(enc[i].name);
+			printf("\"} %u\n", enc[i].waiting);
+		}
+#define ENCLAVE_COUNTER(metric, field, help)					\
+		prom_head("cos_enclave_" metric "_total", "counter", help);		\
+		for (size_t i = 0; i < nenc; i++) {					\
+			printf("cos_enclave_" metric "_total{enclave=\"");		\
+			prom_label(enc[i].name);					\
+			printf("\"} %llu\n", (unsigned long long)enc[i].field);		\
+		}
+		ENCLAVE_COUNTER("messages", produced, "Messages posted to the enclave's lord.")
+		ENCLAVE_COUNTER("placed", placed, "Tasks the enclave's lord placed.")
+		ENCLAVE_COUNTER("refused", refused, "Shoots of the enclave's lord refused.")
+		ENCLAVE_COUNTER("fallbacks", fallbacks, "The enclave's tasks that fell back.")
+		ENCLAVE_COUNTER("stalls", stalls, "Times the enclave's lord stalled.")
+		ENCLAVE_COUNTER("dropped", dropped, "Messages to the enclave's lord dropped.")
+#undef ENCLAVE_COUNTER
+	}
+	if (ngroups) {
+#define GROUP_METRIC(metric, type, value, help)				\
+		prom_head("cos_group_" metric, type, help);				\
+		for (size_t i = 0; i < ngroups; i++) {					\
+			const struct cos_group_info *g = &groups[i];			\
+											\
+			printf("cos_group_" metric "{cgroup=\"");			\
+			prom_label(paths[i] ?: "?");					\
+			printf("\"} %.9g\n", (double)(value));				\
+		}
+		GROUP_METRIC("usage_seconds_total", "counter", g->usage_ns / 1e9,
+			     "CPU time the group's tasks used under the shim.")
+		GROUP_METRIC("throttled_seconds_total", "counter", g->throttled_ns / 1e9,
+			     "Time the group spent throttled (cpu.max).")
+		GROUP_METRIC("throttles_total", "counter", g->nr_throttled,
+			     "Times the group was throttled.")
+		GROUP_METRIC("quota_cpus", "gauge", g->quota_ns == COS_GROUP_NO_QUOTA ? -1 :
+			     (double)g->quota_ns / g->period_ns,
+			     "cpu.max as CPUs (-1: no limit).")
+		GROUP_METRIC("weight", "gauge", g->weight, "cpu.weight.")
+#undef GROUP_METRIC
+	}
+	if (got) {
+		prom_head("cos_lord_cpu_seconds_total", "counter", "CPU time of each lord's process.");
+		for (size_t i = 0; i < got; i++) {
+			printf("cos_lord_cpu_seconds_total{enclave=\"");
+			prom_label(json_string_value(json_object_get(lords[i], "enclave")) ?: "");
+			printf("\"} %.6f\n", json_real_value(json_object_get(lords[i], "lord_cpu_s")));
+		}
+		prom_lords(lords, got, "framework", "cos_lord_framework",
+			   "Each lord's framework counters (libcos), by name.");
+		prom_lords(lords, got, "policy_stats", "cos_lord_policy",
+			   "Each lord's policy counters, by name.");
+	}
+	for (size_t i = 0; i < ngroups; i++)
+		free(paths ? paths[i] : NULL);
+	for (size_t i = 0; i < got; i++)
+		json_decref(lords[i]);
+	free(lords);
+	free(paths);
+	free(groups);
+	free(enc);
+	return 0;
+}
+
+/* A global option (-j, -h, -V and their long names): its letter, 0 if @arg is none. */
+static int global_opt(const char *arg)
+{
+	if (!strcmp(arg, "-j") || !strcmp(arg, "--json"))
+		return 'j';
+	if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
+		return 'h';
+	if (!strcmp(arg, "-V") || !strcmp(arg, "--version"))
+		return 'V';
+	return 0;
+}
+
+static const struct command {
+	const char *name;
+	const char *usage;
+	int (*fn)(int argc, char **argv, int json);
+} commands[] = {
+	{ "status", status_usage, cmd_status },
+	{ "tasks", tasks_usage, cmd_tasks },
+	{ "groups", groups_usage, cmd_groups },
+	{ "load", load_usage, cmd_load },
+	{ "unload", unload_usage, cmd_unload },
+	{ "shim", shim_usage, cmd_shim },
+	{ "stats", stats_usage, cmd_stats },
+	{ "metrics", metrics_usage, cmd_metrics },
+	{ "run", run_usage, cmd_run },
+};
+
+/*
+ * The global options may come before the command and among its words, except in run's
+ * command: run's own options end at its first word that is not one (or --), and the global
+ * ones are taken up to there (the value of --enclave or --policy-class is not a word).
+ */
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int json = 0, c;
+	const struct command *cmd = NULL;
+	int json = 0, i, n = 0;
+	char **args;
 
-	while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
-		switch (c) {
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		switch (global_opt(argv[i])) {
 		case 'j':
 			json = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
+		case 'V':
+			cos_print_version(stdout, "cosctl");
+			return 0;
 		default:
-			fputs(usage, stderr);
+			fprintf(stderr, "cosctl: unknown option '%s'\nTry 'cosctl --help' for more.\n",
+				argv[i]);
 			return 2;
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	if (argc == 0 || !strcmp(argv[0], "help")) {
-		fputs(usage, argc ? stdout : stderr);
-		return argc ? 0 : 2;
+	if (i == argc) {
+		fputs(usage, stderr);
+		return 2;
 	}
-	if (!strcmp(argv[0], "status") && argc == 1)
-		return cmd_status(json);
-	if (!strcmp(argv[0], "tasks") && argc == 1)
-		return cmd_tasks(json);
-	if (!strcmp(argv[0], "groups"))
-		return cmd_groups(argc - 1, argv + 1, json);
-	if (!strcmp(argv[0], "load"))
-		return cmd_load(argc - 1, argv + 1, json);
-	if (!strcmp(argv[0], "unload"))
-		return cmd_unload(argc - 1, json);
-	if (!strcmp(argv[0], "shim"))
-		return cmd_shim(argc - 1, argv + 1);
-	if (!strcmp(argv[0], "run"))
-		return cmd_run(argc - 1, argv + 1);
-	fprintf(stderr, "cosctl: unknown command '%s'\n\n%s", argv[0], usage);
-	return 2;
+	if (!strcmp(argv[i], "help")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+		if (!strcmp(argv[i], commands[k].name))
+			cmd = &commands[k];
+	if (!cmd) {
+		fprintf(stderr, "cosctl: unknown command '%s'\nTry 'cosctl --help' for more.\n",
+			argv[i]);
+		return 2;
+	}
+	args = calloc(argc, sizeof(*args));
+	if (!args)
+		return fail(-ENOMEM);
+	for (int k = i + 1; k < argc; k++) {
+		bool in_cmd = false;
+
+		if (cmd->fn == cmd_run) {	/* past run's options: CMD's own words */
+			in_cmd = !strcmp(argv[k], "--") || argv[k][0] != '-';
+			if ((!strcmp(argv[k], "--enclave") || !strcmp(argv[k], "--policy-class")) &&
+			    k + 1 < argc) {
+				args[n++] = argv[k++];
+				args[n++] = argv[k];
+				continue;
+			}
+		}
+		if (in_cmd) {
+			while (k < argc)
+				args[n++] = argv[k++];
+			break;
+		}
+		switch (global_opt(argv[k])) {
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			fputs(cmd->usage, stdout);
+			free(args);
+			return 0;
+		case 'V':
+			cos_print_version(stdout, "cosctl");
+			free(args);
+			return 0;
+		default:
+			args[n++] = argv[k];
+		}
+	}
+	i = cmd->fn(n, args, json);
+	free(args);
+	return i;
 }

@@ -112,9 +112,13 @@ TEST_CASE("without the module, libcos and cosctl say how to load it", "[module][
 	CHECK(sched_ext_state() == "disabled");
 	std::string out;
 	CHECK(sh("cosctl status", &out) == 0);
-	CHECK(out.find("not loaded") != std::string::npos);
+	CHECK(out.find("module:     not loaded (cosctl load)") != std::string::npos);
 	CHECK(sh("cosctl --json status", &out) == 0);
 	CHECK(out.find("\"loaded\":false") != std::string::npos);
+	CHECK(sh("cosctl status --check", &out) == 1);
+	CHECK(out.find("cos.ko is not loaded: cosctl load") == 0);
+	CHECK(sh("cosctl --version", &out) == 0);
+	CHECK(out.find("cos.ko not loaded") != std::string::npos);
 	reload();
 }
 

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <functional>
 #include <iostream>
+#include <regex>
 #include <sstream>
 #include <thread>
 #include <pthread.h>
@@ -306,6 +307,85 @@ TEST_CASE("a healthy cos-fifo with 200 busy COS tasks is never declared stalled 
 	CAPTURE(lord.err);
 	CHECK(lord.err.find("stalls 0") != std::string::npos);	/* the lord kept up: no fallback */
 	CHECK(lord.err.find(" placed 0 ") == std::string::npos);
+}
+
+TEST_CASE("a lord serves its statistics on a socket: cosctl stats (text, --json, --monitor) and cosctl metrics", "[policies][cosctl][stats]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	const std::string cosctl = build_path("bin/cosctl"), sock = COS_STATS_DIR "/statx.stats";
+	std::string out;
+	CHECK(sh(cosctl + " stats --enclave statx 2>&1", &out) == 1);	/* nobody serves it yet */
+	CHECK(out.find("no lord serves statistics for enclave statx") != std::string::npos);
+	{
+		PolicyProc lord({build_path("bin/cos-fifo"), "--name", "statx", "--cpus", "1"});
+		REQUIRE(lord.wait_for("enclave 'statx'"));
+		CHECK(access(sock.c_str(), F_OK) == 0);
+		REQUIRE(sh(cosctl + " run --enclave statx -- sh -c 'for i in 1 2 3 4 5; do sleep 0.01; "
+			   "done'") == 0);
+		/* the schema, its names and the counters the workload made */
+		REQUIRE(sh(cosctl + " stats --json --enclave statx | python3 -c 'import json, sys\n"
+			   "d = json.loads(sys.stdin.readline())\n"
+			   "print(d[\"schema\"], d[\"policy\"], d[\"enclave\"], d[\"lord_cpu\"], d[\"cpus\"],\n"
+			   "      d[\"framework\"][\"placed\"] > 0, d[\"policy_stats\"][\"runnable\"] > 0,\n"
+			   "      d[\"uptime_s\"] > 0, \"wake-placed\" in d[\"framework\"])'", &out) == 0);
+		CHECK(out == "cos-lord-stats/1 cos-fifo statx 0 1 True True True True\n");
+		CHECK(sh(cosctl + " stats --enclave statx", &out) == 0);
+		CAPTURE(out);
+		CHECK(out.find("enclave statx: cos-fifo, pid ") == 0);
+		CHECK(out.find("\n  framework  tasks ") != std::string::npos);
+		CHECK(out.find("\n  policy     runnable ") != std::string::npos);
+		CHECK(sh(cosctl + " stats --enclave cos-nosuch 2>/dev/null") == 1);
+		/* --monitor: again and again, until stopped */
+		sh("timeout -s INT 1.8 " + cosctl + " stats --monitor 0.5 --enclave statx", &out);
+		size_t blocks = 0;
+		for (size_t at = 0; (at = out.find("enclave statx:", at)) != std::string::npos; at++)
+			blocks++;
+		CHECK(blocks >= 2);
+		CHECK(sh(cosctl + " stats --monitor 0 2>/dev/null") == 2);
+		CHECK(sh(cosctl + " stats --monitor x 2>/dev/null") == 2);
+		/* Prometheus text: every line a comment or NAME{LABELS} VALUE */
+		REQUIRE(sh(cosctl + " metrics", &out) == 0);
+		CAPTURE(out);
+		CHECK(out.find("\ncos_module_loaded 1\n") != std::string::npos);
+		CHECK(out.find("\ncos_shim_attached 1\n") != std::string::npos);
+		CHECK(out.find("\ncos_enclave_placed_total{enclave=\"statx\"} ") != std::string::npos);
+		CHECK(out.find("\ncos_lord_framework{enclave=\"statx\",policy=\"cos-fifo\","
+			       "counter=\"placed\"} ") != std::string::npos);
+		CHECK(out.find("\ncos_lord_policy{enclave=\"statx\",policy=\"cos-fifo\","
+			       "counter=\"runnable\"} ") != std::string::npos);
+		const std::regex line(R"(#.*|[a-z_]+(\{([a-z_]+="([^"\\]|\\.)*",?)*\})? -?[0-9.e+-]+)");
+		std::istringstream lines(out);
+		for (std::string l; std::getline(lines, l);) {
+			CAPTURE(l);
+			CHECK(std::regex_match(l, line));
+		}
+		CHECK(lord.stop(SIGINT) == 0);
+	}
+	CHECK(access(sock.c_str(), F_OK) != 0);		/* removed when the lord stops */
+	/* another path; none */
+	{
+		PolicyProc lord({build_path("bin/cos-fifo"), "--name", "staty", "--cpus", "1",
+				 "--stats-socket", "/tmp/cos-test/staty.stats"});
+		REQUIRE(lord.wait_for("enclave 'staty'"));
+		CHECK(sh("COS_STATS_DIR=/tmp/cos-test " + cosctl + " stats --enclave staty", &out) == 0);
+		CHECK(out.find("enclave staty: cos-fifo") == 0);
+		CHECK(lord.stop(SIGINT) == 0);
+	}
+	{
+		PolicyProc lord({build_path("bin/cos-fifo"), "--name", "statz", "--cpus", "1",
+				 "--no-stats-socket"});
+		REQUIRE(lord.wait_for("enclave 'statz'"));
+		CHECK(access(COS_STATS_DIR "/statz.stats", F_OK) != 0);
+		CHECK(lord.stop(SIGINT) == 0);
+	}
+	/* a killed lord's socket is stale: said so */
+	REQUIRE(sh("python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"" COS_STATS_DIR
+		   "/stale.stats\")'") == 0);
+	CHECK(sh(cosctl + " stats --enclave stale 2>&1", &out) == 1);
+	CHECK(out.find("its lord is gone: a stale socket") != std::string::npos);
+	unlink(COS_STATS_DIR "/stale.stats");
+	CHECK(sched_ext_state() == "enabled");
 }
 
 TEST_CASE("cosctl run --enclave NAME runs under that lord, on its CPUs; status lists the enclave; an unknown name is refused with the running ones", "[policies][cosctl][enclave]")
@@ -704,12 +784,12 @@ TEST_CASE("cos-shinjuku's slice is never shorter than 4 of its measured round tr
 		CHECK(lord.stop(SIGINT) == 0);
 		INFO(lord.err);
 		CHECK(ran == 3);	/* they took turns */
-		/* the last statistics line: "... preemptions P ... | round trip R us, slice S us | ..." */
-		size_t p = lord.err.rfind(" preemptions "), r = lord.err.rfind("round trip ");
+		/* the last statistics line: "... preemptions P ... round-trip-us R slice-us S ..." */
+		size_t p = lord.err.rfind(" preemptions "), r = lord.err.rfind(" round-trip-us ");
 		REQUIRE(p != std::string::npos);
 		REQUIRE(r != std::string::npos);
 		unsigned long long rtt = 0, slice = 0;
-		REQUIRE(sscanf(lord.err.c_str() + r, "round trip %llu us, slice %llu us", &rtt, &slice) == 2);
+		REQUIRE(sscanf(lord.err.c_str() + r, " round-trip-us %llu slice-us %llu", &rtt, &slice) == 2);
 		preemptions[fixed] = std::stoull(lord.err.substr(p + 13));
 		CHECK(preemptions[fixed] > 0);
 		/* busy tasks wake nobody: no preemption of theirs made another wait */
@@ -850,28 +930,73 @@ TEST_CASE("cos-shinjuku: a hinted lock's holder is not preempted before its cap"
 
 TEST_CASE("policy programs explain themselves and refuse bad usage with status 2", "[policies][usage]")
 {
-	for (const char *p : {"bin/cos-fifo", "bin/cos-shinjuku"}) {
+	for (const char *p : {"bin/cos-fifo", "bin/cos-shinjuku", "bin/cos-lock", "bin/cos-lcbe",
+			      "bin/cos-pair"}) {
 		CAPTURE(p);
+		const std::string prog = build_path(p), name = std::string(p).substr(4);
 		std::string out;
-		CHECK(sh(build_path(p) + " --help", &out) == 0);
+		CHECK(sh(prog + " --help", &out) == 0);
 		CHECK(out.find("usage: ") == 0);
 		CHECK(out.find("--cpus LIST") != std::string::npos);
 		CHECK(out.find("--spin-us N") != std::string::npos);
-		CHECK(sh(build_path(p) + " --bogus 2>/dev/null") == 2);
-		CHECK(sh(build_path(p) + " --cpus 0-2 2>&1", &out) == 2);	/* the lord's CPU inside */
+		CHECK(out.find("--version") != std::string::npos);
+		/* the version, and the ABIs: libcos's and the loaded module's */
+		CHECK(sh(prog + " --version", &out) == 0);
+		CHECK(out.find(name + " (cos) ") == 0);
+		CHECK(out.find("ABI " + std::to_string(COS_ABI_VERSION) + " (libcos); cos.ko loaded, ABI " +
+			       std::to_string(COS_ABI_VERSION) + "\n") != std::string::npos);
+		/* a bad option or value is named, with where to look; not the whole usage */
+		CHECK(sh(prog + " --bogus 2>&1", &out) == 2);
+		CHECK(out == name + ": unknown option '--bogus'\nTry '" + name + " --help' for more.\n");
+		CHECK(sh(prog + " --stats 2>&1", &out) == 2);
+		CHECK(out.find(name + ": --stats needs a value") == 0);
+		CHECK(sh(prog + " stray 2>&1", &out) == 2);
+		CHECK(out.find("unexpected 'stray'") != std::string::npos);
+		CHECK(sh(prog + " --cpus 0-2 2>&1", &out) == 2);	/* the lord's CPU inside */
 		CHECK(out.find("cannot be in the enclave") != std::string::npos);
-		CHECK(sh(build_path(p) + " --cpus 3-1 2>&1", &out) == 2);
+		CHECK(sh(prog + " --cpus 3-1 2>&1", &out) == 2);
 		CHECK(out.find("bad CPU list") != std::string::npos);
-		CHECK(sh(build_path(p) + " --cpus 1, 2>&1", &out) == 2);	/* libcos's one grammar */
+		CHECK(sh(prog + " --cpus 1, 2>&1", &out) == 2);	/* libcos's one grammar */
 		CHECK(out.find("bad CPU list") != std::string::npos);
-		for (const char *bad : {"-1", "x", "", "1000001"})
-			CHECK(sh(build_path(p) + " --spin-us '" + bad + "' 2>/dev/null") == 2);
+		for (const char *bad : {"-1", "x", "", "1000001", "1e3", " 5"}) {
+			CAPTURE(bad);
+			CHECK(sh(prog + " --spin-us '" + bad + "' 2>&1", &out) == 2);
+			CHECK(out.find(name + ": bad value '" + bad + "' for --spin-us\n"
+				       "      --spin-us N      busy-poll") == 0);
+		}
+		for (const char *opt : {"--lord-cpu", "--stall-ms", "--starve-ms"})
+			for (const char *bad : {"-1", "x", "", "99999", "2x"}) {
+				CAPTURE(opt, bad);
+				CHECK(sh(prog + " " + opt + " '" + bad + "' 2>&1", &out) == 2);
+				CHECK(out.find(std::string("for ") + opt + "\n") != std::string::npos);
+			}
+		/* --stats takes fractions of a second; a value it refuses is named */
+		CHECK(sh(prog + " --stats 0.5 --help >/dev/null") == 0);
+		CHECK(sh(prog + " --stats 2 --help >/dev/null") == 0);
+		for (const char *bad : {"0", "-1", "x", "", "0.5s", "nan", "1e9"}) {
+			CAPTURE(bad);
+			CHECK(sh(prog + " --stats '" + bad + "' 2>&1", &out) == 2);
+			CHECK(out.find("bad value '" + std::string(bad) + "' for --stats") !=
+			      std::string::npos);
+		}
 	}
 	std::string out;
 	CHECK(sh(build_path("bin/cos-fifo") + " --help", &out) == 0);
 	CHECK(out.find("--latch N") != std::string::npos);
-	for (const char *bad : {"5", "-1", "x", ""})	/* 0-4 only */
-		CHECK(sh(build_path("bin/cos-fifo") + " --latch '" + bad + "' 2>/dev/null") == 2);
+	for (const char *bad : {"5", "-1", "x", ""}) {	/* 0-4 only */
+		CAPTURE(bad);
+		CHECK(sh(build_path("bin/cos-fifo") + " --latch '" + bad + "' 2>&1", &out) == 2);
+		/* the policy's own option: named, and its usage lines quoted */
+		CHECK(out.find("cos-fifo: bad value '" + std::string(bad) + "' for --latch\n"
+			       "      --latch N        latch up to N") == 0);
+		CHECK(out.find("Try 'cos-fifo --help' for more.") != std::string::npos);
+	}
+	CHECK(sh(build_path("bin/cos-shinjuku") + " --classes 9 2>&1", &out) == 2);
+	CHECK(out.find("bad value '9' for --classes") != std::string::npos);
+	CHECK(sh(build_path("bin/cos-lock") + " --cap-us 0 2>&1", &out) == 2);
+	CHECK(out.find("bad value '0' for --cap-us") != std::string::npos);
+	CHECK(sh(build_path("bin/cos-pair") + " -s x 2>&1", &out) == 2);
+	CHECK(out.find("bad value 'x' for --slice-us") != std::string::npos);
 }
 
 TEST_CASE("a lord refused for its CPUs is told which ones and why", "[policies][errors]")

@@ -18,6 +18,18 @@ using namespace guest;
 
 namespace {
 /* The shim attached for the scope; detached (and checked) at its end. */
+/* Can a lord register on this kernel (not on 7.2.12: see REQUIRE_LORD_SUPPORT())? */
+bool lord_supported()
+{
+	int fd = cos_open();
+	cos_info info;
+	bool ok = fd >= 0 && cos_get_info(fd, &info) == 0 && (info.features & COS_FEAT_LORD);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 struct Attached {
 	struct cos_shim *shim = nullptr;
 	Attached()
@@ -301,8 +313,86 @@ TEST_CASE("cosctl rejects bad usage with exit status 2 and explains itself", "[c
 	std::string out;
 	CHECK(sh("cosctl 2>&1", &out) == 2);
 	CHECK(sh("cosctl frobnicate 2>&1", &out) == 2);
-	CHECK(out.find("unknown command") != std::string::npos);
+	CHECK(out == "cosctl: unknown command 'frobnicate'\nTry 'cosctl --help' for more.\n");
+	CHECK(sh("cosctl --frobnicate status 2>&1", &out) == 2);
+	CHECK(out.find("unknown option '--frobnicate'") != std::string::npos);
 	CHECK(sh("cosctl shim 2>&1", &out) == 2);
+	CHECK(out.find("usage: cosctl shim attach") == 0);
+	CHECK(sh("cosctl status --frobnicate 2>&1", &out) == 2);
+	CHECK(out.find("cosctl status: unexpected '--frobnicate'") == 0);
+	CHECK(sh("cosctl tasks x 2>&1", &out) == 2);
+	CHECK(sh("cosctl unload x 2>&1", &out) == 2);
 	CHECK(sh("cosctl --help", &out) == 0);
 	CHECK(out.find("usage: cosctl") != std::string::npos);
+	/* every command explains itself, the option before or after it */
+	for (const char *cmd : {"status", "tasks", "groups", "load", "unload", "shim", "run"}) {
+		CAPTURE(cmd);
+		CHECK(sh(std::string("cosctl ") + cmd + " --help", &out) == 0);
+		CHECK(out.find(std::string("usage: cosctl ") + cmd) == 0);
+		CHECK(sh(std::string("cosctl ") + cmd + " -h", &out) == 0);
+		CHECK(out.find(std::string("usage: cosctl ") + cmd) == 0);
+	}
+	CHECK(sh("cosctl groups set --help", &out) == 0);
+	CHECK(out.find("cosctl groups set [--period US] PATH RATE%|max") != std::string::npos);
+	/* run's command keeps its own options */
+	CHECK(sh("cosctl run -- sh -c 'echo \"$@\"' sh --help --json", &out) == 0);
+	CHECK(out == "--help --json\n");
+	CHECK(sh("cosctl run sh -c 'echo \"$0\"' --version", &out) == 0);
+	CHECK(out == "--version\n");
+}
+
+TEST_CASE("cosctl: --version, options after the command, features by name, status --check", "[cosctl]")
+{
+	const std::string abi = std::to_string(COS_ABI_VERSION);
+	std::string out;
+	CHECK(sh("cosctl --version", &out) == 0);
+	CHECK(out.find("cosctl (cos) ") == 0);
+	CHECK(out.find("\nABI " + abi + " (libcos); cos.ko loaded, ABI " + abi + "\n") !=
+	      std::string::npos);
+	CHECK(sh("cosctl status -V", &out) == 0);
+	CHECK(out.find("cosctl (cos) ") == 0);
+	CHECK(sh(build_path("bin/cos-oci-hook") + " --version", &out) == 0);
+	CHECK(out.find("cos-oci-hook (cos) ") == 0);
+	/* without the shim: one problem, said with what to do; --check fails */
+	CHECK(sh("cosctl status --check", &out) == 1);
+	CHECK(out == "the shim is not attached: cosctl shim attach (or systemctl start cos-shim)\n");
+	CHECK(sh("cosctl status", &out) == 0);
+	CHECK(out.find("\nproblem:    the shim is not attached") != std::string::npos);
+	{
+		Attached a;
+		CHECK(sh("cosctl status --check", &out) == 0);
+		CHECK(out == "ok\n");
+		/* --json after the command, as before it */
+		std::string before;
+		CHECK(sh("cosctl --json status", &before) == 0);
+		CHECK(sh("cosctl status --json", &out) == 0);
+		CHECK(out == before);
+		REQUIRE(sh("cosctl status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); "
+			   "m=d[\"module\"]; print(d[\"problems\"], \"wake-next\" in m[\"feature_names\"], "
+			   "len(m[\"feature_names\"]) == bin(m[\"features\"]).count(\"1\"))'", &out) == 0);
+		CHECK(out == "[] True True\n");
+		CHECK(sh("cosctl status", &out) == 0);
+		CHECK(out.find("\nfeatures:   kfuncs lord shim-attached ") != std::string::npos);
+		CHECK(out.find("problem") == std::string::npos);
+		/*
+		 * A lord configured for cos-lord@web.service (/etc/default/cos-web) that does not
+		 * run is a problem; the shim's settings and editors' leftovers are not lords.
+		 */
+		char dir[] = "/tmp/cos-defaults-XXXXXX";
+		REQUIRE(mkdtemp(dir));
+		const std::string d = dir;
+		for (const char *f : {"cos-web", "cos-shim", "cos-web.dpkg-old", "cos-web~", "other"})
+			REQUIRE(sh("touch " + d + "/" + f) == 0);
+		CHECK(sh("COS_DEFAULTS_DIR=" + d + " cosctl status --check", &out) == 1);
+		CHECK(out == "no lord runs the enclave 'web' configured in " + d + "/cos-web: systemctl "
+			     "status cos-lord@web\n");
+		if (lord_supported()) {
+			PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1", "--name", "web"});
+			REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+			CHECK(sh("COS_DEFAULTS_DIR=" + d + " cosctl status --check", &out) == 0);
+			CHECK(out == "ok\n");
+			CHECK(lord.stop(SIGINT) == 0);
+		}
+		sh("rm -rf " + d);
+	}
 }

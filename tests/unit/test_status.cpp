@@ -98,3 +98,20 @@ TEST_CASE("cos_strerror gives the last failure's details, else strerror", "[erro
 	CHECK(std::string(cos_strerror(ENODEV)) == "cos module is not loaded (hint)");
 	CHECK(std::string(cos_strerror(-EPERM)) == strerror(EPERM));
 }
+
+TEST_CASE("every feature bit the ABI defines has a name; unknown bits have none", "[status]")
+{
+	const unsigned long long known = COS_FEAT_KFUNCS | COS_FEAT_LORD | COS_FEAT_SHIM_ATTACHED |
+		COS_FEAT_CPU_MSGS | COS_FEAT_WAKE_RULES | COS_FEAT_SHOOT_REPLACE |
+		COS_FEAT_SHOOT_LATCH | COS_FEAT_BANDWIDTH | COS_FEAT_LAZY_WAKE | COS_FEAT_WAKER |
+		COS_FEAT_ENCLAVES | COS_FEAT_ENCLAVE_NAMES | COS_FEAT_WAKE_HANDOFF |
+		COS_FEAT_WAKE_PREEMPT | COS_FEAT_WAKE_HANDOFF_BLOCK | COS_FEAT_WAKE_NEXT;
+	for (unsigned bit = 0; bit < 64; bit++) {
+		CAPTURE(bit);
+		CHECK((cos_feature_name(bit) != nullptr) == !!(known & (1ULL << bit)));
+	}
+	CHECK(std::string(cos_feature_name(15)) == "wake-next");
+	CHECK(std::string(cos_feature_name(0)) == "kfuncs");
+	CHECK(cos_feature_name(64) == nullptr);
+	CHECK(std::string(cos_version()) == COS_VERSION);	/* dkms.conf's, from the Makefile */
+}

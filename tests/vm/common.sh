@@ -32,11 +32,17 @@ COS_PACKAGES=(
 # takes most of an hour).  Packages only add files, so the tree stays what a fresh build of both
 # lists would give.  Keep sorted.
 COS_ADDED_PACKAGES=(
-	libleveldb-dev postgresql-17 rocksdb-tools sysbench
+	bash-completion build-essential debhelper dh-dkms help2man libleveldb-dev libsystemd-dev lintian
+	postgresql-17
+	rocksdb-tools sysbench
 )
 # postgresql-17 (postgres, initdb and pgbench; no cluster is made at install), rocksdb-tools (db_bench) and sysbench: more
 # software nobody here wrote for BENCH=apps and the policies' tests.  libleveldb-dev: Debian's
-# LevelDB for cos-bench-leveldb (BENCH=lock; Debian ships no db_bench for it).
+# LevelDB for cos-bench-leveldb (BENCH=lock; Debian ships no db_bench for it).  help2man: the
+# man pages (from each program's --help); build-essential, debhelper, dh-dkms and lintian:
+# `make deb`;
+# libsystemd-dev: the lords' sd_notify() (cos-lord@.service is Type=notify); bash-completion:
+# install-test tries the completion.
 
 # Taken from trixie-backports.  QEMU >= 11: multi-threaded TCG in 10.x (trixie) executes stale
 # int3 breakpoints while the guest kernel patches its text (sched_ext enable flips static keys),

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lord_stats.c — named counters and the socket that serves them (see lord_stats.h).  The
+ * lord thread never blocks on a client: it publishes a snapshot at its next tick after one
+ * asked (lord_stats_wanted()), and the server thread writes it out.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lord_stats.h"
+
+void lord_stat(struct lord_stats *st, const char *key, unsigned long long v)
+{
+	if (st->n >= LORD_STATS_MAX)
+		return;
+	st->key[st->n] = key;
+	st->v[st->n++] = v;
+}
+
+void lord_stats_print(const struct lord_stats *st, FILE *f)
+{
+	for (unsigned int i = 0; i < st->n; i++)
+		fprintf(f, "%s%s %llu", i ? " " : "", st->key[i], st->v[i]);
+}
+
+struct lord_stats_server {
+	pthread_t thread;
+	int fd;				/* listening */
+	int stop[2];			/* a pipe: the thread's signal to end */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	atomic_int want;		/* clients waiting: the lord publishes at its next tick */
+	pthread_mutex_t lock;		/* guards json and gen */
+	pthread_cond_t published;
+	char *json;			/* the last snapshot, NULL before the first */
+	unsigned long gen;		/* snapshots published */
+};
+
+int lord_stats_wanted(struct lord_stats_server *srv)
+{
+	return srv && atomic_load_explicit(&srv->want, memory_order_relaxed);
+}
+
+void lord_stats_publish(struct lord_stats_server *srv, char *json)
+{
+	pthread_mutex_lock(&srv->lock);
+	free(srv->json);
+	srv->json = json;
+	srv->gen++;
+	atomic_store(&srv->want, 0);
+	pthread_cond_broadcast(&srv->published);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* Write all of @len bytes at @buf to @fd (a client that stops reading loses the rest). */
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n <= 0 && errno != EINTR)
+			return;
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+		}
+	}
+}
+
+/* One client: the next snapshot (a second at most), else the last; one line of JSON. */
+static void serve_one(struct lord_stats_server *srv, int c)
+{
+	struct timespec until;
+	unsigned long gen;
+	char *copy = NULL;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	pthread_mutex_lock(&srv->lock);
+	gen = srv->gen;
+	atomic_store(&srv->want, 1);
+	while (srv->gen == gen &&
+	       pthread_cond_timedwait(&srv->published, &srv->lock, &until) != ETIMEDOUT)
+		;
+	if (srv->json)
+		copy = strdup(srv->json);
+	pthread_mutex_unlock(&srv->lock);
+	if (copy) {
+		write_all(c, copy, strlen(copy));
+		write_all(c, "\n", 1);
+	}
+	free(copy);
+}
+
+static void *server_thread(void *arg)
+{
+	struct lord_stats_server *srv = arg;
+	struct pollfd p[2] = { { .fd = srv->fd, .events = POLLIN },
+			       { .fd = srv->stop[0], .events = POLLIN } };
+
+	for (;;) {
+		int c;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		c = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		serve_one(srv, c);
+		close(c);
+	}
+	return NULL;
+}
+
+int lord_stats_serve(struct lord_stats_server **out, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct lord_stats_server *srv;
+	char dir[sizeof(sa.sun_path)], *slash;
+	sigset_t all, old;
+	int err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	snprintf(srv->path, sizeof(srv->path), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0755);		/* /run/cos: made by the first lord */
+	}
+	memcpy(sa.sun_path, path, strlen(path));
+	srv->stop[0] = srv->stop[1] = -1;
+	srv->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (srv->fd < 0)
+		goto fail;
+	unlink(path);	/* a killed lord's: this enclave's name is ours now (registered) */
+	if (bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0666) ||
+	    listen(srv->fd, 16) || pipe2(srv->stop, O_CLOEXEC))
+		goto fail;
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->published, NULL);
+	/* signals are the lord thread's: its wait must see SIGINT, not this thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&srv->thread, NULL, server_thread, srv);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		errno = err;
+		goto fail;
+	}
+	*out = srv;
+	return 0;
+fail:
+	err = -errno;
+	if (srv->fd >= 0) {
+		close(srv->fd);
+		unlink(path);
+	}
+	if (srv->stop[0] >= 0) {
+		close(srv->stop[0]);
+		close(srv->stop[1]);
+	}
+	free(srv);
+	return err;
+}
+
+void lord_stats_stop(struct lord_stats_server *srv)
+{
+	if (!srv)
+		return;
+	if (write(srv->stop[1], "x", 1) < 0) {
+		/* a pipe with room: cannot fail; the join below would wait forever if it did */
+	}
+	pthread_join(srv->thread, NULL);
+	close(srv->fd);
+	unlink(srv->path);
+	close(srv->stop[0]);
+	close(srv->stop[1]);
+	pthread_mutex_destroy(&srv->lock);
+	pthread_cond_destroy(&srv->published);
+	free(srv->json);
+	free(srv);
+}
