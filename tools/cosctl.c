@@ -1192,8 +1192,8 @@ static int cmd_metrics(int argc, char **argv, int json)
 		close(fd);
 	}
 	paths = calloc(ngroups ?: 1, sizeof(*paths));
-	if (paths && cos_group_paths(groups, ngroups, paths))
-		ngroups = 0;
+	if (!paths || cos_group_paths(groups, ngroups, paths))
+		ngroups = 0;	/* no group lines rather than none at all */
 	nlords = lord_sockets(NULL, &sockets);
 	lords = calloc(nlords + 1, sizeof(*lords));
 	for (size_t i = 0; i < nlords; i++) {
