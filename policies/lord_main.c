@@ -49,9 +49,10 @@ static void framework_stats(struct cos_sched *s, struct lord_stats *fw)
 	lord_stat(fw, "resyncs", st.resyncs);
 	lord_stat(fw, "stalls", st.stalls);
 	lord_stat(fw, "wake-placed", cos_sched_wake_placed(s));
-	lord_stat(fw, "handoffs", cos_sched_wake_handoffs(s));
-	lord_stat(fw, "preempts", cos_sched_wake_preempts(s));
-	lord_stat(fw, "nexts", cos_sched_wake_nexts(s));
+	/* of those: handed over, started in an urgent task's place, queued next (wake rules) */
+	lord_stat(fw, "wake-handoffs", cos_sched_wake_handoffs(s));
+	lord_stat(fw, "wake-preempts", cos_sched_wake_preempts(s));
+	lord_stat(fw, "wake-nexts", cos_sched_wake_nexts(s));
 	lord_stat(fw, "waits", st.waits);
 }
 

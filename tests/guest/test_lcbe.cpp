@@ -189,7 +189,7 @@ TEST_CASE("cos-lcbe: an LC task that wakes takes a BE task's CPU, by the kernel'
 			 * (COS_WAKE_PREEMPT), the lord learning of it after the fact.
 			 */
 			CHECK(err.find(", urgent tasks preempt") != std::string::npos);
-			CHECK(stat_of(err, "preempts") >= WAKES / 2);
+			CHECK(stat_of(err, "wake-preempts") >= WAKES / 2);
 		}
 		if (how == KERNEL) {
 			/* and the BE task it displaced resumed after it, without the lord */
@@ -201,7 +201,7 @@ TEST_CASE("cos-lcbe: an LC task that wakes takes a BE task's CPU, by the kernel'
 		if (how == LORD) {
 			/* each wake-up waited for the lord, which took a BE task's CPU for it */
 			CHECK(err.find(", urgent tasks preempt") == std::string::npos);
-			CHECK(stat_of(err, "preempts") == 0);
+			CHECK(stat_of(err, "wake-preempts") == 0);
 			CHECK(stat_of(err, "lc-runnable") >= WAKES / 2);
 			CHECK(stat_of(err, "lc-preempts") >= WAKES / 2);
 		}
@@ -263,14 +263,14 @@ TEST_CASE("cos-lcbe: an LC task that wakes while another runs goes next behind i
 		CHECK(*in_burst == 0);
 		CHECK(*bursts >= 15);
 		/*
-		 * None where all three were urgent: the kernel displaced nobody ("preempts 0").
+		 * None where all three were urgent: the kernel displaced nobody ("wake-preempts 0").
 		 * A task the kernel starts keeps the urgency of the lord's last placement of it:
 		 * one first placed as BE (its class not found yet), whose wake-ups COS_WAKE_IDLE
 		 * serves, is displaced, and resumes from the latch without the lord (seen on the
 		 * debug kernel, where hints are found late).  The lord marks it there ("lc-marked"),
 		 * after which it is displaced no more.
 		 */
-		if (stat_of(err, "preempts") == 0) {
+		if (stat_of(err, "wake-preempts") == 0) {
 			CHECK(*passed == 0);
 		} else {
 			CHECK(stat_of(err, "lc-marked") >= 1);
@@ -280,12 +280,12 @@ TEST_CASE("cos-lcbe: an LC task that wakes while another runs goes next behind i
 		if (kernel) {
 			/* the first to wake in a burst went next: at its end the CPU passed to it */
 			CHECK(err.find(", urgent tasks preempt or go next") != std::string::npos);
-			CHECK(stat_of(err, "nexts") >= (long long)*bursts / 2);
+			CHECK(stat_of(err, "wake-nexts") >= (long long)*bursts / 2);
 			/* the second found that place taken and waited for the lord */
 			CHECK(stat_of(err, "lc-runnable") >= (long long)*bursts / 2);
 		} else {
 			CHECK(err.find(", urgent tasks preempt") == std::string::npos);
-			CHECK(stat_of(err, "nexts") == 0);
+			CHECK(stat_of(err, "wake-nexts") == 0);
 			CHECK(stat_of(err, "lc-runnable") >= (long long)*bursts);
 		}
 		shared_delete(r);

@@ -272,14 +272,14 @@ TEST_CASE("cos-lock: the waiter an unlock wakes runs before the tasks queued ear
 	}
 	/*
 	 * the handoffs came before the owner's turn ended: the owner spun on after them.  The
-	 * lord's (" handoffs N "), or with the yield the kernel's ("(handoffs N, ..."), which then
+	 * lord's (" handoffs N "), or with the yield the kernel's (" wake-handoffs N "), which then
 	 * leaves the lord nothing to hand over
 	 */
 	CHECK(lk_err.find(" handoffs 0 ") == std::string::npos);
-	CHECK(ky_err.find("(handoffs 0,") == std::string::npos);
+	CHECK(ky_err.find(" wake-handoffs 0 ") == std::string::npos);
 	CHECK(ky_err.find(" handoffs 0 ") != std::string::npos);
 	CHECK(nh_err.find(" handoffs 0 ") != std::string::npos);
-	CHECK(nh_err.find("(handoffs 0,") != std::string::npos);
+	CHECK(nh_err.find(" wake-handoffs 0 ") != std::string::npos);
 	for (Handoff *h : {lk, nh, ff, ky})
 		shared_delete(h);
 	CHECK(sched_ext_state() == "enabled");
@@ -379,8 +379,8 @@ TEST_CASE("cos-lock: a yield hands its CPU to the thread it woke, with no round 
 		/* without the rule the yield changes nothing: the spinners queued first */
 		CHECK(off->woken_ran > off->queued_ran[i]);
 	}
-	CHECK(on_err.find("(handoffs 0,") == std::string::npos);
-	CHECK(off_err.find("(handoffs 0,") != std::string::npos);
+	CHECK(on_err.find(" wake-handoffs 0 ") == std::string::npos);
+	CHECK(off_err.find(" wake-handoffs 0 ") != std::string::npos);
 	shared_delete(on);
 	shared_delete(off);
 	CHECK(sched_ext_state() == "enabled");
