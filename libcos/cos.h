@@ -894,6 +894,33 @@ unsigned long long cos_sched_wake_nexts(const struct cos_sched *s);
  */
 unsigned long long cos_sched_shoot_failures(const struct cos_sched *s, int status);
 
+/*
+ * struct cos_sched_event - one of the framework's recent messages or shoots (cos_sched_recent()):
+ * what a lord's books were made of, for a bug report (a lord's --events)
+ */
+struct cos_sched_event {
+	unsigned long long ts;	/* a message's time stamp; a shoot's result, cos_now_ns() */
+	unsigned int kind;	/* COS_SCHED_EV_MSG or COS_SCHED_EV_SHOOT */
+	unsigned int type;	/* a message's COS_MSG_*; a shoot's COS_SHOOT_* status */
+	unsigned int slot, gen;
+	int pid, cpu;		/* a shoot: the CPU it was for */
+	unsigned long long arg;	/* a message's arg; a shoot's slice (ns, 0: none) */
+	unsigned int flags;	/* a shoot's COS_SHOOT_F_LATCH, COS_SHOOT_F_URGENT */
+};
+#define COS_SCHED_EV_MSG	1
+#define COS_SCHED_EV_SHOOT	2
+#define COS_SCHED_RECENT	64	/* how many the framework keeps */
+
+/**
+ * cos_sched_recent() - the framework's last messages and shoots, oldest first
+ * @s: the scheduler
+ * @ev: filled with at most @max (at most COS_SCHED_RECENT) events
+ * @max: the room in @ev
+ * Context: the lord's thread, or after cos_sched_run() returned.
+ * Return: the number of events in @ev.
+ */
+int cos_sched_recent(const struct cos_sched *s, struct cos_sched_event *ev, int max);
+
 /** cos_sched_get_stats() - the framework's counters so far */
 void cos_sched_get_stats(const struct cos_sched *s, struct cos_sched_stats *st);
 

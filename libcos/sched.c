@@ -53,6 +53,7 @@ struct cos_sched {
 	struct cos_task **placing;	/* [nr_cpus]: placements of the current step */
 	struct cos_taskq **placing_from;	/* [nr_cpus]: the latch a re-placed task left */
 	bool *placing_latch;		/* [nr_cpus]: that placement is a latch */
+	unsigned long long *placing_slice;	/* [nr_cpus]: its slice (for the recent events) */
 	struct cos_taskq *latched;	/* [nr_cpus]: tasks latched behind cpu_task[cpu] */
 	int nr_placing;
 	unsigned int nr_waiting;	/* tasks in COS_TASK_WAITING (task_set_state()) */
@@ -79,6 +80,9 @@ struct cos_sched {
 	struct cos_hint_cache *hints;	/* made at the first cos_sched_task_hint() */
 	bool signals;			/* COS_SCHED_F_SIGNALS handlers installed */
 	struct sigaction old_int, old_term, old_usr1;
+	/* the last COS_SCHED_RECENT messages and shoots, for a bug report (cos_sched_recent()) */
+	struct cos_sched_event recent[COS_SCHED_RECENT];
+	unsigned long long nr_recent;	/* recorded so far: the next goes to [nr_recent % N] */
 };
 
 /* ---------------------------------------------------------------- task queues */
@@ -454,10 +458,19 @@ static void group_unthrottled(struct cos_sched *s, unsigned long long gid, unsig
 	}
 }
 
+/* Keep @ev among the recent events (the oldest goes). */
+static void record(struct cos_sched *s, const struct cos_sched_event *ev)
+{
+	s->recent[s->nr_recent++ % COS_SCHED_RECENT] = *ev;
+}
+
 static void handle(struct cos_sched *s, const struct cos_msg *m)
 {
 	struct cos_task *t;
 
+	record(s, &(struct cos_sched_event){ .ts = m->ts, .kind = COS_SCHED_EV_MSG,
+		.type = m->type, .slot = m->slot, .gen = m->gen, .pid = m->pid, .cpu = m->cpu,
+		.arg = m->arg });
 	s->st.messages++;
 	switch (m->type) {
 	case COS_MSG_LORD_STALL:
@@ -593,6 +606,7 @@ static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long
 	task_set_state(s, t, COS_TASK_QUEUED);	/* until the shoot says otherwise */
 	s->placing[cpu] = t;
 	s->placing_latch[cpu] = latch;
+	s->placing_slice[cpu] = slice_ns;
 	s->nr_placing++;
 	return 0;
 }
@@ -639,6 +653,10 @@ static void commit(struct cos_sched *s)
 		s->placing_from[cpu] = NULL;
 		s->nr_placing--;
 		status = ret < 0 ? COS_SHOOT_NO_LORD : s->be->shoot_status(s->b, cpu);
+		record(s, &(struct cos_sched_event){ .ts = now, .kind = COS_SCHED_EV_SHOOT,
+			.type = status, .slot = t->slot, .gen = t->gen, .pid = t->pid, .cpu = (int)cpu,
+			.arg = s->placing_slice[cpu], .flags = (s->placing_latch[cpu] ?
+			COS_SHOOT_F_LATCH : 0) | (t->urgent ? COS_SHOOT_F_URGENT : 0) });
 		if (status == COS_SHOOT_OK) {
 			s->st.placed++;
 			t->cpu = cpu;
@@ -661,8 +679,17 @@ static void commit(struct cos_sched *s)
 		s->st.failed++;
 		if (status < sizeof(s->refused) / sizeof(s->refused[0]))
 			s->refused[status]++;
+		if (from && status == COS_SHOOT_NOT_WAITING) {
+			/*
+			 * It left that latch: it started there, silently, when the task before it
+			 * stopped.  That task's message is on its way; at the head, it books this
+			 * one on the CPU.  Booked blocked, it would be lost until its next message.
+			 */
+			cos_taskq_push_head(from, t);
+			continue;
+		}
 		if (from && status != COS_SHOOT_NO_LORD && status != COS_SHOOT_BAD_GEN &&
-		    status != COS_SHOOT_BAD_SLOT && status != COS_SHOOT_NOT_WAITING) {
+		    status != COS_SHOOT_BAD_SLOT) {
 			cos_taskq_push(from, t);	/* refused: the kernel keeps it latched there */
 			continue;
 		}
@@ -914,6 +941,18 @@ COS_EXPORT struct cos_lord *cos_sched_lord(const struct cos_sched *s)
 	return s->lord;
 }
 
+COS_EXPORT int cos_sched_recent(const struct cos_sched *s, struct cos_sched_event *ev, int max)
+{
+	unsigned long long first = s->nr_recent > COS_SCHED_RECENT ? s->nr_recent - COS_SCHED_RECENT : 0;
+	int n = 0;
+
+	if (s->nr_recent - first > (unsigned long long)(max > 0 ? max : 0))
+		first = s->nr_recent - (unsigned long long)(max > 0 ? max : 0);
+	for (unsigned long long i = first; i < s->nr_recent; i++)
+		ev[n++] = s->recent[i % COS_SCHED_RECENT];
+	return n;
+}
+
 COS_EXPORT void cos_sched_get_stats(const struct cos_sched *s, struct cos_sched_stats *st)
 {
 	*st = s->st;
@@ -962,11 +1001,12 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->placing = calloc(nr_cpus, sizeof(*s->placing));
 	s->placing_from = calloc(nr_cpus, sizeof(*s->placing_from));
 	s->placing_latch = calloc(nr_cpus, sizeof(*s->placing_latch));
+	s->placing_slice = calloc(nr_cpus, sizeof(*s->placing_slice));
 	s->latched = calloc(nr_cpus, sizeof(*s->latched));
 	if (!s->tasks || !s->by_pid || !s->allowed || !s->throttled_on ||
 	    (policy->task_data_size && !s->data) ||
 	    !s->cpu_task || !s->resuming || !s->queued_next || !s->placing || !s->placing_from ||
-	    !s->placing_latch ||
+	    !s->placing_latch || !s->placing_slice ||
 	    !s->latched) {
 		cos_sched_free(s);
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
@@ -999,6 +1039,7 @@ void cos_sched_free(struct cos_sched *s)
 	free(s->queued_next);
 	free(s->placing);
 	free(s->placing_from);
+	free(s->placing_slice);
 	free(s->placing_latch);
 	free(s->latched);
 	free(s);

@@ -128,6 +128,28 @@ static void stats_tick(struct cos_sched *s, unsigned long long now)
 		publish_stats(s, m, now);
 }
 
+/* --events: the framework's last messages and shoots, oldest first, times from the last one. */
+static void print_events(struct cos_sched *s, struct lord_main *m)
+{
+	struct cos_sched_event ev[COS_SCHED_RECENT];
+	int n = cos_sched_recent(s, ev, COS_SCHED_RECENT);
+
+	fprintf(stderr, "%s: the last %d events (us before the last; slot.gen pid CPU):\n", m->prog, n);
+	for (int i = 0; i < n; i++) {
+		long long us = ((long long)ev[i].ts - (long long)ev[n - 1].ts) / 1000;
+
+		if (ev[i].kind == COS_SCHED_EV_MSG)
+			fprintf(stderr, "%s: %9lld  msg   %-16s %u.%u %d cpu %d arg %#llx\n", m->prog,
+				us, cos_msg_type_name(ev[i].type), ev[i].slot, ev[i].gen, ev[i].pid,
+				ev[i].cpu, ev[i].arg);
+		else
+			fprintf(stderr, "%s: %9lld  shoot %-16s %u.%u %d cpu %d slice %llu us%s%s\n",
+				m->prog, us, cos_shoot_status_name(ev[i].type), ev[i].slot, ev[i].gen,
+				ev[i].pid, ev[i].cpu, ev[i].arg / 1000,
+				ev[i].flags & COS_SHOOT_F_LATCH ? " latch" : "",
+				ev[i].flags & COS_SHOOT_F_URGENT ? " urgent" : "");
+	}
+}
 
 /* The common options' usage, before and after the policy's own (bad_value() quotes them). */
 static const char usage_head[] =
@@ -142,6 +164,8 @@ static const char usage_tail[] =
 	"      --stats-socket PATH  serve them as JSON on this UNIX socket (default\n"
 	"                       " LORD_STATS_DIR "/NAME.stats, NAME the enclave's; `cosctl stats`)\n"
 	"      --no-stats-socket  serve none\n"
+	"      --events         at exit, print the framework's last messages and shoots (for a\n"
+	"                       bug report: what the lord's books were made of)\n"
 	"      --submit HOW     commit shoots with 'ioctl' (default) or 'uring' (io_uring)\n"
 	"      --spin-us N      busy-poll N us after the last event before sleeping (default\n"
 	"                       50; 0: sleep at once, leaving the lord's CPU idle between events)\n"
@@ -225,7 +249,8 @@ unsigned long long lord_turn(unsigned long long *turn_at, const struct cos_task 
 }
 
 enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT, OPT_NO_WAKE_RULES,
-	OPT_SPIN, OPT_PARTIAL, OPT_WAKE_ALL, OPT_STATS_SOCKET, OPT_NO_STATS_SOCKET };
+	OPT_SPIN, OPT_PARTIAL, OPT_WAKE_ALL, OPT_STATS_SOCKET, OPT_NO_STATS_SOCKET,
+	OPT_EVENTS };
 
 int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m)
 {
@@ -244,6 +269,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		{ "wake-all", no_argument, NULL, OPT_WAKE_ALL },
 		{ "stats-socket", required_argument, NULL, OPT_STATS_SOCKET },
 		{ "no-stats-socket", no_argument, NULL, OPT_NO_STATS_SOCKET },
+		{ "events", no_argument, NULL, OPT_EVENTS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 	};
@@ -255,7 +281,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	cpu_set_t enclave;
 	const char *cpus = NULL, *stats_socket = NULL;
 	char socket_path[128];
-	int n = 0, c, err, no_shim = 0, no_wake_rules = 0, partial = 0;
+	int n = 0, c, err, no_shim = 0, no_wake_rules = 0, partial = 0, events = 0;
 	unsigned long long t0;
 	double cpu0;
 
@@ -308,6 +334,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 			stats_socket = optarg;
 			break;
 		case OPT_NO_STATS_SOCKET: stats_socket = ""; break;
+		case OPT_EVENTS: events = 1; break;
 		case OPT_SPIN:
 			if (lord_number(optarg, 0, 1000000, &v))
 				return bad_value(m, longs, c, optarg, NULL);
@@ -475,6 +502,8 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	lord_stats_stop(m->server);
 	m->server = NULL;
 	print_stats(s, m);
+	if (events)
+		print_events(s, m);
 	if (cpu0 >= 0) {	/* what the loop cost the lord's CPU (not the setup before it) */
 		double cpu = cpu_seconds() - cpu0, wall = (cos_now_ns() - t0) / 1e9;
 

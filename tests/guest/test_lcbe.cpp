@@ -93,7 +93,7 @@ struct Lcbe {
 		: lord([&] {
 			  std::vector<std::string> a{build_path("bin/cos-lcbe"), "--cpus", "1",
 						     "--stall-ms", stall_arg(1000), "--starve-ms",
-						     starve_arg(10000)};
+						     starve_arg(10000), "--events"};
 			  a.insert(a.end(), own.begin(), own.end());
 			  return a;
 		  }())
@@ -310,6 +310,7 @@ TEST_CASE("cos-lcbe: a CPU-bound LC task leaves BE its floor, and without one st
 		CHECK(bad == 0);
 		CHECK(r->bad == 0);
 		CHECK(lc > 0);
+		CHECK(err.find("events (us before the last") != std::string::npos);	/* --events */
 		if (floor) {
 			CHECK(stat_of(err, "floor-hits") > 0);
 			CHECK(be / (lc + be) > 0.15);		/* the floor, 30 %, less its slack */

@@ -885,6 +885,73 @@ TEST_CASE("latch rules: a full latch, the lord's CPU, a task that is not waiting
 	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_LATCH_FULL) == 1);
 }
 
+/*
+ * A latched task starts with no message when the task before it stops; that task's message may
+ * still be on its way when the lord shoots the latched one (elsewhere, or again there), and the
+ * kernel answers NOT_WAITING.  The books keep it first in the latch, so that the message books it
+ * on the CPU: booked blocked, it would be lost to the policy while it runs, and any task latched
+ * behind it would be booked on a CPU it does not hold.
+ */
+TEST_CASE("a latched task that started before the lord shot it again is booked on its CPU", "[sched][latch]")
+{
+	Fixture f;
+	f.policy.schedule = p_schedule_latch;
+	f.create();
+	f.start_tasks(4);
+	f.step();	/* 0, 1 run on CPUs 1, 2 */
+	f.step();	/* 2 latched on CPU 1 */
+	f.step();	/* 3 behind it */
+	f.policy.schedule = p_schedule_none;
+	REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 2);
+	cos_task *t2 = cos_sched_cpu_latched(f.s, 1)->head;
+	REQUIRE(t2->pid == 102);
+
+	/* task 0's slice ended and task 2 started; the lord shoots 2 before it reads that */
+	f.k.outcome[2] = COS_SHOOT_NOT_WAITING;
+	REQUIRE(cos_sched_place(f.s, t2, 2, 0) == 0);
+	f.step();
+	CHECK(cos_sched_shoot_failures(f.s, COS_SHOOT_NOT_WAITING) == 1);
+	REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 2);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->head == t2);
+	CHECK(t2->state == COS_TASK_QUEUED);
+	CHECK(cos_sched_cpu_task(f.s, 2)->pid == 101);
+
+	/* task 0's message: 2 holds CPU 1, 3 still waits behind it */
+	size_t logged = f.r.log.size();
+	f.k.post(COS_MSG_TASK_PREEMPTED, 0, 1, 100, 1, COS_PREEMPT_BY_SLICE);
+	f.step();
+	CHECK(cos_sched_cpu_task(f.s, 1) == t2);
+	REQUIRE(cos_sched_cpu_latched(f.s, 1)->len == 1);
+	CHECK(cos_sched_cpu_latched(f.s, 1)->head->pid == 103);
+	CHECK(f.r.log.size() == logged + 1);	/* task 0's preemption only */
+
+	/* and 2's own message frees the CPU for 3 */
+	f.k.post(COS_MSG_TASK_BLOCKED, 2, 1, 102, 1);
+	f.step();
+	CHECK(cos_sched_cpu_task(f.s, 1)->pid == 103);
+	CHECK(t2->state == COS_TASK_BLOCKED);
+
+	/* what the books were made of, oldest first: the refused shoot, then the two messages */
+	cos_sched_event ev[COS_SCHED_RECENT];
+	int n = cos_sched_recent(f.s, ev, COS_SCHED_RECENT);
+	REQUIRE(n >= 4);
+	CHECK(cos_sched_recent(f.s, ev, 2) == 2);
+	CHECK(ev[0].kind == COS_SCHED_EV_MSG);
+	CHECK(ev[0].type == COS_MSG_TASK_PREEMPTED);
+	CHECK(ev[1].type == COS_MSG_TASK_BLOCKED);
+	CHECK(ev[1].pid == 102);
+	n = cos_sched_recent(f.s, ev, COS_SCHED_RECENT);
+	const cos_sched_event &shoot = ev[n - 3];
+	CHECK(shoot.kind == COS_SCHED_EV_SHOOT);
+	CHECK(shoot.type == COS_SHOOT_NOT_WAITING);
+	CHECK(shoot.pid == 102);
+	CHECK(shoot.cpu == 2);
+	CHECK(shoot.flags == 0);
+	CHECK(ev[n - 4].kind == COS_SCHED_EV_SHOOT);	/* task 3's latch */
+	CHECK(ev[n - 4].flags == COS_SHOOT_F_LATCH);
+	CHECK(cos_sched_recent(f.s, ev, 0) == 0);
+}
+
 TEST_CASE("a RUNNABLE's waker is resolved to the lord's task by pid, through deaths and pid collisions", "[sched][waker]")
 {
 	Fixture f;
