@@ -158,7 +158,9 @@ dkms-uninstall:
 
 # Debian packages (debian/), built in the trixie tree from a copy of the sources (no build/,
 # no .git), against the first kernel of the matrix's BTF for the CO-RE shim; lintian after.
-DEB_KVER := $(firstword $(if $(KVER),$(KVER),$(shell tests/vm/kernel resolve auto 2>/dev/null)))
+# Expanded only by `make deb` ('=', not ':='): every other make, the package build's and the
+# users' `make install` among them, must not resolve (or make) the build tree.
+DEB_KVER = $(firstword $(if $(KVER),$(KVER),$(shell tests/vm/kernel resolve auto 2>/dev/null)))
 deb:
 	tests/vm/build $(DEB_KVER) >/dev/null
 	rm -rf build/deb && mkdir -p build/deb/cos-$(COS_VERSION)
@@ -209,7 +211,7 @@ CATCH2 := -lCatch2Main -lCatch2
 POLICIES := $(patsubst policies/%.c,$(O)/bin/%,$(wildcard policies/cos-*.c))
 GUEST_TESTS := $(patsubst tests/guest/%.cpp,$(O)/tests/%,$(wildcard tests/guest/test_*.cpp))
 ROGUE_OBJS := $(foreach v,genuine scalar walked wrongop unnamed,$(O)/tests/rogue-$(v).bpf.o) \
-	$(O)/tests/rogue-bind.bpf.o
+	$(O)/tests/rogue-bind.bpf.o $(O)/tests/other-sched.bpf.o
 UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-user inner-unit inner-man
@@ -362,6 +364,11 @@ $(O)/tests/rogue-bind.bpf.o: tests/guest/rogue_bind.bpf.c shim/cos_shim_intf.h s
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 \
 		-I$(GEN) -Iuapi -Ishim -c $< -o $@
+
+# test_shim's other scheduler (tests/guest/other_sched.bpf.c): attached, cos refuses beside it.
+$(O)/tests/other-sched.bpf.o: tests/guest/other_sched.bpf.c $(GEN)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -c $< -o $@
 
 $(O)/tests/rogue-%.bpf.o: tests/guest/rogue_shim.bpf.c shim/cos_shim_intf.h uapi/linux/cos.h $(GEN)/vmlinux.h
 	@mkdir -p $(@D)

@@ -8,7 +8,8 @@
  * scheduler.  Per round: p50/p99/max; at the end the per-round P99 statistic (mean, median,
  * standard deviation of the rounds' P99s) and the wake-ups over 1 ms.  --work-us W spins W us
  * after each wake-up: a latency-critical task's short work (cos-lcbe's benchmark).  --csv FILE
- * keeps every sample.  A benchmark: it
+ * keeps every sample.  The last line is the process's CPU time and context switches
+ * (getrusage): what its wake-ups cost the CPU it shares.  A benchmark: it
  * asserts nothing about time.  See docs/performance.md.
  */
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "bench.h"
@@ -135,6 +137,14 @@ int main(int argc, char **argv)
 		median = rounds % 2 ? p99s[rounds / 2] : (p99s[rounds / 2 - 1] + p99s[rounds / 2]) / 2;
 		printf("per-round p99: mean %.1f us, median %.1f us, stdev %.1f us; over 1 ms: %llu\n",
 		       mean, median, sqrt(var), over_1ms);
+	}
+	{
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			printf("rusage: user %.3f s, system %.3f s, voluntary switches %ld, "
+			       "involuntary %ld\n", ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+			       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_nvcsw, ru.ru_nivcsw);
 	}
 	if (out)
 		fclose(out);

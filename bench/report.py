@@ -194,6 +194,7 @@ def read_lcbe(out):
                "samples": sum(len(v) for v in rounds[sched].values())}
         if be.get(sched):
             row["be_ops_per_s"] = statistics.median(be[sched])
+        row.update(read_lcbe_cpu(d, sched, row["samples"]))
         rows.append(row)
     d0 = next((r for r in rows if r["scheduler"] == "default"), None)
     for r in rows:
@@ -205,6 +206,66 @@ def read_lcbe(out):
         if d0.get("be_ops_per_s") and "be_ops_per_s" in r:
             r["be_ratio"] = r["be_ops_per_s"] / d0["be_ops_per_s"]
     return rows
+
+
+def read_lcbe_cpu(d, sched, wakeups):
+    """Where the enclave CPUs' time went over a run of lcbe (bench/run's lcbe_cpu_snapshot
+    before and after, stress-ng's usr/sys seconds, each LC process's getrusage line): seconds of
+    BE user and system, LC user and system, the rest of the CPUs' system time (the kernel's
+    scheduling and switching, kthreads), irq + softirq, idle; context switches and interrupts
+    (rescheduling and function-call IPIs, timer) per LC wake-up. {} without the snapshots."""
+    def snap(name):
+        path = os.path.join(d, f"{sched}-cpu-{name}.txt")
+        if not os.path.exists(path):
+            return None
+        v = {"jiffies": [0] * 8, "irq": {}}
+        with open(path) as f:
+            for line in f:
+                w = line.split()
+                if line.startswith("# uptime"):
+                    v["uptime"] = float(w[2])
+                elif re.match(r"cpu\d+$", w[0]):
+                    for i in range(8):
+                        v["jiffies"][i] += int(w[1 + i])
+                elif w[0] == "ctxt":
+                    v["ctxt"] = int(w[1])
+                elif w[0] == "irq" and len(w) == 3:
+                    v["irq"][w[1].rstrip(":")] = int(w[2])
+        return v
+    a, b = snap("before"), snap("after")
+    if not a or not b:
+        return {}
+    hz = 100.0  # USER_HZ
+    j = [(y - x) / hz for x, y in zip(a["jiffies"], b["jiffies"])]
+    # /proc/stat: user nice system idle iowait irq softirq steal
+    r = {"cpu_window_s": b["uptime"] - a["uptime"], "cpu_user_s": j[0] + j[1],
+         "cpu_system_s": j[2], "cpu_idle_s": j[3] + j[4], "cpu_irq_s": j[5] + j[6]}
+    be_txt = os.path.join(d, f"{sched}-be.txt")
+    if os.path.exists(be_txt):
+        with open(be_txt) as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 9 and w[1] == "metrc:" and w[3] == "cpu":
+                    r["be_user_s"], r["be_system_s"] = float(w[6]), float(w[7])
+                    break
+    lc_u = lc_s = 0.0
+    for f in sorted(os.listdir(d)):
+        if re.match(re.escape(sched) + r"-lc\d+\.txt$", f):
+            with open(os.path.join(d, f)) as fh:
+                for line in fh:
+                    m = re.match(r"rusage: user ([\d.]+) s, system ([\d.]+) s", line)
+                    if m:
+                        lc_u += float(m.group(1))
+                        lc_s += float(m.group(2))
+    r["lc_user_s"], r["lc_system_s"] = lc_u, lc_s
+    if "be_system_s" in r:
+        r["other_system_s"] = r["cpu_system_s"] - r["be_system_s"] - lc_s
+    if wakeups:
+        r["switches_per_wakeup"] = (b["ctxt"] - a["ctxt"]) / wakeups
+        irq = {k: b["irq"].get(k, 0) - a["irq"].get(k, 0) for k in b["irq"]}
+        r["ipis_per_wakeup"] = (irq.get("RES", 0) + irq.get("CAL", 0)) / wakeups
+        r["timer_per_wakeup"] = irq.get("LOC", 0) / wakeups
+    return r
 
 
 def read_pair(out):
@@ -1087,6 +1148,25 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                   f"{r['be_ops_per_s']:.0f}" if "be_ops_per_s" in r else "—",
                   ratio(r, "p99_mean_ratio"), ratio(r, "p99_stdev_ratio"), ratio(r, "be_ratio")]
                  for r in lcbe])
+        cpu = [r for r in lcbe if "cpu_window_s" in r]
+        if cpu:
+            def share(r, k):
+                return f"{100 * r[k] / r['cpu_window_s']:.1f} %" if k in r and r["cpu_window_s"] else "—"
+            section("### Where the enclave CPU's time went",
+                    "Over each run (the hogs' lifetime), as shares of the enclave CPUs' time: the BE "
+                    "hogs' user and system time (stress-ng), the LC processes' (getrusage), the rest "
+                    "of the CPUs' system time (scheduling, switching, kthreads), irq + softirq, idle; "
+                    "and per LC wake-up the context switches, rescheduling + function-call IPIs "
+                    "and timer interrupts on those CPUs (/proc/stat, /proc/interrupts).",
+                    ["scheduler", "BE user", "BE system", "LC user", "LC system", "other system",
+                     "irq", "idle", "switches / wake-up", "IPIs / wake-up", "timer / wake-up"],
+                    [[r["scheduler"], share(r, "be_user_s"), share(r, "be_system_s"),
+                      share(r, "lc_user_s"), share(r, "lc_system_s"), share(r, "other_system_s"),
+                      share(r, "cpu_irq_s"), share(r, "cpu_idle_s"),
+                      f"{r['switches_per_wakeup']:.2f}" if "switches_per_wakeup" in r else "—",
+                      f"{r['ipis_per_wakeup']:.2f}" if "ipis_per_wakeup" in r else "—",
+                      f"{r['timer_per_wakeup']:.2f}" if "timer_per_wakeup" in r else "—"]
+                     for r in cpu])
     if pair:
         section("## Pipe partners (cos-pair)",
                 "`context1`: cos-bench-pair, N pairs of processes passing a counter through two "

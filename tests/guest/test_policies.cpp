@@ -379,6 +379,21 @@ TEST_CASE("a lord serves its statistics on a socket: cosctl stats (text, --json,
 		CHECK(access(COS_STATS_DIR "/statz.stats", F_OK) != 0);
 		CHECK(lord.stop(SIGINT) == 0);
 	}
+	/* a socket it cannot make (a file where its directory should be): said, and it schedules on */
+	{
+		REQUIRE(sh("touch /tmp/cos-test-file") == 0);
+		PolicyProc lord({build_path("bin/cos-fifo"), "--name", "statw", "--cpus", "1",
+				 "--stats-socket", "/tmp/cos-test-file/statw.stats"});
+		REQUIRE(lord.wait_for("enclave 'statw'"));
+		CHECK(lord.err.find("cos-fifo: cannot serve statistics on /tmp/cos-test-file/statw.stats: "
+				    "Not a directory; going on without\n") != std::string::npos);
+		CHECK(sh(cosctl + " run -- true") == 0);	/* a task under it */
+		CHECK(lord.stop(SIGINT) == 0);
+		size_t at = lord.err.rfind(" messages ");	/* it saw the task */
+		REQUIRE(at != std::string::npos);
+		CHECK(std::stoll(lord.err.substr(at + 10)) >= 1);
+		unlink("/tmp/cos-test-file");
+	}
 	/* a killed lord's socket is stale: said so */
 	REQUIRE(sh("python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"" COS_STATS_DIR
 		   "/stale.stats\")'") == 0);

@@ -9,6 +9,8 @@
 #include <thread>
 #include <sys/resource.h>
 
+#include <bpf/libbpf.h>
+
 extern "C" {
 #include <cos.h>
 }
@@ -396,5 +398,51 @@ TEST_CASE("cosctl: --version, options after the command, features by name, statu
 			CHECK(lord.stop(SIGINT) == 0);
 		}
 		sh("rm -rf " + d);
+	}
+}
+
+/*
+ * Another sched_ext scheduler (tests/other-sched.bpf.o: sched_ext's defaults, "cos_test_other")
+ * holds sched_ext: the shim's attach, `cosctl status --check` and a lord refuse, each naming it
+ * and what to stop; once it is gone the shim attaches.
+ */
+TEST_CASE("another sched_ext scheduler: cos refuses and says what to stop", "[shim][cosctl]")
+{
+	REQUIRE(sched_ext_state() == "disabled");
+	bpf_object *obj = bpf_object__open_file(build_path("tests/other-sched.bpf.o").c_str(), nullptr);
+	REQUIRE(obj);
+	REQUIRE(bpf_object__load(obj) == 0);
+	bpf_link *link = bpf_map__attach_struct_ops(bpf_object__find_map_by_name(obj, "other_ops"));
+	REQUIRE(link);
+	REQUIRE(sched_ext_state() == "enabled");
+	CHECK(sched_ext_ops() == "cos_test_other");
+	const std::string stop = "stop it first (scx's: systemctl stop scx.service, or scxctl stop)";
+	std::string out;
+
+	cos_shim *shim = nullptr;
+	int err = cos_shim_attach(&shim, nullptr);
+	CHECK(err == -EBUSY);
+	CHECK(std::string(cos_strerror(err)) ==
+	      "another sched_ext scheduler (cos_test_other) is enabled: " + stop);
+	CHECK(sh("cosctl shim attach 2>&1", &out) != 0);
+	CHECK(out.find("another sched_ext scheduler (cos_test_other) is enabled: " + stop) !=
+	      std::string::npos);
+	CHECK(sh("cosctl status --check", &out) == 1);
+	CHECK(out == "another sched_ext scheduler runs (\"cos_test_other\"): " + stop + "\n");
+	if (lord_supported()) {
+		CHECK(sh(build_path("bin/cos-fifo") + " --cpus 1 2>&1", &out) != 0);
+		CHECK(out.find("another sched_ext scheduler (cos_test_other) is enabled: " + stop) !=
+		      std::string::npos);
+	}
+	CHECK(sched_ext_ops() == "cos_test_other");	/* none of it touched the other */
+
+	bpf_link__destroy(link);
+	bpf_object__close(obj);
+	for (int i = 0; i < 200 && sched_ext_state() != "disabled"; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+	REQUIRE(sched_ext_state() == "disabled");
+	{
+		Attached a;
+		CHECK(sched_ext_ops() == COS_SHIM_NAME);
 	}
 }
