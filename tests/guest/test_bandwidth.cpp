@@ -639,8 +639,8 @@ TEST_CASE("a task that stops gives its group back the budget its CPU reserved an
 		/*
 		 * A reaped child may not have left its CPU yet: exit_notify() woke this process
 		 * before the child's last switch, and until that switch its CPU holds a reservation
-		 * with nothing charged (one whole reservation out, seen 4 times in 30).  A
-		 * reservation that is never given back stays out: wait for the books to settle.
+		 * with nothing charged (one whole reservation out).  A reservation that is never
+		 * given back stays out: wait for the books to settle.
 		 */
 		for (int i = 0; i < 50; i++) {
 			group(&quota, &runtime, &u1);
