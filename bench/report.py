@@ -209,11 +209,12 @@ def read_lcbe(out):
 
 
 def read_lcbe_cpu(d, sched, wakeups):
-    """Where the enclave CPUs' time went over a run of lcbe (bench/run's lcbe_cpu_snapshot
-    before and after, stress-ng's usr/sys seconds, each LC process's getrusage line): seconds of
-    BE user and system, LC user and system, the rest of the CPUs' system time (the kernel's
-    scheduling and switching, kthreads), irq + softirq, idle; context switches and interrupts
-    (rescheduling and function-call IPIs, timer) per LC wake-up. {} without the snapshots."""
+    """Where BE's throughput went over a run of lcbe: its CPU time over its real time and its
+    bogo ops per CPU second (stress-ng: the sum of user and system is the kernel's exact count,
+    their split is sampled at the tick), the LC processes' CPU per wake-up (getrusage, their
+    last line), and per LC wake-up the machine's context switches and the enclave CPUs'
+    rescheduling + function-call IPIs (bench/run's lcbe_cpu_snapshot before and after; the
+    enclave CPUs' /proc/stat jiffies are kept too). {} without the snapshots."""
     def snap(name):
         path = os.path.join(d, f"{sched}-cpu-{name}.txt")
         if not os.path.exists(path):
@@ -246,7 +247,11 @@ def read_lcbe_cpu(d, sched, wakeups):
             for line in f:
                 w = line.split()
                 if len(w) >= 9 and w[1] == "metrc:" and w[3] == "cpu":
-                    r["be_user_s"], r["be_system_s"] = float(w[6]), float(w[7])
+                    ops, real, usr, sy = (float(x) for x in w[4:8])
+                    r["be_user_s"], r["be_system_s"], r["be_real_s"] = usr, sy, real
+                    if real and usr + sy:
+                        r["be_cpu_share"] = (usr + sy) / real
+                        r["be_ops_per_cpu_s"] = ops / (usr + sy)
                     break
     lc_u = lc_s = 0.0
     for f in sorted(os.listdir(d)):
@@ -258,13 +263,12 @@ def read_lcbe_cpu(d, sched, wakeups):
                         lc_u += float(m.group(1))
                         lc_s += float(m.group(2))
     r["lc_user_s"], r["lc_system_s"] = lc_u, lc_s
-    if "be_system_s" in r:
-        r["other_system_s"] = r["cpu_system_s"] - r["be_system_s"] - lc_s
     if wakeups:
+        r["lc_cpu_us_per_wakeup"] = 1e6 * (lc_u + lc_s) / wakeups
+        r["lc_system_us_per_wakeup"] = 1e6 * lc_s / wakeups
         r["switches_per_wakeup"] = (b["ctxt"] - a["ctxt"]) / wakeups
         irq = {k: b["irq"].get(k, 0) - a["irq"].get(k, 0) for k in b["irq"]}
         r["ipis_per_wakeup"] = (irq.get("RES", 0) + irq.get("CAL", 0)) / wakeups
-        r["timer_per_wakeup"] = irq.get("LOC", 0) / wakeups
     return r
 
 
@@ -1148,24 +1152,25 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                   f"{r['be_ops_per_s']:.0f}" if "be_ops_per_s" in r else "—",
                   ratio(r, "p99_mean_ratio"), ratio(r, "p99_stdev_ratio"), ratio(r, "be_ratio")]
                  for r in lcbe])
-        cpu = [r for r in lcbe if "cpu_window_s" in r]
+        cpu = [r for r in lcbe if "be_cpu_share" in r]
         if cpu:
-            def share(r, k):
-                return f"{100 * r[k] / r['cpu_window_s']:.1f} %" if k in r and r["cpu_window_s"] else "—"
-            section("### Where the enclave CPU's time went",
-                    "Over each run (the hogs' lifetime), as shares of the enclave CPUs' time: the BE "
-                    "hogs' user and system time (stress-ng), the LC processes' (getrusage), the rest "
-                    "of the CPUs' system time (scheduling, switching, kthreads), irq + softirq, idle; "
-                    "and per LC wake-up the context switches, rescheduling + function-call IPIs "
-                    "and timer interrupts on those CPUs (/proc/stat, /proc/interrupts).",
-                    ["scheduler", "BE user", "BE system", "LC user", "LC system", "other system",
-                     "irq", "idle", "switches / wake-up", "IPIs / wake-up", "timer / wake-up"],
-                    [[r["scheduler"], share(r, "be_user_s"), share(r, "be_system_s"),
-                      share(r, "lc_user_s"), share(r, "lc_system_s"), share(r, "other_system_s"),
-                      share(r, "cpu_irq_s"), share(r, "cpu_idle_s"),
-                      f"{r['switches_per_wakeup']:.2f}" if "switches_per_wakeup" in r else "—",
-                      f"{r['ipis_per_wakeup']:.2f}" if "ipis_per_wakeup" in r else "—",
-                      f"{r['timer_per_wakeup']:.2f}" if "timer_per_wakeup" in r else "—"]
+            def num(r, k, f):
+                return f.format(r[k]) if k in r else "—"
+            section("### Where BE's throughput went",
+                    "BE's throughput is its CPU time times its work per CPU second. Over the hogs' "
+                    "lifetime: their CPU time (user + system, the kernel's exact sum) over their "
+                    "real time, and their bogo ops per CPU second; the LC processes' CPU per "
+                    "wake-up (user + system, and the system part); per LC wake-up the context "
+                    "switches of the whole machine (the lord's own on its CPU among them) and the "
+                    "rescheduling + function-call IPIs of the enclave CPUs.",
+                    ["scheduler", "BE CPU / real time", "BE ops per CPU s", "LC CPU / wake-up",
+                     "of it system", "switches / wake-up (machine)", "IPIs / wake-up"],
+                    [[r["scheduler"], num(r, "be_cpu_share", "{:.1%}"),
+                      num(r, "be_ops_per_cpu_s", "{:.1f}"),
+                      num(r, "lc_cpu_us_per_wakeup", "{:.0f} µs"),
+                      num(r, "lc_system_us_per_wakeup", "{:.0f} µs"),
+                      num(r, "switches_per_wakeup", "{:.2f}"),
+                      num(r, "ipis_per_wakeup", "{:.2f}")]
                      for r in cpu])
     if pair:
         section("## Pipe partners (cos-pair)",
