@@ -94,13 +94,18 @@ USRSRC := $(DESTDIR)/usr/src/cos-$(COS_VERSION)
 POLICY_PROGRAMS := $(patsubst policies/%.c,%,$(wildcard policies/cos-*.c))
 PROGRAMS := cosctl cos-oci-hook $(POLICY_PROGRAMS)
 HAVE_HELP2MAN := $(shell command -v help2man)
+# cos-nri (Go) is built where Go and Debian's NRI sources are (golang-go,
+# golang-github-containerd-nri-dev): a containerd node needs it, other hosts do not.
+HAVE_NRI := $(and $(shell command -v go),$(wildcard /usr/share/gocode/src/github.com/containerd/nri/pkg/stub))
 
 install:
 	@test -r $(VMLINUX) || { echo "make install: no kernel BTF at $(VMLINUX): run it on the target" \
 		"machine (a sched_ext kernel), or set VMLINUX=<a sched_ext vmlinux>" >&2; exit 1; }
 	$(MAKE) --no-print-directory COS_INNER=1 COS_OUT=$(IB) VMLINUX=$(VMLINUX) inner-user \
-		$(if $(HAVE_HELP2MAN),inner-man)
+		$(if $(HAVE_HELP2MAN),inner-man) $(if $(HAVE_NRI),$(IB)/bin/cos-nri \
+		$(if $(HAVE_HELP2MAN),$(IB)/man/cos-nri.1))
 	$(if $(HAVE_HELP2MAN),,@echo "make install: no help2man here: no man pages (apt install help2man)")
+	$(if $(HAVE_NRI),,@echo "make install: no Go and NRI sources here: no cos-nri (apt install golang-go golang-github-containerd-nri-dev)")
 	install -D -m644 libcos/cos.h $(DESTDIR)$(PREFIX)/include/cos.h
 	install -D -m644 uapi/linux/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h
 	install -D -m644 $(IB)/lib/libcos.a $(LIBDIR)/libcos.a
@@ -112,6 +117,8 @@ install:
 		libcos/libcos.pc.in \
 		> $(LIBDIR)/pkgconfig/libcos.pc
 	install -D -m755 -t $(BINDIR) $(addprefix $(IB)/bin/,$(PROGRAMS))
+	$(if $(HAVE_NRI),install -D -m755 -t $(BINDIR) $(IB)/bin/cos-nri)
+	$(if $(and $(HAVE_NRI),$(HAVE_HELP2MAN)),install -D -m644 -t $(MANDIR) $(IB)/man/cos-nri.1)
 	$(if $(HAVE_HELP2MAN),install -D -m644 -t $(MANDIR) $(addprefix $(IB)/man/,$(addsuffix .1,$(PROGRAMS))))
 	install -D -m644 tools/cosctl.bash-completion $(COMPLETIONS)/cosctl
 	mkdir -p $(UNITDIR)
@@ -130,8 +137,8 @@ uninstall:
 	$(if $(DESTDIR),rm -rf $(USRSRC),$(MAKE) --no-print-directory dkms-uninstall)
 	rm -f $(DESTDIR)$(PREFIX)/include/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h \
 		$(LIBDIR)/libcos.a $(LIBDIR)/libcos.so.$(COS_ABI) $(LIBDIR)/libcos.so $(LIBDIR)/cos/libcos-lock.so \
-		$(LIBDIR)/pkgconfig/libcos.pc $(addprefix $(BINDIR)/,$(PROGRAMS)) $(HOOKS_D)/cos.json \
-		$(MODLOAD) $(addprefix $(MANDIR)/,$(addsuffix .1,$(PROGRAMS))) \
+		$(LIBDIR)/pkgconfig/libcos.pc $(addprefix $(BINDIR)/,$(PROGRAMS) cos-nri) $(HOOKS_D)/cos.json \
+		$(MODLOAD) $(addprefix $(MANDIR)/,$(addsuffix .1,$(PROGRAMS) cos-nri)) \
 		$(COMPLETIONS)/cosctl $(addprefix $(COMPLETIONS)/,$(POLICY_PROGRAMS)) \
 		$(addprefix $(UNITDIR)/,$(UNITS)) $(DOCDIR)/cos-default.example
 	-rmdir $(DESTDIR)$(PREFIX)/include/linux $(HOOKS_D) $(dir $(HOOKS_D)) \
@@ -216,7 +223,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-user inner-unit inner-man
 inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/lib/libcos-lock.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
-inner-kver: inner-user inner-man $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-pair $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
+inner-kver: inner-user inner-man $(O)/bin/cos-nri $(O)/man/cos-nri.1 $(O)/tests/cri-client $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-pair $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
 inner-unit: $(U)/cos-unit $(U)/libcos-lock.so $(U)/lock-helper
 
 # Man pages from each program's --help and --version (help2man): `make build` makes them, so a
@@ -230,10 +237,23 @@ MAN_NAME_cos-shinjuku := cos lord: preemptive FIFO per request class (Shinjuku)
 MAN_NAME_cos-lock := cos lord: lock-aware scheduling from lock hints
 MAN_NAME_cos-lcbe := cos lord: latency-critical tasks before best-effort ones, with a floor
 MAN_NAME_cos-pair := cos lord: tasks that wake each other share a CPU
+MAN_NAME_cos-nri := NRI plugin: the containers of an annotated pod run under a cos lord
 $(O)/man/%.1: $(O)/bin/%
 	@mkdir -p $(@D)
 	help2man -N --no-discard-stderr --version-string='$(COS_VERSION)' \
 		-n '$(or $(MAN_NAME_$*),a cos program)' -o $@.tmp $< && mv $@.tmp $@
+
+# Go, in GOPATH mode on Debian's packaged sources (/usr/share/gocode): nothing is downloaded.
+GO := go
+GO_BUILD = GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(CURDIR)/build/gocache GOTOOLCHAIN=local \
+	GOFLAGS= $(GO) build -trimpath
+$(O)/bin/cos-nri: tools/cos-nri/main.go
+	@mkdir -p $(@D)
+	$(GO_BUILD) -ldflags '-X main.version=$(COS_VERSION)' -o $@ ./tools/cos-nri
+# the CRI calls of tests/guest/nri-test
+$(O)/tests/cri-client: tests/guest/cri-client/main.go
+	@mkdir -p $(@D)
+	$(GO_BUILD) -o $@ ./tests/guest/cri-client
 
 # cos.ko, built out of tree with the output in $(O)/kmod (kbuild MO=, Linux >= 6.13).  kbuild's
 # pahole runs through kmod/pahole-rededup, which dedups the module's BTF again so that its task
