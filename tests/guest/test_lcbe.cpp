@@ -228,7 +228,7 @@ TEST_CASE("cos-lcbe: an LC task that wakes while another runs goes next behind i
 		Run *r = shared_new<Run>();
 		/* process 0's burst under way (0 or 1), its bursts, the others' starts during one */
 		std::atomic<uint64_t> *in_burst = &r->loops[0], *bursts = &r->loops[1],
-				      *passed = &r->loops[2];
+				      *passed = &r->loops[2], *passed_elsewhere = &r->loops[3];
 		/*
 		 * Three LC tasks on one CPU: 0 runs 20 ms bursts with 2 ms sleeps between; 1 and 2
 		 * sleep 5 ms at a time, so each wakes during every burst.  None may start while a
@@ -250,14 +250,19 @@ TEST_CASE("cos-lcbe: an LC task that wakes while another runs goes next behind i
 				} else {
 					std::this_thread::sleep_for(std::chrono::milliseconds(5));
 					/* started in a burst's place (once all are LC) */
-					if (*in_burst && *bursts >= 5)
+					if (*in_burst && *bursts >= 5) {
 						(*passed)++;
+						/* not beside the burst: a diagnostic for a failure */
+						if (sched_getcpu() != 1 ||
+						    sched_getscheduler(0) != SCHED_EXT_POLICY)
+							(*passed_elsewhere)++;
+					}
 					r->wakes++;
 				}
 			}
 		});
 		std::string err = lb.stop();
-		CAPTURE(err, bursts->load(), passed->load(), r->wakes.load());
+		CAPTURE(err, bursts->load(), passed->load(), passed_elsewhere->load(), r->wakes.load());
 		CHECK(bad == 0);
 		CHECK(r->bad == 0);
 		CHECK(*in_burst == 0);
