@@ -524,6 +524,7 @@ struct hint_find {
 struct hint_finder {
 	pthread_t thread;
 	bool started, stop;
+	cpu_set_t cpus;			/* where it runs (none: where the lord's thread may) */
 	pthread_mutex_t lock;
 	pthread_cond_t work;		/* a question came, or stop */
 	pthread_cond_t idle;		/* every question answered (cos_hint_cache_settle()) */
@@ -542,7 +543,7 @@ struct cos_hint_cache {
 	struct hint_finder finder;
 };
 
-int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks)
+int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks, const cpu_set_t *cpus)
 {
 	struct cos_hint_cache *c = calloc(1, sizeof(*c));
 
@@ -553,6 +554,8 @@ int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks)
 		return -ENOMEM;
 	}
 	c->max_tasks = max_tasks;
+	if (cpus)
+		c->finder.cpus = *cpus;
 	pthread_mutex_init(&c->finder.lock, NULL);
 	pthread_cond_init(&c->finder.work, NULL);
 	pthread_cond_init(&c->finder.idle, NULL);
@@ -723,7 +726,11 @@ static int table_put(struct cos_hint_cache *c, int tgid, unsigned long long star
 
 static void *finder_main(void *arg);
 
-/* Start the finder, with no signals (they are the lord thread's) and the default policy. */
+/*
+ * Start the finder, with no signals (they are the lord thread's) and the default policy, on
+ * @f->cpus: not the lord's CPU, where it would run only while the lord's thread sleeps, and
+ * not the enclave's, which are the COS tasks'.
+ */
 static int finder_start(struct hint_finder *f)
 {
 	sigset_t all, old;
@@ -743,6 +750,9 @@ static int finder_start(struct hint_finder *f)
 	pthread_attr_destroy(&attr);
 	if (err)
 		return -err;
+	/* a cpuset that allows none of them leaves it where it is, beside the lord */
+	if (CPU_COUNT(&f->cpus))
+		pthread_setaffinity_np(f->thread, sizeof(f->cpus), &f->cpus);
 	f->started = true;
 	return 0;
 }

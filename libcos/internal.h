@@ -137,7 +137,8 @@ static inline bool cos_lock_contended(pthread_mutex_t *m)
 
 /* hint.c: the lord's cache of hint tables and records (per task slot) */
 struct cos_hint_cache;
-int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks);
+/* @cpus: where its finder thread runs (NULL: where the caller may) */
+int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks, const cpu_set_t *cpus);
 void cos_hint_cache_free(struct cos_hint_cache *c);
 void cos_hint_cache_forget(struct cos_hint_cache *c, unsigned int slot);
 int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,

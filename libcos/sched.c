@@ -914,11 +914,25 @@ COS_EXPORT bool cos_sched_task_may_run(const struct cos_sched *s, const struct c
 	       !CPU_ISSET(cpu, &s->offline);
 }
 
+/* The finder's CPUs (struct hint_finder): neither the lord's nor the enclave's. */
+static void finder_cpus(const struct cos_sched *s, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	for (unsigned int c = 0; c < s->nr_cpus && c < CPU_SETSIZE; c++)
+		if ((int)c != s->lord_cpu && !CPU_ISSET(c, &s->enclave) && !CPU_ISSET(c, &s->offline))
+			CPU_SET(c, set);
+}
+
 COS_EXPORT int cos_sched_task_hint(struct cos_sched *s, const struct cos_task *t,
 				   struct cos_hint *out)
 {
-	if (!s->hints && cos_hint_cache_new(&s->hints, s->max_tasks))
-		return -ENOMEM;
+	if (!s->hints) {
+		cpu_set_t cpus;
+
+		finder_cpus(s, &cpus);
+		if (cos_hint_cache_new(&s->hints, s->max_tasks, &cpus))
+			return -ENOMEM;
+	}
 	return cos_hint_cache_read(s->hints, t->slot, t->pid, out, cos_now_ns());
 }
 

@@ -114,7 +114,7 @@ TEST_CASE("cosctl run --policy-class: the command's main thread starts with that
 		_exit(127);
 	}
 	cos_hint_cache *c = nullptr;
-	REQUIRE(cos_hint_cache_new(&c, 16) == 0);
+	REQUIRE(cos_hint_cache_new(&c, 16, nullptr) == 0);
 	cos_hint h = {};
 	int err = -1;
 	for (int i = 0; i < 200 && err; i++) {		/* until sleep has exec'd */

@@ -50,7 +50,7 @@ struct HintThread {
 
 struct Cache {
 	cos_hint_cache *c = nullptr;
-	Cache() { REQUIRE(cos_hint_cache_new(&c, 64) == 0); }
+	Cache() { REQUIRE(cos_hint_cache_new(&c, 64, nullptr) == 0); }
 	~Cache() { cos_hint_cache_free(c); }
 };
 
