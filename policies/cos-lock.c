@@ -49,6 +49,7 @@
 
 #define LK_SLICE_NS	(5ULL * 1000 * 1000)	/* a turn while others wait (the reference's) */
 #define LK_CAP_TURNS	4	/* an owner's reprieve: 4 turns (20 ms against 5) */
+#define LK_LOOKUP_POLL_NS	(1000 * 1000)	/* lk_resort() */
 
 struct lockpol {
 	struct cos_taskq first;		/* owners (at the head) and woken waiters, before ... */
@@ -62,6 +63,8 @@ struct lockpol {
 	bool no_block_handoff;		/* --no-block-handoff */
 	unsigned long long turn_at[LORD_MAX_CPUS];	/* when the CPU's turn began (lord_turn()) */
 	unsigned long long runnable, turns, spared, capped, handoffs, bounded, owners, waiters;
+	unsigned long long unknown, resorted;	/* lk_queue(), lk_resort() */
+	unsigned int nr_unsorted;	/* run queue tasks whose record is being looked up (at most) */
 };
 
 /* Per task (the framework's task data). */
@@ -74,6 +77,7 @@ struct lk_task {
 	unsigned long long wait_count;	/* that wait's lock_waits; 0: none known */
 	struct cos_task *waker;		/* a woken waiter's waker (and its gen), else NULL */
 	unsigned int waker_gen;
+	bool unsorted;			/* woken, in the run queue, its record being looked up */
 };
 
 /*
@@ -113,23 +117,24 @@ static bool lk_spared(const struct lockpol *l, struct lk_task *lt, const struct 
 }
 
 /*
- * Into a queue: an owner at the head of the first queue (before its waiters), a waiter (woken,
- * or preempted before it got its lock) at its tail, any other task at the tail of the run
- * queue.  A preempted task whose record is still being looked up (the first milliseconds of a
- * task) is taken for an owner.
+ * File @t, queued since @since, by its hint @h (@unknown: still being looked up): an owner at
+ * the head of the first queue (before its waiters), a waiter (woken, or preempted before it
+ * got its lock) at its tail, any other task at the tail of the run queue.  A preempted task
+ * whose record is still being looked up (the first milliseconds of a task) is taken for an
+ * owner; a woken one waits in the run queue until lk_resort() finds its record.  @waker and
+ * @waker_gen: who woke it (NULL: not woken by a COS task).
  */
-static void lk_queue(struct cos_sched *s, struct cos_task *t, bool woken)
+static void lk_file(struct lockpol *l, struct cos_task *t, const struct cos_hint *h, bool unknown,
+		    bool woken, struct cos_task *waker, unsigned int waker_gen,
+		    unsigned long long since, unsigned long long now)
 {
-	struct lockpol *l = cos_sched_policy_ctx(s);
 	struct lk_task *lt = t->data;
-	unsigned long long now = cos_now_ns();
-	struct cos_hint h;
-	bool unknown = lk_hint(s, t, &h);
 
-	lt->queued_at = now;
+	lt->queued_at = since;
 	lt->waker = NULL;
-	if (lk_holds(&h) || (unknown && !woken)) {
-		lk_spared(l, lt, &h, unknown, now);	/* starts its cap if this is the first look */
+	lt->unsorted = false;
+	if (lk_holds(h) || (unknown && !woken)) {
+		lk_spared(l, lt, h, unknown, now);	/* starts its cap if this is the first look */
 		l->owners++;
 		cos_taskq_push_head(&l->first, t);
 		return;
@@ -139,24 +144,81 @@ static void lk_queue(struct cos_sched *s, struct cos_task *t, bool woken)
 	 * On its way to a lock: woken by its release, or taken off its CPU (or out of a handoff)
 	 * before it got it.  Behind the runq it would lose its turn at the lock again.
 	 */
-	if (h.lock_wait) {
+	if (h->lock_wait) {
 		/*
 		 * Aged from when its wait began, not from this turn's: a waiter that the releaser
 		 * or another waiter beats to the lock again and again reaches the bound all the
 		 * same.  The same count of waits means it has not had the lock in between.
 		 */
-		if (!h.lock_waits || h.lock_waits != lt->wait_count) {
-			lt->wait_count = h.lock_waits;
-			lt->wait_since = now;
+		if (!h->lock_waits || h->lock_waits != lt->wait_count) {
+			lt->wait_count = h->lock_waits;
+			lt->wait_since = since;
 		}
 		lt->queued_at = lt->wait_since;
-		lt->waker = woken ? t->waker : NULL;
-		lt->waker_gen = lt->waker ? lt->waker->gen : 0;
+		lt->waker = woken ? waker : NULL;
+		lt->waker_gen = waker_gen;
 		l->waiters++;
 		cos_taskq_push(&l->first, t);
 		return;
 	}
+	if (unknown) {
+		lt->unsorted = true;
+		lt->waker = waker;
+		lt->waker_gen = waker_gen;
+		l->nr_unsorted++;
+	}
 	cos_taskq_push(&l->runq, t);
+}
+
+/* Into a queue, by the hint as it is now (lk_file()). */
+static void lk_queue(struct cos_sched *s, struct cos_task *t, bool woken)
+{
+	struct lockpol *l = cos_sched_policy_ctx(s);
+	unsigned long long now = cos_now_ns();
+	struct cos_task *waker = woken ? t->waker : NULL;
+	struct cos_hint h;
+	bool unknown = lk_hint(s, t, &h);
+
+	if (unknown)
+		l->unknown++;
+	lk_file(l, t, &h, unknown, woken, waker, waker ? waker->gen : 0, now, now);
+}
+
+/*
+ * The tasks woken while their record was being looked up wait in the run queue, as tasks
+ * that merely woke; once a record is found, an owner or a waiter among them moves to the first
+ * queue, with its waker (a handoff) and its age, as if it had been found at once.  A lookup
+ * takes the finder milliseconds (a new thread) to tens of them (a new process under load):
+ * the lord looks again every LK_LOOKUP_POLL_NS while one is under way.
+ */
+static void lk_resort(struct cos_sched *s, struct lockpol *l, unsigned long long now)
+{
+	unsigned int left = 0;
+	struct cos_task *t, *next;
+
+	if (!l->nr_unsorted)
+		return;
+	for (t = l->runq.head; t; t = next) {
+		struct lk_task *lt = t->data;
+		struct cos_hint h;
+
+		next = t->q_next;
+		if (!lt->unsorted)
+			continue;
+		if (lk_hint(s, t, &h)) {
+			left++;
+			continue;
+		}
+		lt->unsorted = false;
+		if (!lk_holds(&h) && !h.lock_wait)
+			continue;
+		cos_taskq_remove(t);
+		l->resorted++;
+		lk_file(l, t, &h, false, true, lt->waker, lt->waker_gen, lt->queued_at, now);
+	}
+	l->nr_unsorted = left;	/* the others left the run queue meanwhile */
+	if (left)
+		cos_sched_wake_at(s, now + LK_LOOKUP_POLL_NS);
 }
 
 static void lk_runnable(struct cos_sched *s, struct cos_task *t)
@@ -278,6 +340,7 @@ static void lk_schedule(struct cos_sched *s)
 	unsigned long long now = cos_now_ns(), due;
 	bool overdue;
 
+	lk_resort(s, l, now);
 	for (int i = 0; i < l->nr_cpus; i++) {
 		int cpu = l->cpus[i];
 		struct cos_task *t;
@@ -346,6 +409,8 @@ static void lk_stats(struct cos_sched *s, struct lord_stats *st)
 	lord_stat(st, "spared", l->spared);
 	lord_stat(st, "capped", l->capped);
 	lord_stat(st, "bounded", l->bounded);
+	lord_stat(st, "unknown", l->unknown);
+	lord_stat(st, "resorted", l->resorted);
 	lord_stat(st, "queued-first", l->first.len);
 	lord_stat(st, "queued", l->runq.len);
 }

@@ -187,7 +187,10 @@ int handoff_workload(Handoff *h)
 		});
 		while (!waiting)
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		/* it blocks, and the lord's finder has found the hints (slower on a debug kernel) */
+		/*
+		 * it blocks, and the lord's finder looks its record up (a waiter woken before
+		 * that waits as a plain task until the lord finds it: "resorted")
+		 */
 		std::this_thread::sleep_for(std::chrono::milliseconds(20 * time_scale()));
 		sem_post(&go);
 		sem_post(&go);
@@ -272,12 +275,11 @@ TEST_CASE("cos-lock: the waiter an unlock wakes runs before the tasks queued ear
 	}
 	/*
 	 * the handoffs came before the owner's turn ended: the owner spun on after them.  The
-	 * lord's (" handoffs N "), or with the yield the kernel's (" wake-handoffs N "), which then
-	 * leaves the lord nothing to hand over
+	 * lord's (" handoffs N "), or with the yield the kernel's (" wake-handoffs N "; the lord,
+	 * which hears of the wake-up as the yield begins, may hand over too, and the first wins)
 	 */
 	CHECK(lk_err.find(" handoffs 0 ") == std::string::npos);
 	CHECK(ky_err.find(" wake-handoffs 0 ") == std::string::npos);
-	CHECK(ky_err.find(" handoffs 0 ") != std::string::npos);
 	CHECK(nh_err.find(" handoffs 0 ") != std::string::npos);
 	CHECK(nh_err.find(" wake-handoffs 0 ") != std::string::npos);
 	for (Handoff *h : {lk, nh, ff, ky})
