@@ -753,6 +753,7 @@ static int finder_start(struct hint_finder *f)
 	/* a cpuset that allows none of them leaves it where it is, beside the lord */
 	if (CPU_COUNT(&f->cpus))
 		pthread_setaffinity_np(f->thread, sizeof(f->cpus), &f->cpus);
+	pthread_setname_np(f->thread, "cos-hint-finder");	/* top -H, ps -L */
 	f->started = true;
 	return 0;
 }

@@ -1,13 +1,15 @@
 // test_hint.cpp — app hints (libcos/hint.c) on the host: a thread publishes its record, the
 // lord's cache finds it through /proc and reads consistent copies, a record follows its thread
 // (exit frees the page, a new thread reuses it), a forked child has a table of its own, an
-// unsealed table (one that could shrink under the reader) is refused, and cos_mutex publishes
-// its owner and waiters.
+// unsealed table (one that could shrink under the reader) is refused, cos_mutex publishes
+// its owner and waiters, and the finder thread runs where it is told.
 // Host unit tests: see docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <atomic>
 #include <cstring>
+#include <dirent.h>
+#include <string>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -166,6 +168,58 @@ TEST_CASE("the lord's thread asks the finder and does not wait for it", "[hint]"
 	CHECK(cos_hint_cache_read(c.c, 8, gettid() + 1000000, &out, 1) == -EAGAIN);	/* asked anew */
 	cos_hint_cache_settle(c.c);
 	CHECK(cos_hint_cache_read(c.c, 8, gettid() + 1000000, &out, 1) == -ESRCH);	/* no such thread */
+}
+
+/* The thread of this process named @name (its comm), or 0. */
+static int thread_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int tid = 0;
+
+	while (d && !tid && (de = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && strcmp(comm, (std::string(name) + "\n").c_str()) == 0)
+			tid = atoi(de->d_name);
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return tid;
+}
+
+TEST_CASE("the finder runs on the CPUs it is given, under its own name", "[hint]")
+{
+	HintThread a([](cos_hint *h) { cos_hint_set(h, 2, 0, 0); });
+	REQUIRE(a.tid > 0);
+	cpu_set_t mine, want, got;
+	REQUIRE(sched_getaffinity(0, sizeof(mine), &mine) == 0);
+	CPU_ZERO(&want);
+	for (int cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
+		if (CPU_ISSET(cpu, &mine)) {
+			CPU_SET(cpu, &want);	/* the last CPU this process may use */
+			break;
+		}
+	cos_hint_cache *c = nullptr;
+	REQUIRE(cos_hint_cache_new(&c, 8, &want) == 0);
+	cos_hint out;
+	CHECK(thread_named("cos-hint-finder") == 0);	/* started at the first question */
+	CHECK(cos_hint_cache_read(c, 1, a.tid, &out, 1) == -EAGAIN);
+	cos_hint_cache_settle(c);
+	int finder = thread_named("cos-hint-finder");
+	REQUIRE(finder > 0);
+	REQUIRE(sched_getaffinity(finder, sizeof(got), &got) == 0);
+	CHECK(CPU_EQUAL(&got, &want));
+	CHECK(cos_hint_cache_read(c, 1, a.tid, &out, 1) == 0);
+	CHECK(out.hint_class == 2);
+	cos_hint_cache_free(c);
+	CHECK(thread_named("cos-hint-finder") == 0);	/* joined */
 }
 
 TEST_CASE("a record belongs to its thread: exit frees it, the reader notices", "[hint]")
