@@ -918,7 +918,7 @@ COS_EXPORT bool cos_sched_task_may_run(const struct cos_sched *s, const struct c
 static void finder_cpus(const struct cos_sched *s, cpu_set_t *set)
 {
 	CPU_ZERO(set);
-	for (unsigned int c = 0; c < s->nr_cpus && c < CPU_SETSIZE; c++)
+	for (unsigned int c = 0; c < s->nr_cpus; c++)	/* at most CPU_SETSIZE */
 		if ((int)c != s->lord_cpu && !CPU_ISSET(c, &s->enclave) && !CPU_ISSET(c, &s->offline))
 			CPU_SET(c, set);
 }

@@ -9,8 +9,8 @@
 #include <atomic>
 #include <cstring>
 #include <dirent.h>
-#include <string>
 #include <fcntl.h>
+#include <string>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <thread>
