@@ -7,7 +7,10 @@ Each DIR holds junit-*.xml reports of one run (host unit tests, or one guest ker
 what the runner reported: "ok", "exit-N" (the suite failed; counts as one failed case if no
 report shows why), "incomplete" (the guest never finished: counts as one failed case, with what
 its run directory says of why: time, boot, last test, console lines, QEMU's vCPUs) or
-"dirty-log" (bad kernel log lines: counts as one failed case).  Prints one line per NAME and a
+"dirty-log" (bad kernel log lines: counts as one failed case).  Where the directory holds
+tests/guest/run-suite's exit statuses (junit-X.exit, written once a binary ended), a report
+without one, cut off or not, is a binary that never ended, and a non-zero status is a failure
+even where the report shows none.  Prints one line per NAME and a
 final "N passed, N failed" line; exits 1 if anything failed or nothing ran.  Under each failed
 case it prints the first lines of what the report says of the failure (the check, its values,
 the INFO text), so that a log keeping only its tail still says why.  See docs/testing.md.
@@ -68,27 +71,60 @@ def incomplete_why(directory):
     return "".join("\n        " + l.rstrip() for l in lines)
 
 
+def exit_status(report):
+    """The exit status tests/guest/run-suite recorded beside REPORT once its binary ended
+    (junit-X.exit), or None: not recorded, so the binary never ended."""
+    text = read(report[:-len(".xml")] + ".exit").strip()
+    return int(text) if text.isdigit() else None
+
+
 def count(directory):
     passed = failed = skipped = 0
     failures = []
-    for path in sorted(glob.glob(os.path.join(directory, "junit-*.xml"))):
+    # run-suite's binaries record their exit status; other parts (host unit tests, the
+    # harness's own reports) write whole reports at once and record none.
+    recorded = bool(glob.glob(os.path.join(directory, "junit-*.exit")))
+    reports = set(glob.glob(os.path.join(directory, "junit-*.xml")))
+    reports |= {p[:-len(".exit")] + ".xml" for p in glob.glob(os.path.join(directory, "junit-*.exit"))}
+    for path in sorted(reports):
+        name = os.path.basename(path)
+        status = exit_status(path) if recorded else None
+        if not os.path.exists(path):
+            if status:
+                failed += 1
+                failures.append(f"{name}: its binary exited with status {status} and left no report")
+            continue
         try:
             root = ET.parse(path).getroot()
         except ET.ParseError as e:
             failed += 1
-            failures.append(f"{os.path.basename(path)}: unreadable report ({e})")
+            if not recorded:
+                failures.append(f"{name}: unreadable report ({e})")
+            elif status is None:
+                failures.append(f"{name}: cut off ({e}): its binary never ended (no exit status "
+                                "recorded; the guest ended while it ran)")
+            else:
+                failures.append(f"{name}: cut off ({e}): its binary ended with status {status}")
             continue
+        bad_cases = 0
         for case in root.iter("testcase"):
             bad = case.find("failure")
             if bad is None:
                 bad = case.find("error")
             if bad is not None:
-                failed += 1
+                bad_cases += 1
                 failures.append(case.get("name") + why(bad))
             elif case.find("skipped") is not None:
                 skipped += 1
             else:
                 passed += 1
+        failed += bad_cases
+        if recorded and status is None:
+            failed += 1
+            failures.append(f"{name}: its binary never ended (no exit status recorded)")
+        elif status and not bad_cases:
+            failed += 1  # a binary that crashed after its last case, or whose report lies
+            failures.append(f"{name}: its binary exited with status {status} but the report shows no failure")
     return passed, failed, skipped, failures
 
 
