@@ -85,6 +85,7 @@ HOOKS_D := $(DESTDIR)$(if $(filter /usr,$(PREFIX)),/usr/share,/etc)/containers/o
 MANDIR := $(DESTDIR)$(PREFIX)/share/man/man1
 UNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd/system
 UNITS := cos-shim.service cos-lord@.service
+SYSUSERS := $(DESTDIR)$(PREFIX)/lib/sysusers.d/cos.conf
 DOCDIR := $(DESTDIR)$(PREFIX)/share/doc/cos
 # systemd runs here (not a package build nor a chroot): tell it about the units
 SYSTEMD_HERE := $(if $(DESTDIR),,$(wildcard /run/systemd/system))
@@ -124,6 +125,8 @@ install:
 	mkdir -p $(UNITDIR)
 	for u in $(UNITS); do sed 's|@BINDIR@|$(PREFIX)/bin|g' tools/systemd/$$u.in > $(UNITDIR)/$$u; done
 	install -D -m644 tools/systemd/cos-default.example $(DOCDIR)/cos-default.example
+	install -D -m644 tools/systemd/cos.sysusers $(SYSUSERS)
+	$(if $(SYSTEMD_HERE),systemd-sysusers $(SYSUSERS))
 	$(if $(SYSTEMD_HERE),systemctl daemon-reload)
 	for p in $(POLICY_PROGRAMS); do ln -sf cosctl $(COMPLETIONS)/$$p; done
 	mkdir -p $(HOOKS_D)
@@ -140,10 +143,11 @@ uninstall:
 		$(LIBDIR)/pkgconfig/libcos.pc $(addprefix $(BINDIR)/,$(PROGRAMS) cos-nri) $(HOOKS_D)/cos.json \
 		$(MODLOAD) $(addprefix $(MANDIR)/,$(addsuffix .1,$(PROGRAMS) cos-nri)) \
 		$(COMPLETIONS)/cosctl $(addprefix $(COMPLETIONS)/,$(POLICY_PROGRAMS)) \
-		$(addprefix $(UNITDIR)/,$(UNITS)) $(DOCDIR)/cos-default.example
+		$(addprefix $(UNITDIR)/,$(UNITS)) $(DOCDIR)/cos-default.example $(SYSUSERS)
 	-rmdir $(DESTDIR)$(PREFIX)/include/linux $(HOOKS_D) $(dir $(HOOKS_D)) \
 		$(dir $(patsubst %/,%,$(dir $(HOOKS_D)))) $(MANDIR) $(COMPLETIONS) \
 		$(DESTDIR)$(PREFIX)/share/bash-completion $(UNITDIR) $(DESTDIR)$(PREFIX)/lib/systemd \
+		$(dir $(SYSUSERS)) \
 		$(DOCDIR) $(LIBDIR)/cos 2>/dev/null
 	$(if $(DESTDIR),,-ldconfig)
 
@@ -224,7 +228,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 .PHONY: inner-kver inner-user inner-unit inner-man
 inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/lib/libcos-lock.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
 inner-kver: inner-user inner-man $(O)/bin/cos-nri $(O)/man/cos-nri.1 $(O)/tests/cri-client $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-pair $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
-inner-unit: $(U)/cos-unit $(U)/libcos-lock.so $(U)/lock-helper
+inner-unit: $(U)/cos-unit $(U)/libcos-lock.so $(U)/lock-helper $(U)/fuzz-hint
 
 # Man pages from each program's --help and --version (help2man): `make build` makes them, so a
 # --help that help2man cannot read fails the build.
@@ -418,6 +422,13 @@ $(U)/lock-helper: tests/unit/lock_helper.c
 $(U)/bench.o: bench/bench.c bench/bench.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -c $< -o $@
+
+# The fuzz target of the lord's hint reader (tests/fuzz/): libFuzzer, ASan and UBSan, with
+# libcos's sources built into it.  make test runs it for a fixed time on the corpus in the tree.
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+$(U)/fuzz-hint: tests/fuzz/fuzz_hint.c libcos/hint.c libcos/proc.c libcos/error.c $(LIBCOS_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) $(COS_CFLAGS) $(filter %.c,$^) -o $@ -lpthread
 
 $(U)/cos-unit: $(UNIT_SRCS) $(U)/status.o $(U)/error.o $(U)/device.o $(U)/sched.o $(U)/hint.o $(U)/proc.o $(U)/cpus.o $(U)/bench.o
 	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -Itests/unit -Ibench $(filter-out %.h,$^) -o $@ $(CATCH2) -lcap -lm

@@ -762,6 +762,15 @@ int cos_sched_create(struct cos_sched **sp, const struct cos_policy *policy,
  */
 int cos_sched_run(struct cos_sched *s);
 
+/**
+ * cos_sched_helper_cpus() - where a lord's helper threads should run: the CPUs that are neither
+ * the lord's nor the enclave's (on the lord's CPU a helper runs only while the lord sleeps; on
+ * the enclave's it takes CPU time from the COS tasks).  libcos's hint finder runs there.
+ * @set: gets them; none where a cpuset leaves none (then a helper stays where it is)
+ * Return: how many.
+ */
+int cos_sched_helper_cpus(const struct cos_sched *s, cpu_set_t *set);
+
 /** cos_sched_stop() - make cos_sched_run() return soon.  Async-signal-safe, any thread. */
 void cos_sched_stop(struct cos_sched *s);
 
@@ -879,6 +888,12 @@ unsigned long long cos_sched_wake_preempts(const struct cos_sched *s);
  * start when it stops (COS_WAKE_NEXT: COS_PLACED_F_NEXT); not counted as started above
  */
 unsigned long long cos_sched_wake_nexts(const struct cos_sched *s);
+
+/**
+ * cos_sched_hint_bad_tables() - hint tables dropped because their app changed the header after
+ * the lord checked it (hostile input: their tasks get their class default from then on)
+ */
+unsigned long long cos_sched_hint_bad_tables(const struct cos_sched *s);
 
 #define COS_SCHED_NOT_STARTED	(-1)
 #define COS_SCHED_STALE		(-2)

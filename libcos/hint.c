@@ -22,6 +22,14 @@
  * Ordering: the writer makes seq odd, fences (release), writes the fields and makes seq even
  * with a release store; the reader loads seq (acquire), copies, fences (acquire), reloads seq and
  * retries if it changed or was odd — the contract of the kernel's status table.
+ *
+ * Hostile input: a table is memory the app (any user: a COS task needs no privilege) may keep
+ * writing after the lord checked it.  The lord takes sizes and offsets from its own copy of
+ * what it checked (struct hint_table), never from the page: the header's page count is read
+ * once and bounded, a record is copied before it is looked at, and a table whose header no
+ * longer matches the copy is dropped and not looked at again for that process (its tasks get
+ * their class default), and counted (cos_sched_hint_bad_tables()).  The table's size is fixed
+ * (COS_HINT_PAGES pages, exactly), and the finder maps only a regular, sealed memfd.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -51,6 +59,21 @@ struct hint_header {
 	unsigned int pages;		/* pages ever claimed, including this header (atomic) */
 	unsigned int max_pages;
 };
+
+/* Is @hd (a copy, not the shared page) the header of a table for pages of @ps bytes? */
+static bool header_ok(const struct hint_header *hd, size_t ps)
+{
+	return !memcmp(hd->magic, HINT_MAGIC, sizeof(hd->magic)) && hd->version == 1 &&
+	       hd->page_size == ps && hd->max_pages == COS_HINT_PAGES;
+}
+
+/* A copy of the header at @base, taken once: what is checked is what is used. */
+static void header_copy(struct hint_header *hd, const char *base)
+{
+	memcpy(hd, base, sizeof(*hd));
+	__atomic_signal_fence(__ATOMIC_ACQUIRE);	/* no load of @base after this is merged into it */
+	hd->pages = __atomic_load_n(&((const struct hint_header *)base)->pages, __ATOMIC_ACQUIRE);
+}
 
 /* ---------------------------------------------------------------- the app's side */
 
@@ -134,29 +157,29 @@ static int make_table(void)
 }
 
 /*
- * Is @fd a hint table we may map: sealed against shrinking (else it could shrink under a reader:
- * SIGBUS), of full size, with a good header?  Its size in @size.  Both sides use it: the app on a
- * table it inherited, the lord on an app's.
+ * Is @fd a hint table we may map: a regular file (a memfd: it has seals), sealed against
+ * shrinking (else it could shrink under a reader: SIGBUS), of exactly COS_HINT_PAGES pages,
+ * with a good header?  Its size in @size.  Both sides use it: the app on a table it inherited,
+ * the lord on an app's.
  */
 static bool table_check(int fd, size_t *size)
 {
-	size_t ps = sysconf(_SC_PAGESIZE);
-	const struct hint_header *hd;
+	size_t ps = sysconf(_SC_PAGESIZE), want = (size_t)COS_HINT_PAGES * ps;
+	struct hint_header hd;
 	struct stat stt;
-	bool ok;
+	const char *p;
 	int seals = fcntl(fd, F_GET_SEALS);
 
-	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &stt) ||
-	    stt.st_size < (off_t)((size_t)COS_HINT_PAGES * ps))
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &stt) || !S_ISREG(stt.st_mode) ||
+	    stt.st_size != (off_t)want)
 		return false;
-	hd = mmap(NULL, ps, PROT_READ, MAP_SHARED, fd, 0);
-	if (hd == MAP_FAILED)
+	p = mmap(NULL, ps, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
 		return false;
-	ok = !memcmp(hd->magic, HINT_MAGIC, sizeof(hd->magic)) && hd->version == 1 &&
-	     hd->page_size == ps && hd->max_pages == COS_HINT_PAGES;
-	munmap((void *)hd, ps);
-	*size = stt.st_size;
-	return ok;
+	header_copy(&hd, p);
+	munmap((void *)p, ps);
+	*size = want;
+	return header_ok(&hd, ps);
 }
 
 /*
@@ -169,6 +192,7 @@ static int table_find(const char *fd_dir, int oflags, int *found, size_t *size)
 	static const char want[] = "/memfd:" COS_HINT_MEMFD_NAME " (deleted)";
 	char path[64 + sizeof(((struct dirent *)0)->d_name)], target[128];
 	struct dirent *de;
+	struct stat st;
 	int fd = -1;
 	DIR *d = opendir(fd_dir);
 
@@ -184,7 +208,15 @@ static int table_find(const char *fd_dir, int oflags, int *found, size_t *size)
 		if (n < 0)
 			continue;
 		target[n] = '\0';
-		if (strcmp(target, want) || (fd = open(path, oflags | O_CLOEXEC)) < 0)
+		if (strcmp(target, want))
+			continue;
+		/*
+		 * Any file can be named so (a FIFO at "/memfd:cos-hints" in a container's root):
+		 * only a regular one is opened, and without blocking (a FIFO swapped in after the
+		 * stat() opens at once, and table_check() refuses it).
+		 */
+		if (stat(path, &st) || !S_ISREG(st.st_mode) ||
+		    (fd = open(path, oflags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
 			continue;
 		if (!table_check(fd, size)) {
 			close(fd);
@@ -268,6 +300,8 @@ COS_EXPORT struct cos_hint *cos_hint_self(void)
 	 * with the process that made it.
 	 */
 	n = __atomic_load_n(&hd->pages, __ATOMIC_ACQUIRE);
+	if (n > COS_HINT_PAGES)		/* an inherited table is shared: bound what it says */
+		n = COS_HINT_PAGES;
 	for (i = 1; i < n && !h; i++) {
 		struct cos_hint *c = (struct cos_hint *)(table + (size_t)i * page_size);
 
@@ -474,15 +508,20 @@ COS_EXPORT int cos_mutex_destroy(struct cos_mutex *m)
 
 /*
  * A process's table as the lord knows it: mapped (@base), or known to be missing until
- * @retry_at (@base NULL: a process without hints costs no system call per lookup).
+ * @retry_at (@base NULL: a process without hints costs no system call per lookup).  @size and
+ * @checked are the lord's own: what the table was when it was checked (table_check()).  A
+ * @bad table's header changed since: no lookup uses it, its tasks let go of their records at
+ * their next read, it is unmapped with the last, and the process is not looked at again.
  */
 struct hint_table {
 	int tgid;			/* 0 = unused entry */
 	unsigned long long start;	/* the process's start time: tgid + start name a process */
 	const char *base;
 	size_t size;
+	struct hint_header checked;	/* its header when mapped (pages: 0) */
+	bool bad;
 	unsigned int refs;		/* tasks whose record is in it */
-	unsigned long long retry_at;	/* with @base NULL */
+	unsigned long long retry_at;	/* with @base NULL; never again once @bad */
 };
 
 struct hint_task {
@@ -539,6 +578,8 @@ struct cos_hint_cache {
 	struct hint_table tables[HINT_TABLES_MAX];
 	struct hint_task *tasks;	/* [max_tasks], by slot */
 	unsigned int max_tasks;
+	size_t page_size;		/* the lord's: a table's pages are this size (checked) */
+	unsigned long long bad_tables;	/* dropped because their header changed */
 	unsigned int in_flight;		/* questions not collected yet (the lord's thread only) */
 	struct hint_finder finder;
 };
@@ -554,6 +595,7 @@ int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks, const
 		return -ENOMEM;
 	}
 	c->max_tasks = max_tasks;
+	c->page_size = sysconf(_SC_PAGESIZE);
 	if (cpus)
 		c->finder.cpus = *cpus;
 	pthread_mutex_init(&c->finder.lock, NULL);
@@ -574,14 +616,55 @@ static void table_known(struct cos_hint_cache *c, int i)
 	pthread_mutex_unlock(&c->finder.lock);
 }
 
-static void table_drop(struct cos_hint_cache *c, struct hint_table *tb)
+static void table_unmap(struct cos_hint_cache *c, struct hint_table *tb)
 {
 	if (tb->base) {
 		munmap((void *)tb->base, tb->size);
 		tb->base = NULL;
 		table_known(c, tb - c->tables);
 	}
+}
+
+static void table_drop(struct cos_hint_cache *c, struct hint_table *tb)
+{
+	table_unmap(c, tb);
 	memset(tb, 0, sizeof(*tb));
+}
+
+/*
+ * Has @tb's header changed since it was checked?  Then it is @bad from now on (see struct
+ * hint_table), counted once, and unmapped if no record is in use.  The lord's thread.
+ */
+static bool table_tampered(struct cos_hint_cache *c, struct hint_table *tb)
+{
+	struct hint_header now;
+
+	if (tb->bad)
+		return true;
+	header_copy(&now, tb->base);
+	now.pages = 0;
+	if (!memcmp(&now, &tb->checked, sizeof(now)))
+		return false;
+	tb->bad = true;
+	tb->retry_at = ~0ull;
+	c->bad_tables++;
+	if (!tb->refs)
+		table_unmap(c, tb);
+	return true;
+}
+
+/* Let go of @ht's record (its table's last: unmapped; a bad one stays known as bad). */
+static void record_put(struct cos_hint_cache *c, struct hint_task *ht)
+{
+	struct hint_table *tb = &c->tables[ht->table];
+
+	ht->rec = NULL;
+	if (--tb->refs)
+		return;
+	if (tb->bad)
+		table_unmap(c, tb);
+	else
+		table_drop(c, tb);
 }
 
 void cos_hint_cache_forget(struct cos_hint_cache *c, unsigned int slot)
@@ -592,8 +675,8 @@ void cos_hint_cache_forget(struct cos_hint_cache *c, unsigned int slot)
 	if (!c || slot >= c->max_tasks)
 		return;
 	ht = &c->tasks[slot];
-	if (ht->rec && !--c->tables[ht->table].refs)
-		table_drop(c, &c->tables[ht->table]);
+	if (ht->rec)
+		record_put(c, ht);
 	ticket = ht->ticket + 1;
 	memset(ht, 0, sizeof(*ht));
 	ht->ticket = ticket;
@@ -690,7 +773,7 @@ static int table_put(struct cos_hint_cache *c, int tgid, unsigned long long star
 	int i = table_at(c, tgid, start), free_i = -1;
 	struct hint_table *tb;
 
-	if (i >= 0 && c->tables[i].base) {
+	if (i >= 0 && (c->tables[i].base || c->tables[i].bad)) {	/* known, or not to be used */
 		if (base)
 			munmap((void *)base, size);
 		return 0;
@@ -719,8 +802,21 @@ static int table_put(struct cos_hint_cache *c, int tgid, unsigned long long star
 	tb->base = base;
 	tb->size = base ? size : 0;
 	tb->retry_at = base ? 0 : now + COS_HINT_RETRY_NS;
-	if (base)
+	if (base) {
+		/* checked by the finder (table_check()); what it holds now is what counts */
+		header_copy(&tb->checked, base);
+		tb->checked.pages = 0;
+		if (size != (size_t)COS_HINT_PAGES * c->page_size || !header_ok(&tb->checked, c->page_size)) {
+			tb->bad = true;
+			tb->retry_at = ~0ull;
+			c->bad_tables++;
+			munmap((void *)base, size);
+			tb->base = NULL;
+			tb->size = 0;
+			return 0;
+		}
 		table_known(c, i);
+	}
 	return 0;
 }
 
@@ -829,7 +925,6 @@ static void find_collect(struct cos_hint_cache *c, unsigned long long now)
 static int hint_lookup(struct cos_hint_cache *c, unsigned int slot, struct hint_task *ht, int tid,
 		       unsigned long long now)
 {
-	const struct hint_header *hd;
 	struct hint_table *tb;
 	unsigned int pages;
 	int i;
@@ -845,19 +940,19 @@ static int hint_lookup(struct cos_hint_cache *c, unsigned int slot, struct hint_
 		return -EAGAIN;
 	}
 	tb = &c->tables[i];
-	if (!tb->base) {
+	if (!tb->base || table_tampered(c, tb)) {
 		/* none when last looked: still none until the finder says otherwise */
-		if (now >= tb->retry_at)
+		if (!tb->bad && now >= tb->retry_at)
 			find_ask(c, slot, ht, tid, true, false);
 		return -ENOENT;
 	}
-	hd = (const struct hint_header *)tb->base;
-	pages = __atomic_load_n(&hd->pages, __ATOMIC_ACQUIRE);
-	if (pages > tb->size / hd->page_size)
-		pages = tb->size / hd->page_size;
+	/* the page count once, bounded by the size mapped; offsets from the lord's page size */
+	pages = __atomic_load_n(&((const struct hint_header *)tb->base)->pages, __ATOMIC_ACQUIRE);
+	if (pages > tb->size / c->page_size)
+		pages = tb->size / c->page_size;
 	for (unsigned int p = 1; p < pages; p++) {
 		const struct cos_hint *h =
-			(const struct cos_hint *)(tb->base + (size_t)p * hd->page_size);
+			(const struct cos_hint *)(tb->base + (size_t)p * c->page_size);
 
 		if (__atomic_load_n(&h->tid, __ATOMIC_ACQUIRE) == tid) {
 			ht->rec = h;
@@ -943,6 +1038,11 @@ static void *finder_main(void *arg)
 	return NULL;
 }
 
+unsigned long long cos_hint_cache_bad_tables(const struct cos_hint_cache *c)
+{
+	return c ? c->bad_tables : 0;
+}
+
 void cos_hint_cache_settle(struct cos_hint_cache *c)
 {
 	struct hint_finder *f = &c->finder;
@@ -963,6 +1063,8 @@ int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
 		return -EINVAL;
 	find_collect(c, now);
 	ht = &c->tasks[slot];
+	if (ht->rec && table_tampered(c, &c->tables[ht->table]))
+		record_put(c, ht);	/* the class default from now on (hint_lookup(): -ENOENT) */
 	if (!ht->rec) {
 		/* no system call: the finder looks (at most every COS_HINT_RETRY_NS for a table) */
 		err = hint_lookup(c, slot, ht, tid, now);

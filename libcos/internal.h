@@ -145,5 +145,7 @@ int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
 			struct cos_hint *out, unsigned long long now);
 /* Wait until the finder has answered every question (tests: the next read sees its answers). */
 void cos_hint_cache_settle(struct cos_hint_cache *c);
+/* Tables dropped because their header changed after it was checked (0 for a NULL cache). */
+unsigned long long cos_hint_cache_bad_tables(const struct cos_hint_cache *c);
 
 #endif /* COS_INTERNAL_H */

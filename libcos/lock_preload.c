@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * lock_preload.c — libcos-lock.so: an LD_PRELOAD interposer on pthread_mutex_lock(),
- * _trylock(), _timedlock() and _unlock(), so that an unmodified program publishes lock hints
- * (struct cos_hint's lock_held, nr_locks and lock_wait) as cos_mutex does.
+ * _trylock(), _timedlock(), _clocklock() and _unlock(), so that an unmodified program publishes
+ * lock hints
+ * (struct cos_hint's lock_held, nr_locks and lock_wait) as cos_mutex does.  Every call that can
+ * take a mutex is interposed: one that took it unseen would leave nr_locks behind its unlock.
  *
  *   LD_PRELOAD=/usr/lib/libcos-lock.so cosctl run -- ./server
  *
@@ -25,6 +27,7 @@
 static int (*real_lock)(pthread_mutex_t *);
 static int (*real_trylock)(pthread_mutex_t *);
 static int (*real_timedlock)(pthread_mutex_t *, const struct timespec *);
+static int (*real_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
 static int (*real_unlock)(pthread_mutex_t *);
 static __thread int inside __attribute__((tls_model("initial-exec")));	/* in libcos's own
 								 * code: its locks go unhinted */
@@ -34,6 +37,7 @@ static void resolve(void)
 	real_lock = dlsym(RTLD_NEXT, "pthread_mutex_lock");
 	real_trylock = dlsym(RTLD_NEXT, "pthread_mutex_trylock");
 	real_timedlock = dlsym(RTLD_NEXT, "pthread_mutex_timedlock");
+	real_clocklock = dlsym(RTLD_NEXT, "pthread_mutex_clocklock");
 	real_unlock = dlsym(RTLD_NEXT, "pthread_mutex_unlock");
 }
 
@@ -84,8 +88,12 @@ COS_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	return err;
 }
 
+/* How a lock call waits: without a limit, until a CLOCK_REALTIME time, or a given clock's. */
+enum lock_kind { LOCK, TIMEDLOCK, CLOCKLOCK };
+
 /* The wait published before the call (as cos_mutex_lock(): cheaper than a trylock first). */
-static int lock_with(pthread_mutex_t *m, const struct timespec *abstime)
+static int lock_with(pthread_mutex_t *m, enum lock_kind kind, clockid_t clock,
+		     const struct timespec *abstime)
 {
 	struct cos_hint *h;
 	int err;
@@ -95,7 +103,8 @@ static int lock_with(pthread_mutex_t *m, const struct timespec *abstime)
 	h = hint();
 	if (h)
 		hint_lock_wait(h, m);
-	err = abstime ? real_timedlock(m, abstime) : real_lock(m);
+	err = kind == TIMEDLOCK ? real_timedlock(m, abstime) :
+	      kind == CLOCKLOCK ? real_clocklock(m, clock, abstime) : real_lock(m);
 	if (h)
 		held(err) ? hint_lock_acquired(h, m) : hint_lock_wait(h, NULL);
 	return err;
@@ -103,12 +112,18 @@ static int lock_with(pthread_mutex_t *m, const struct timespec *abstime)
 
 COS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	return lock_with(m, NULL);
+	return lock_with(m, LOCK, 0, NULL);
 }
 
 COS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
 {
-	return lock_with(m, abstime);
+	return lock_with(m, TIMEDLOCK, 0, abstime);
+}
+
+COS_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+				       const struct timespec *abstime)
+{
+	return lock_with(m, CLOCKLOCK, clock, abstime);
 }
 
 COS_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)

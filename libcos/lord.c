@@ -168,7 +168,10 @@ static int lord_busy(int fd, const struct cos_lord_opts *opts)
 				held = (int)cpu;
 				break;
 			}
-		if (held >= 0)
+		if ((pid_t)e->lord_pid == gettid())
+			err = cos_fail(-EBUSY, "this thread is the lord of enclave '%s' already: a "
+				       "thread leads one enclave", e->name);
+		else if (held >= 0)
 			err = cos_fail(-EBUSY, "CPU %d is in enclave '%s' (lord %d): enclaves may not "
 				       "share CPUs", held, e->name, e->lord_pid);
 		else if (opts->lord_cpu >= 0 && (unsigned int)opts->lord_cpu < ncpus &&

@@ -37,6 +37,7 @@ struct cos_sched {
 	const struct cos_backend *be;
 	void *b;
 	struct cos_lord *lord;		/* NULL with a fake backend */
+	int gone;			/* the module's answer that ended the loop (lord_gone()) */
 	unsigned int max_tasks, nr_cpus;
 	int lord_cpu;
 	cpu_set_t enclave;
@@ -630,6 +631,17 @@ COS_EXPORT const struct cos_taskq *cos_sched_cpu_latched(const struct cos_sched 
 	return cpu >= 0 && (unsigned int)cpu < s->nr_cpus ? &s->latched[cpu] : &none;
 }
 
+/*
+ * Does the module's answer @err mean this lord is no longer registered, for good?  -EPERM: not
+ * the registered lord of its file (declared dead, unregistered); -ENODEV, -ESHUTDOWN: the
+ * enclave or the module is going away; -EBADF: its file is gone.  Each ends cos_sched_run():
+ * spinning on refused calls helps no task, and a lord that exits is restarted by its unit.
+ */
+static bool lord_gone(int err)
+{
+	return err == -EPERM || err == -ENODEV || err == -ESHUTDOWN || err == -EBADF;
+}
+
 /* Commit this step's placements; failed ones go back to the policy (or wait for a message). */
 static void commit(struct cos_sched *s)
 {
@@ -641,6 +653,8 @@ static void commit(struct cos_sched *s)
 		return;
 	ret = s->be->shoot(s->b);
 	s->st.shoot_calls++;
+	if (ret < 0 && lord_gone(ret) && !s->gone)
+		s->gone = ret;
 	now = cos_now_ns();
 	for (cpu = 0; cpu < s->nr_cpus && s->nr_placing; cpu++) {
 		struct cos_task *t = s->placing[cpu], *cur;
@@ -817,9 +831,18 @@ static unsigned long long idle_timeout(const struct cos_sched *s)
 	return t;
 }
 
+/* The loop's end when the module no longer serves this lord: say what happened. */
+static int lord_ended(struct cos_sched *s, const char *call)
+{
+	return cos_fail(s->gone, "%s: %s: this lord is no longer registered (declared dead, or its "
+			"enclave or the module went away); its tasks are under the fair policy",
+			call, strerror(-s->gone));
+}
+
 COS_EXPORT int cos_sched_run(struct cos_sched *s)
 {
 	unsigned long long idle_since = cos_now_ns();
+	int ret;
 
 	while (!s->stop) {
 		unsigned long long placed_before = s->st.placed;
@@ -831,14 +854,22 @@ COS_EXPORT int cos_sched_run(struct cos_sched *s)
 		 * rule) must not keep the lord's CPU busy.
 		 */
 		if ((cos_sched_step(s) && (waiting || s->nr_waiting)) || s->st.placed != placed_before) {
+			if (s->gone)
+				return lord_ended(s, "COS_IOC_SHOOT");
 			idle_since = cos_now_ns();
 			continue;
 		}
+		if (s->gone)
+			return lord_ended(s, "COS_IOC_SHOOT");
 		if (cos_now_ns() - idle_since < s->spin_ns)
 			continue;
 		/* idle: block until a message comes (or the next tick: idle_timeout()) */
 		s->st.waits++;
-		s->be->wait(s->b, idle_timeout(s));
+		ret = s->be->wait(s->b, idle_timeout(s));
+		if (ret < 0 && lord_gone(ret)) {
+			s->gone = ret;
+			return lord_ended(s, "COS_IOC_WAIT");
+		}
 	}
 	return 0;
 }
@@ -861,6 +892,11 @@ COS_EXPORT unsigned long long cos_sched_wake_preempts(const struct cos_sched *s)
 COS_EXPORT unsigned long long cos_sched_wake_nexts(const struct cos_sched *s)
 {
 	return s->wake_nexts;
+}
+
+COS_EXPORT unsigned long long cos_sched_hint_bad_tables(const struct cos_sched *s)
+{
+	return cos_hint_cache_bad_tables(s->hints);
 }
 
 COS_EXPORT unsigned long long cos_sched_shoot_failures(const struct cos_sched *s, int status)
@@ -914,13 +950,13 @@ COS_EXPORT bool cos_sched_task_may_run(const struct cos_sched *s, const struct c
 	       !CPU_ISSET(cpu, &s->offline);
 }
 
-/* The finder's CPUs (struct hint_finder): neither the lord's nor the enclave's. */
-static void finder_cpus(const struct cos_sched *s, cpu_set_t *set)
+COS_EXPORT int cos_sched_helper_cpus(const struct cos_sched *s, cpu_set_t *set)
 {
 	CPU_ZERO(set);
 	for (unsigned int c = 0; c < s->nr_cpus; c++)	/* at most CPU_SETSIZE */
 		if ((int)c != s->lord_cpu && !CPU_ISSET(c, &s->enclave) && !CPU_ISSET(c, &s->offline))
 			CPU_SET(c, set);
+	return CPU_COUNT(set);
 }
 
 COS_EXPORT int cos_sched_task_hint(struct cos_sched *s, const struct cos_task *t,
@@ -929,7 +965,7 @@ COS_EXPORT int cos_sched_task_hint(struct cos_sched *s, const struct cos_task *t
 	if (!s->hints) {
 		cpu_set_t cpus;
 
-		finder_cpus(s, &cpus);
+		cos_sched_helper_cpus(s, &cpus);
 		if (cos_hint_cache_new(&s->hints, s->max_tasks, &cpus))
 			return -ENOMEM;
 	}

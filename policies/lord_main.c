@@ -53,6 +53,7 @@ static void framework_stats(struct cos_sched *s, struct lord_stats *fw)
 	lord_stat(fw, "wake-handoffs", cos_sched_wake_handoffs(s));
 	lord_stat(fw, "wake-preempts", cos_sched_wake_preempts(s));
 	lord_stat(fw, "wake-nexts", cos_sched_wake_nexts(s));
+	lord_stat(fw, "hint-bad-tables", cos_sched_hint_bad_tables(s));
 	lord_stat(fw, "waits", st.waits);
 }
 
@@ -469,7 +470,10 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	else
 		snprintf(socket_path, sizeof(socket_path), "%s", stats_socket);
 	if (socket_path[0]) {
-		err = lord_stats_serve(&m->server, socket_path);
+		cpu_set_t helpers;
+
+		cos_sched_helper_cpus(s, &helpers);
+		err = lord_stats_serve(&m->server, socket_path, &helpers);
 		if (err)	/* the lord works without: said, not fatal */
 			fprintf(stderr, "%s: cannot serve statistics on %s: %s; going on without\n",
 				m->prog, socket_path, strerror(-err));

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -44,6 +45,7 @@ struct lord_stats_server {
 	pthread_cond_t published;
 	char *json;			/* the last snapshot, NULL before the first */
 	unsigned long gen;		/* snapshots published */
+	struct timespec asked;		/* when the lord was last asked for one (the server thread) */
 };
 
 int lord_stats_wanted(struct lord_stats_server *srv)
@@ -77,21 +79,34 @@ static void write_all(int fd, const char *buf, size_t len)
 	}
 }
 
-/* One client: the next snapshot (a second at most), else the last; one line of JSON. */
+/*
+ * One client: the next snapshot (a second at most), else the last; one line of JSON.  The lord
+ * makes at most LORD_STATS_RATE a second: a client that comes sooner gets the last one, so
+ * that clients in a loop cost the lord nothing more.
+ */
 static void serve_one(struct lord_stats_server *srv, int c)
 {
-	struct timespec until;
+	struct timespec until, now;
+	struct timeval send_limit = { .tv_sec = 1 };
 	unsigned long gen;
 	char *copy = NULL;
+	long long since_ns;
 
+	/* a client that does not read keeps the thread a second at most */
+	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &send_limit, sizeof(send_limit));
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	since_ns = (now.tv_sec - srv->asked.tv_sec) * 1000000000ll + (now.tv_nsec - srv->asked.tv_nsec);
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 1;
 	pthread_mutex_lock(&srv->lock);
 	gen = srv->gen;
-	atomic_store(&srv->want, 1);
-	while (srv->gen == gen &&
-	       pthread_cond_timedwait(&srv->published, &srv->lock, &until) != ETIMEDOUT)
-		;
+	if (!srv->json || since_ns >= 1000000000ll / LORD_STATS_RATE) {
+		srv->asked = now;
+		atomic_store(&srv->want, 1);
+		while (srv->gen == gen &&
+		       pthread_cond_timedwait(&srv->published, &srv->lock, &until) != ETIMEDOUT)
+			;
+	}
 	if (srv->json)
 		copy = strdup(srv->json);
 	pthread_mutex_unlock(&srv->lock);
@@ -126,16 +141,33 @@ static void *server_thread(void *arg)
 	return NULL;
 }
 
-int lord_stats_serve(struct lord_stats_server **out, const char *path)
+/*
+ * Make the socket at @path readable by root and the LORD_STATS_GROUP group only (0660), or by
+ * root alone (0600) where that group does not exist.
+ */
+static int socket_mode(const char *path)
+{
+	struct group *g = getgrnam(LORD_STATS_GROUP);
+
+	if (g && chown(path, (uid_t)-1, g->gr_gid))
+		return -1;
+	return chmod(path, g ? 0660 : 0600);
+}
+
+int lord_stats_serve(struct lord_stats_server **out, const char *path, const cpu_set_t *cpus)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct lord_stats_server *srv;
 	char dir[sizeof(sa.sun_path)], *slash;
+	struct stat st;
 	sigset_t all, old;
 	int err;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
+	/* a killed lord's socket is replaced; a file of another kind is nobody's to remove */
+	if (!lstat(path, &st) && !S_ISSOCK(st.st_mode))
+		return -EEXIST;
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
@@ -151,8 +183,10 @@ int lord_stats_serve(struct lord_stats_server **out, const char *path)
 	srv->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (srv->fd < 0)
 		goto fail;
-	unlink(path);	/* a killed lord's: this enclave's name is ours now (registered) */
-	if (bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0666) ||
+	/* a killed lord's socket: this enclave's name is ours now (registered) */
+	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+		unlink(path);
+	if (bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa)) || socket_mode(path) ||
 	    listen(srv->fd, 16) || pipe2(srv->stop, O_CLOEXEC))
 		goto fail;
 	pthread_mutex_init(&srv->lock, NULL);
@@ -166,6 +200,10 @@ int lord_stats_serve(struct lord_stats_server **out, const char *path)
 		errno = err;
 		goto fail;
 	}
+	/* off the lord's CPU, where it would run only while the lord sleeps (and delay it) */
+	if (cpus && CPU_COUNT(cpus))
+		pthread_setaffinity_np(srv->thread, sizeof(*cpus), cpus);
+	pthread_setname_np(srv->thread, "cos-stats");
 	*out = srv;
 	return 0;
 fail:

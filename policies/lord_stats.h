@@ -8,6 +8,7 @@
 #ifndef POLICIES_LORD_STATS_H
 #define POLICIES_LORD_STATS_H
 
+#include <sched.h>
 #include <stdio.h>
 
 #include <cos.h>
@@ -15,6 +16,8 @@
 #define LORD_STATS_MAX		64
 #define LORD_STATS_SCHEMA	"cos-lord-stats/1"
 #define LORD_STATS_DIR		COS_STATS_DIR	/* libcos/cos.h */
+#define LORD_STATS_GROUP	"cos"		/* may read the sockets (mode 0660) */
+#define LORD_STATS_RATE		10		/* snapshots a second the lord makes at most */
 
 /* Counters in the order they were added; keys are static strings, "lc-runnable". */
 struct lord_stats {
@@ -32,12 +35,16 @@ void lord_stats_print(const struct lord_stats *st, FILE *f);
 struct lord_stats_server;
 
 /*
- * Serve snapshots on the UNIX socket @path (made world-connectable; a stale one is replaced),
- * from a thread of its own.  A client connects, and gets the next snapshot the lord thread
- * publishes (within a second; else the last one), then EOF.
+ * Serve snapshots on the UNIX socket @path from a thread of its own, on @cpus (NULL or none:
+ * where the caller may run).  The socket is mode 0660 and group "cos" where that group exists,
+ * else 0600: root and the cos group read a lord's statistics.  A stale socket at @path is
+ * replaced; anything else there is left alone (-EEXIST).  A client connects and gets the next
+ * snapshot the lord thread publishes (within a second; else the last one), then EOF; the lord
+ * is asked for at most LORD_STATS_RATE snapshots a second, and a client that does not read is
+ * dropped after a second.
  * Return: 0 and *@out, or a negative errno.
  */
-int lord_stats_serve(struct lord_stats_server **out, const char *path);
+int lord_stats_serve(struct lord_stats_server **out, const char *path, const cpu_set_t *cpus);
 
 /* Does a client wait for a snapshot?  (The lord thread, lock-free.) */
 int lord_stats_wanted(struct lord_stats_server *srv);

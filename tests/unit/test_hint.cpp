@@ -5,13 +5,18 @@
 // its owner and waiters, and the finder thread runs where it is told.
 // Host unit tests: see docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
 
 #include <atomic>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <csignal>
+#include <pthread.h>
 #include <string>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -19,6 +24,7 @@
 extern "C" {
 #include "internal.h"
 }
+#include "hand_table.h"
 
 namespace {
 
@@ -287,6 +293,190 @@ TEST_CASE("an unsealed table is not read (it could shrink under the lord)", "[hi
 	CHECK(cos_hint_cache_read(c.c, 0, child.tid, &out, LATER) == -ENOENT);
 }
 
+namespace {
+
+/*
+ * A process that makes its hint table by hand, as a hostile app may: sealed, of @pages_total
+ * pages, with records for its main thread (class 5) and a second thread (class 6), and that
+ * rewrites its own header when told.  Any user can do this: its table is its own memory.
+ */
+struct HostileTable {
+	pid_t pid = -1;
+	int tids[2] = {0, 0};
+	int p[2], cmd[2];
+
+	explicit HostileTable(size_t pages_total = COS_HINT_PAGES)
+	{
+		REQUIRE(pipe(p) == 0);
+		REQUIRE(pipe(cmd) == 0);
+		pid = fork();
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);	/* not left behind by a lord that crashed */
+			close(p[0]), close(cmd[1]);
+			_exit(child(pages_total));
+		}
+		REQUIRE(read(p[0], tids, sizeof(tids)) == sizeof(tids));
+	}
+	~HostileTable()
+	{
+		(void)!write(cmd[1], "q", 1);
+		waitpid(pid, nullptr, 0);
+		close(p[0]), close(p[1]), close(cmd[0]), close(cmd[1]);
+	}
+	/* Tell it to write @v at 32-bit word @word of its header; wait until it has. */
+	void poke(int word, unsigned int v)
+	{
+		char c[5] = {(char)('0' + word)};
+		memcpy(c + 1, &v, 4);
+		REQUIRE(write(cmd[1], c, 5) == 5);
+		REQUIRE(read(p[0], c, 1) == 1);
+	}
+
+	int child(size_t pages_total)
+	{
+		long ps = sysconf(_SC_PAGESIZE);
+		char *m = hand_table(pages_total, 3, 3);
+		if (!m)
+			return 1;
+		int go[2];
+		if (pipe(go))
+			return 1;
+		pthread_t th;
+		auto second = [](void *arg) -> void * {
+			char b;
+			(void)!read(*(int *)arg, &b, 1);
+			return nullptr;
+		};
+		int tids_out[2] = {(int)gettid(), 0}, second_tid = 0;
+		if (pthread_create(&th, nullptr, second, &go[0]))
+			return 1;
+		/* the second thread's tid: the other entry of /proc/self/task */
+		for (int i = 0; i < 1000 && !second_tid; i++) {
+			DIR *d = opendir("/proc/self/task");
+			struct dirent *de;
+			while (d && (de = readdir(d)))
+				if (de->d_name[0] != '.' && atoi(de->d_name) != tids_out[0])
+					second_tid = atoi(de->d_name);
+			if (d)
+				closedir(d);
+		}
+		tids_out[1] = second_tid;
+		for (int i = 0; i < 2; i++) {
+			auto *h = (cos_hint *)(m + (i + 1) * ps);
+			h->tid = tids_out[i];
+			h->hint_class = 5 + i;
+		}
+		(void)!write(p[1], tids_out, sizeof(tids_out));
+		for (;;) {
+			char c[5];
+			if (read(cmd[0], c, 1) != 1 || c[0] == 'q')
+				break;
+			if (read(cmd[0], c + 1, 4) != 4)
+				break;
+			memcpy(m + 4 * (c[0] - '0'), c + 1, 4);
+			(void)!write(p[1], "k", 1);
+		}
+		(void)!write(go[1], "x", 1);
+		pthread_join(th, nullptr);
+		return 0;
+	}
+};
+
+} // namespace
+
+TEST_CASE("hostile tables: a header rewritten after the check is dropped and never used", "[hint][errors]")
+{
+	/* words of the header: 0-1 magic, 2 version, 3 page_size, 4 pages, 5 max_pages */
+	auto [word, value] = GENERATE(table<int, unsigned int>({
+		{3, 0},			/* page_size 0: the lord divided by it (SIGFPE) */
+		{3, 1},			/* page_size 1 */
+		{5, 0xffffffffu},	/* max_pages */
+		{0, 0},			/* magic */
+	}));
+	CAPTURE(word, value);
+	HostileTable app;
+	REQUIRE(app.tids[1] > 0);
+	Cache c;
+	cos_hint out;
+	REQUIRE(cache_read(c.c, 0, app.tids[0], &out, 1) == 0);
+	CHECK(out.hint_class == 5);
+	CHECK(cos_hint_cache_bad_tables(c.c) == 0);
+	app.poke(word, value);
+	/* a new thread's lookup, then the record found before: both dropped, not crashed */
+	CHECK(cache_read(c.c, 1, app.tids[1], &out, 2) == -ENOENT);
+	CHECK(cache_read(c.c, 0, app.tids[0], &out, 3) == -ENOENT);
+	CHECK(cos_hint_cache_bad_tables(c.c) == 1);
+	/* the process is not looked at again, even once the header is put back */
+	app.poke(word, word == 3 ? sysconf(_SC_PAGESIZE) : word == 5 ? COS_HINT_PAGES : 0x48534f43);
+	CHECK(cache_read(c.c, 1, app.tids[1], &out, LATER) == -ENOENT);
+	CHECK(cos_hint_cache_bad_tables(c.c) == 1);
+}
+
+TEST_CASE("hostile tables: a page count past the table is bounded", "[hint][errors]")
+{
+	HostileTable app;
+	REQUIRE(app.tids[1] > 0);
+	app.poke(4, 0xffffffffu);	/* pages: how many the app claims to have handed out */
+	Cache c;
+	cos_hint out;
+	REQUIRE(cache_read(c.c, 1, app.tids[1], &out, 1) == 0);
+	CHECK(out.hint_class == 6);
+	CHECK(cache_read(c.c, 2, gettid() + 1000000, &out, 1) != 0);	/* walks 1023 pages, not 4 G */
+	CHECK(cos_hint_cache_bad_tables(c.c) == 0);	/* legal: it only grows */
+}
+
+TEST_CASE("hostile tables: a table of another size is not mapped", "[hint][errors]")
+{
+	HostileTable app(4 * COS_HINT_PAGES);	/* 16 MiB: the lord would have mapped and walked it */
+	REQUIRE(app.tids[0] > 0);
+	Cache c;
+	cos_hint out;
+	CHECK(cache_read(c.c, 0, app.tids[0], &out, 1) == -ENOENT);
+}
+
+TEST_CASE("hostile tables: a FIFO named like a table does not block the finder", "[hint][errors]")
+{
+	/* a FIFO at /memfd:cos-hints, opened for reading (no writer) and unlinked: its fd reads
+	 * "/memfd:cos-hints (deleted)", as a table's does, and opening it to read blocks */
+	const char *path = "/memfd:" COS_HINT_MEMFD_NAME;
+	unlink(path);
+	REQUIRE(mkfifo(path, 0600) == 0);
+	Child app([path] {
+		int fd = open(path, O_RDONLY | O_NONBLOCK);
+		unlink(path);
+		return fd < 0 ? -1 : (int)gettid();
+	});
+	unlink(path);
+	REQUIRE(app.tid > 0);
+	Cache c;
+	cos_hint out;
+	int err = cos_hint_cache_read(c.c, 0, app.tid, &out, 1);
+	/* the answer comes, and says there is no table (2 s: a finder blocked in open() never answers) */
+	for (int i = 0; i < 2000 && err == -EAGAIN; i++) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		err = cos_hint_cache_read(c.c, 0, app.tid, &out, 1);
+	}
+	CHECK(err == -ENOENT);
+	if (err == -EAGAIN) {
+		/* unblock the finder's open() so that the cache can be freed */
+		char dir[64];
+		snprintf(dir, sizeof(dir), "/proc/%d/fd", app.pid);
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			char fd[330], target[128] = "";
+			snprintf(fd, sizeof(fd), "%s/%s", dir, de->d_name);
+			if (readlink(fd, target, sizeof(target) - 1) > 0 && strstr(target, COS_HINT_MEMFD_NAME)) {
+				int w = open(fd, O_WRONLY | O_NONBLOCK);
+				if (w >= 0)
+					close(w);
+			}
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
 TEST_CASE("lock hints: cos_mutex publishes its owner and its waiter, and clears them", "[hint][lock]")
 {
 	static cos_mutex m = COS_MUTEX_INITIALIZER;
@@ -418,6 +608,9 @@ TEST_CASE("COS_LOCK_HANDOFF: read once, 1, 0 or a COS task's; a mutex a waiter s
 
 TEST_CASE("libcos-lock.so: an unmodified program's pthread mutexes publish lock hints", "[hint][lock][preload]")
 {
+	/* the waiter takes it with pthread_mutex_lock(), or _clocklock() (interposed too) */
+	std::string how = GENERATE("lock", "clock");
+	CAPTURE(how);
 	/* the interposer and the helper sit beside this binary (build/unit/) */
 	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -435,7 +628,7 @@ TEST_CASE("libcos-lock.so: an unmodified program's pthread mutexes publish lock 
 		dup2(out[1], 1);
 		close(in[1]);	/* else its stdin never ends */
 		close(out[0]);
-		char *argv[] = {const_cast<char *>(helper.c_str()), nullptr};
+		char *argv[] = {const_cast<char *>(helper.c_str()), const_cast<char *>(how.c_str()), nullptr};
 		char *envp[] = {const_cast<char *>(preload.c_str()), nullptr};
 		execve(argv[0], argv, envp);
 		_exit(127);

@@ -2,6 +2,7 @@
 // a fake backend, not the kernel: CPU books, failed-slot requeue, generation checks, resync.
 // Host unit tests: see docs/testing.md.
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -32,6 +33,9 @@ struct FakeKernel {
 	std::map<int, unsigned> last_status;
 	std::vector<unsigned long long> waits;			/* timeouts of the lord's waits */
 	cos_sched *stop_after_wait = nullptr;			/* stop cos_sched_run() there */
+	int wait_err = 0, shoot_err = 0;			/* the module's refusals, if set */
+	cos_sched *stop_on_spin = nullptr;			/* stop a loop that ignores them */
+	unsigned shoot_calls = 0;
 
 	uint64_t now = 0;					/* message timestamps, if set */
 	void post(unsigned type, unsigned slot, unsigned gen, int pid, int cpu, uint64_t arg = 0)
@@ -77,6 +81,11 @@ int fk_shoot(void *b)
 {
 	auto *k = static_cast<FakeKernel *>(b);
 	int placed = 0;
+	k->shoot_calls++;
+	if (k->shoot_err) {
+		k->prepared.clear();
+		return k->shoot_err;
+	}
 	for (auto &[cpu, sg] : k->prepared) {
 		unsigned st = k->outcome.count(cpu) ? k->outcome[cpu] : (unsigned)COS_SHOOT_OK;
 		k->outcome.erase(cpu);
@@ -97,7 +106,9 @@ int fk_wait(void *b, unsigned long long timeout_ns)
 	k->waits.push_back(timeout_ns);
 	if (k->stop_after_wait)
 		cos_sched_stop(k->stop_after_wait);
-	return 0;
+	if (k->wait_err && k->waits.size() >= 1000 && k->stop_on_spin)
+		cos_sched_stop(k->stop_on_spin);	/* a lord that spins on the refusal */
+	return k->wait_err;
 }
 int fk_affinity(void *, int, cpu_set_t *set)
 {
@@ -400,6 +411,44 @@ TEST_CASE("placement rules: enclave or lord CPU, one per CPU per step, waiting t
 	CHECK(cos_sched_place(f.s, b, 0, 0) == -EBUSY);		/* CPU 0 taken in this step */
 	CHECK(cos_sched_place(f.s, a, 1, 0) == -EBUSY);		/* a is placed already */
 	CHECK(f.r.q.len == 1);					/* a left the queue */
+}
+
+TEST_CASE("a lord the module no longer serves ends its loop and says why", "[sched][errors]")
+{
+	auto err = GENERATE(-EPERM, -ENODEV, -ESHUTDOWN);
+	CAPTURE(err);
+	SECTION("its wait is refused (idle: no task)")
+	{
+		Fixture f;
+		f.create(10000);
+		f.k.wait_err = err;
+		f.k.stop_on_spin = f.s;
+		CHECK(cos_sched_run(f.s) == err);
+		CHECK(f.k.waits.size() == 1);			/* not 2.8 million */
+		CHECK(std::string(cos_strerror(err)).find("COS_IOC_WAIT") != std::string::npos);
+		CHECK(std::string(cos_strerror(err)).find("no longer registered") != std::string::npos);
+	}
+	SECTION("its shoot is refused (a task waits)")
+	{
+		Fixture f;
+		f.create(10000);
+		f.k.shoot_err = err;
+		f.k.wait_err = -EINTR;
+		f.k.stop_on_spin = f.s;
+		f.k.post(COS_MSG_TASK_NEW, 1, 1, 101, 3);
+		f.k.post(COS_MSG_TASK_RUNNABLE, 1, 1, 101, 3);
+		CHECK(cos_sched_run(f.s) == err);
+		CHECK(f.k.shoot_calls == 1);
+		CHECK(std::string(cos_strerror(err)).find("COS_IOC_SHOOT") != std::string::npos);
+	}
+	SECTION("a signal's EINTR does not end it")
+	{
+		Fixture f;
+		f.create(10000);
+		f.k.wait_err = -EINTR;
+		f.k.stop_after_wait = f.s;
+		CHECK(cos_sched_run(f.s) == 0);
+	}
 }
 
 TEST_CASE("an idle lord ticks only while a task waits for a CPU", "[sched][idle]")

@@ -33,19 +33,19 @@ COS_PACKAGES=(
 # lists would give.  Keep sorted.
 COS_ADDED_PACKAGES=(
 	bash-completion build-essential containerd debhelper dh-dkms golang-github-containerd-nri-dev
-	golang-github-kubernetes-cri-api-dev golang-go golang-google-grpc-dev help2man libleveldb-dev
-	libsystemd-dev lintian postgresql-17 python3-pytest rocksdb-tools runc sysbench
+	golang-github-kubernetes-cri-api-dev golang-go golang-google-grpc-dev help2man libclang-rt-19-dev
+	libleveldb-dev libsystemd-dev lintian postgresql-17 python3-pytest rocksdb-tools runc sysbench
 )
 # postgresql-17 (postgres, initdb and pgbench; no cluster is made at install), rocksdb-tools
 # (db_bench) and sysbench: more software nobody here wrote for BENCH=apps and the policies'
 # tests.  libleveldb-dev: Debian's LevelDB for cos-bench-leveldb (BENCH=lock; Debian ships no
 # db_bench for it).  help2man: the man pages (from each program's --help); build-essential,
 # debhelper, dh-dkms and lintian: `make deb`; python3-pytest: the harness's host tests
-# (tests/harness); libsystemd-dev: the lords' sd_notify() (cos-lord@.service is Type=notify);
-# bash-completion: install-test tries the completion.  containerd, runc, golang-go and the three
-# golang-*-dev: cos-nri (an NRI plugin, built in GOPATH mode on Debian's sources) and
-# tests/guest/nri-test's CRI client; containerd's unit is disabled (tests/vm/chroot), the test
-# starts its own.
+# (tests/harness); libclang-rt-19-dev: clang's libFuzzer and sanitizers (tests/fuzz);
+# libsystemd-dev: the lords' sd_notify() (cos-lord@.service is Type=notify); bash-completion:
+# install-test tries the completion.  containerd, runc, golang-go and the three golang-*-dev:
+# cos-nri (an NRI plugin, built in GOPATH mode on Debian's sources) and tests/guest/nri-test's
+# CRI client; containerd's unit is disabled (tests/vm/chroot), the test starts its own.
 
 # Taken from trixie-backports.  QEMU >= 11: multi-threaded TCG in 10.x (trixie) executes stale
 # int3 breakpoints while the guest kernel patches its text (sched_ext enable flips static keys),
