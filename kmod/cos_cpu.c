@@ -467,6 +467,27 @@ bool cos_cpu_shot(s32 cpu, const struct cos_slot *t)
 	return READ_ONCE(cos_pending[cpu]) || (taken && taken != t);
 }
 
+/**
+ * cos_cpu_shot_by() - is a task @e's lord shot about to run on @cpu?
+ * @cpu: the CPU (a lord CPU: several lords may share it); @e: the enclave
+ *
+ * As cos_cpu_shot(), for @e's tasks only: the shot task is in @e's custody until it runs.
+ * Context: as cos_cpu_shot(); the task's custody_enclave is read racily (it changes only
+ * under that task's lock, and a shot task stays in custody until it starts).
+ */
+bool cos_cpu_shot_by(s32 cpu, const struct cos_enclave *e)
+{
+	struct cos_slot *t;
+
+	if (!cos_cpu_valid(cpu))
+		return false;
+	t = READ_ONCE(cos_pending[cpu]);
+	if (t && data_race(t->custody_enclave) == e)
+		return true;
+	t = READ_ONCE(cos_taken[cpu]);
+	return t && data_race(t->custody_enclave) == e;
+}
+
 /*
  * Is the task taken on @cpu an urgent one the wake rules started in place of the one running
  * there (COS_WAKE_PREEMPT)?  Context: ops.stopping on @cpu, its rq lock held: the taken word

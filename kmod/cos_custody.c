@@ -54,15 +54,15 @@ void cos_custody_free(struct cos_enclave *e)
 }
 
 /*
- * Tasks waiting for @e's lord now that it could place (0 with no enclave): not those parked
- * for a throttled group (cos_group.c, "Parked"; that count is every enclave's, and there is
- * one enclave).  Lock-free: two counters read apart, so a moment's snapshot.
+ * Tasks waiting for @e's lord now that it could place (0 with no enclave): not those of @e
+ * parked for a throttled group (cos_group.c, "Parked").  Lock-free: two counters read apart,
+ * so a moment's snapshot.
  */
 int cos_tasks_waiting(struct cos_enclave *e)
 {
 	if (!e)
 		return 0;
-	return atomic_read(&e->nr_waiting) - cos_groups_parked_now();
+	return atomic_read(&e->nr_waiting) - cos_groups_parked_now(e->idx);
 }
 
 /*
@@ -73,7 +73,7 @@ void cos_task_unpark(struct cos_slot *t)
 {
 	lockdep_assert_held(&t->lock);
 	if (t->throttled_gid) {
-		cos_group_unpark(t->throttled_gid);
+		cos_group_unpark(t->throttled_gid, t->throttled_idx);
 		WRITE_ONCE(t->throttled_gid, 0);
 	}
 }

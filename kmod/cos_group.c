@@ -49,7 +49,8 @@ struct cos_group {
 	u32 counted_weight;		/* the weight it adds to its parent's @active_weight */
 	atomic_t nr_running;		/* CPUs running a task of it or below it (budgeted; not root) */
 	/* under cos_bw.lock */
-	u32 nr_parked;			/* COS tasks in custody told they wait for it (see "Parked") */
+	/* COS tasks in custody told they wait for it, by enclave (registry index; see "Parked") */
+	u32 nr_parked[COS_ENCLAVES_MAX];
 	/* under @lock */
 	u64 period_ns;
 	u64 quota_ns;			/* COS_GROUP_NO_QUOTA: no limit */
@@ -79,11 +80,12 @@ static atomic_t cos_groups_weighted = ATOMIC_INIT(0);
 /*
  * Parked: COS tasks in custody told they wait for a throttled group (TASK_THROTTLED) cannot be
  * placed by the lord until its release, so they must not hold the wake rules off for everyone
- * (cos_tasks_waiting()).  @cos_groups_parked is the sum of @nr_parked over the groups throttled
- * now: written under cos_bw.lock as tasks park and unpark and groups throttle and release;
- * read lock-free.
+ * (cos_tasks_waiting()).  They are counted by enclave, as the waiting tasks are: another
+ * enclave's parked tasks must not hide this one's waiting ones.  @cos_groups_parked[i] is the
+ * sum of @nr_parked[i] over the groups throttled now: written under cos_bw.lock as tasks park
+ * and unpark and groups throttle and release; read lock-free.
  */
-static atomic_t cos_groups_parked = ATOMIC_INIT(0);
+static atomic_t cos_groups_parked[COS_ENCLAVES_MAX];
 
 static struct {
 	raw_spinlock_t lock;
@@ -97,6 +99,17 @@ static struct {
 	.released = LIST_HEAD_INIT(cos_bw.released),
 	.armed_at = U64_MAX,
 };
+
+/* @g's parked tasks count (@sign 1) or no longer count (-1) for their enclaves.  cos_bw.lock. */
+static void cos_group_parked_add(const struct cos_group *g, int sign)
+{
+	int i;
+
+	lockdep_assert_held(&cos_bw.lock);
+	for (i = 0; i < COS_ENCLAVES_MAX; i++)
+		if (g->nr_parked[i])
+			atomic_add(sign * (int)g->nr_parked[i], &cos_groups_parked[i]);
+}
 
 /*
  * Per CPU, while some group has a quota: the cgroup of the task running there (0 if none was
@@ -196,7 +209,7 @@ static bool cos_group_throttle(struct cos_group *g, u64 now)
 	g->throttled = true;
 	g->throttled_at = now;
 	g->nr_throttled++;
-	atomic_add(g->nr_parked, &cos_groups_parked);	/* still waiting from its last throttling */
+	cos_group_parked_add(g, 1);	/* still waiting from its last throttling */
 	list_move_tail(&g->node, &cos_bw.throttled);	/* from released (not yet taken), or none */
 	cos_group_arm(g->period_end);
 	return true;
@@ -239,7 +252,7 @@ static void cos_group_release(struct cos_group *g, u64 now)
 	lockdep_assert_held(&cos_bw.lock);
 	lockdep_assert_held(&g->lock);
 	g->throttled = false;
-	atomic_sub(g->nr_parked, &cos_groups_parked);	/* the lord may place them again */
+	cos_group_parked_add(g, -1);	/* the lord may place them again */
 	g->throttled_ns += now - g->throttled_at;
 	g->released_at = now;
 	list_move_tail(&g->node, &cos_bw.released);
@@ -361,7 +374,7 @@ void cos_group_exit(u64 id)
 	scoped_guard(raw_spinlock_irqsave, &cos_bw.lock) {
 		list_del_init(&g->node);
 		if (g->throttled)	/* it has no tasks: none should be parked */
-			atomic_sub(g->nr_parked, &cos_groups_parked);
+			cos_group_parked_add(g, -1);
 		g->throttled = false;
 		if (g->quota_ns != COS_GROUP_NO_QUOTA)
 			atomic_dec(&cos_groups_limited);
@@ -978,47 +991,55 @@ bool cos_group_hold_throttled(u64 id, bool *first)
 }
 
 /*
- * A COS task in custody is told it waits for group @id, held throttled by
- * cos_group_hold_throttled() (see "Parked").  Caller holds cos_bw.lock (the hold).
+ * A COS task in the custody of enclave @idx (its registry index) is told it waits for group
+ * @id, held throttled by cos_group_hold_throttled() (see "Parked").  Caller holds cos_bw.lock
+ * (the hold).
  */
-void cos_group_park(u64 id)
+void cos_group_park(u64 id, u32 idx)
 {
 	struct cos_group *g;
 
 	lockdep_assert_held(&cos_bw.lock);
+	if (WARN_ON_ONCE(idx >= COS_ENCLAVES_MAX))
+		return;
 	guard(rcu)();
 	g = cos_group_find(id);
 	if (g) {	/* the hold found it: found again */
-		g->nr_parked++;
-		atomic_inc(&cos_groups_parked);
+		g->nr_parked[idx]++;
+		atomic_inc(&cos_groups_parked[idx]);
 	}
 }
 
 /*
- * A task cos_group_park() counted for group @id no longer waits for it (placed, gone, or
- * waiting afresh).  Context: its t->lock held (t->lock -> cos_bw.lock), IRQs off; takes
- * cos_bw.lock.
+ * A task cos_group_park() counted for group @id and enclave @idx no longer waits for it
+ * (placed, gone, or waiting afresh).  Context: its t->lock held (t->lock -> cos_bw.lock), IRQs
+ * off; takes cos_bw.lock.
  */
-void cos_group_unpark(u64 id)
+void cos_group_unpark(u64 id, u32 idx)
 {
 	struct cos_group *g;
 
+	if (WARN_ON_ONCE(idx >= COS_ENCLAVES_MAX))
+		return;
 	guard(rcu)();
 	g = cos_group_find(id);
 	if (!g)		/* gone: cos_group_exit() took its count out */
 		return;
 	guard(raw_spinlock_irqsave)(&cos_bw.lock);
-	if (!WARN_ON_ONCE(!g->nr_parked)) {
-		g->nr_parked--;
+	if (!WARN_ON_ONCE(!g->nr_parked[idx])) {
+		g->nr_parked[idx]--;
 		if (g->throttled)
-			atomic_dec(&cos_groups_parked);
+			atomic_dec(&cos_groups_parked[idx]);
 	}
 }
 
-/* Tasks in custody that wait for a group throttled now (see "Parked").  Lock-free. */
-int cos_groups_parked_now(void)
+/*
+ * Tasks in the custody of enclave @idx that wait for a group throttled now (see "Parked").
+ * Lock-free.
+ */
+int cos_groups_parked_now(u32 idx)
 {
-	return atomic_read(&cos_groups_parked);
+	return idx < COS_ENCLAVES_MAX ? atomic_read(&cos_groups_parked[idx]) : 0;
 }
 
 /* The end of cos_group_hold_throttled()'s hold: drops cos_bw.lock. */

@@ -110,6 +110,7 @@ struct cos_slot {
 	u64 waiting_since;	/* when it last became WAITING (for the starvation check) */
 	u64 cgid;		/* its cgroup (bandwidth group) at its last enqueue */
 	u64 throttled_gid;	/* the group TASK_THROTTLED named, while it waits for it; else 0 */
+	u32 throttled_idx;	/* with @throttled_gid: the enclave (registry index) it was parked in */
 	/*
 	 * While WAITING or QUEUED: on the custody list of CPU @custody_cpu (else -1), in
 	 * waiting_since order; both under that CPU's custody lock (and written under @lock too,
@@ -406,9 +407,9 @@ u64 cos_group_released(void);
 long cos_ioc_get_groups(void __user *uarg);
 bool cos_group_hold_throttled(u64 id, bool *first);
 void cos_group_unhold(void);
-void cos_group_park(u64 id);
-void cos_group_unpark(u64 id);
-int cos_groups_parked_now(void);
+void cos_group_park(u64 id, u32 idx);
+void cos_group_unpark(u64 id, u32 idx);
+int cos_groups_parked_now(u32 idx);
 u64 cos_group_ready_since(u64 id, u64 since);
 
 /* cos_slot.c: the task table and the state the module shares */
@@ -472,6 +473,7 @@ bool cos_pending_forget(struct cos_slot *t);
 void cos_pending_clear(struct cos_slot *t);
 bool cos_pending_none(s32 cpu);
 bool cos_cpu_shot(s32 cpu, const struct cos_slot *t);
+bool cos_cpu_shot_by(s32 cpu, const struct cos_enclave *e);
 void cos_taken_clear(s32 cpu);
 void cos_taken_forget(struct cos_slot *t);
 bool cos_cpu_pending(s32 cpu, const struct cos_slot *t);

@@ -224,17 +224,21 @@ __bpf_kfunc void cos_kf_task_detach(struct task_struct *p, s32 slot, struct bpf_
 }
 
 /**
- * cos_kf_exit_task() - any task @p is leaving the shim; if it is the lord, fall back now
+ * cos_kf_exit_task() - any task @p is leaving the shim; if it is the lord exiting, fall back now
  * @p: the task
  * @aux: the calling program, supplied by the verifier (see "Binding")
  *
  * The lord's /dev/cos file may outlive the lord thread (another thread or a child holds it),
- * so its exit is the death signal that does not wait for the file's release.
+ * so its exit is the death signal that does not wait for the file's release.  sched_ext also
+ * calls ops.exit_task for every live task when the shim leaves (a detach, a watchdog's or an
+ * error's ejection, SysRq-S): a lord that is not exiting (no PF_EXITING) stays registered, and
+ * gets control back once a shim is back (cos_lord_shim_changed_locked(); docs/design.md,
+ * "The shim coming and going").
  * Context: ops.exit_task; no lock unless @p is the lord (then cos_lord_exited()).
  */
 __bpf_kfunc void cos_kf_exit_task(struct task_struct *p, struct bpf_prog_aux *aux)
 {
-	if (cos_lord_index(p) >= 0 && cos_kf_bound_or_orphan(aux))
+	if ((p->flags & PF_EXITING) && cos_lord_index(p) >= 0 && cos_kf_bound_or_orphan(aux))
 		cos_lord_exited(p);
 }
 
@@ -267,7 +271,8 @@ __bpf_kfunc s32 cos_kf_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
  *
  * A COS task: cos_task_enqueue() (custody when a lord has control and @p may run on one of
  * its CPUs).  The lord itself gets COS_ENQ_LORD, or COS_ENQ_LORD_YIELD when it is put back
- * (not a wake-up) while a local shoot is pending or taken on its CPU.  In the local DSQ the
+ * (not a wake-up) while its own local shoot is pending or taken on its CPU: another lord's, on
+ * a lord CPU they share, must not park it (it would wait out that task's slice, and stall).  In the local DSQ the
  * lord would make ops.tick end the shot task's slice (the tick rule, docs/design.md, "COS
  * tasks and tiers").  "Taken" is the usual case: sched_ext calls ops.dispatch before it puts
  * the previous task back.
@@ -291,7 +296,7 @@ __bpf_kfunc enum cos_enq cos_kf_enqueue(struct task_struct *p, s32 slot, u64 enq
 	if (enq_flags & COS_SCX_ENQ_WAKEUP)
 		return COS_ENQ_LORD;
 	e = rcu_dereference_sched(cos_enclaves[i]);
-	if (e && READ_ONCE(e->lord) == p && cos_cpu_shot(e->lord_cpu, NULL))
+	if (e && READ_ONCE(e->lord) == p && cos_cpu_shot_by(e->lord_cpu, e))
 		return COS_ENQ_LORD_YIELD;
 	return COS_ENQ_LORD;
 }

@@ -487,6 +487,12 @@ static int cos_registry_check(const struct cos_enclave *e)
 			return -EBUSY;
 		if (!strcmp(e->name, o->name))
 			return -EEXIST;
+		/*
+		 * One enclave per lord thread: a task's exit (cos_lord_exited()) and its
+		 * enqueue (cos_kf_enqueue()) find the first enclave of its pid only.
+		 */
+		if (o->lord == e->lord)
+			return -EBUSY;
 	}
 	return idx;
 }
@@ -626,7 +632,8 @@ static int cos_enclave_name(struct cos_enclave *e, const char name[COS_ENCLAVE_N
  * Context: process context, may sleep; takes cos_lock, then the new enclave's e->lock, with IRQs
  * off.
  * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if a CPU of the enclave, or its lord CPU, is
- * another enclave's or its lord's, or this file had a lord; -EEXIST if an enclave has the
+ * another enclave's or its lord's, or this file had a lord, or the calling thread is another
+ * enclave's lord already; -EEXIST if an enclave has the
  * name; -ENOSPC with COS_ENCLAVES_MAX enclaves; -ENXIO if the shim is not attached; -EOPNOTSUPP if it cannot give shot tasks priority on this
  * kernel (COS_SHIM_CAP_FAIR_DSQ); -EINVAL for bad sizes, flags, CPUs or name, or a caller whose
  * policy is SCHED_EXT (a COS task); -EFAULT; -ENOMEM.

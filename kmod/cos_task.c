@@ -416,7 +416,8 @@ static bool cos_task_throttled(struct cos_enclave *e, struct cos_slot *t, u64 gi
 		return false;
 	if (first)
 		cos_post(e, COS_MSG_GROUP_THROTTLED, t->cpu, NULL, gid);
-	cos_group_park(gid);
+	cos_group_park(gid, e->idx);
+	t->throttled_idx = e->idx;
 	WRITE_ONCE(t->throttled_gid, gid);
 	cos_post(e, COS_MSG_TASK_THROTTLED, t->cpu, t, gid);
 	cos_group_unhold();

@@ -8,12 +8,15 @@
 // land within 20 % of its cap, far from what it uses uncapped; weights 1:2:4 within 10 %.
 #include <catch2/catch_test_macros.hpp>
 
+#include <memory>
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <sys/select.h>
@@ -333,7 +336,7 @@ struct Sleeper {
 	pid_t pid = -1;
 	int wake_fd = -1, ran_fd = -1;
 
-	explicit Sleeper(const Cgroup *cg)
+	explicit Sleeper(const Cgroup *cg, int cpu = 1)
 	{
 		int w[2], r[2];
 		REQUIRE(pipe(w) == 0);
@@ -342,7 +345,7 @@ struct Sleeper {
 		if (pid == 0) {
 			close(w[1]);
 			close(r[0]);
-			if ((cg && write_str(cg->path + "/cgroup.procs", "0")) || set_cpus({1}) ||
+			if ((cg && write_str(cg->path + "/cgroup.procs", "0")) || set_cpus({cpu}) ||
 			    become_cos_task())
 				_exit(1);
 			(void)!write(r[1], "s", 1);	/* started */
@@ -395,8 +398,9 @@ struct IdleLord {
 	cos_lord *lord = nullptr;
 	std::vector<cos_msg> log;
 
-	IdleLord(unsigned starve_ms) : lo({1}, 0, starve_ms)
+	IdleLord(unsigned starve_ms, int cpu = 1, const char *name = nullptr) : lo({cpu}, 0, starve_ms)
 	{
+		lo.o.name = name;
 		REQUIRE(cos_lord_register(&lord, &lo.o) == 0);
 	}
 	~IdleLord() { cos_lord_destroy(lord); }
@@ -424,6 +428,18 @@ struct IdleLord {
 	}
 };
 
+/* A cgroup throttled almost all the time: a 1 s period with a tiny quota, spent by a fair spinner. */
+struct ThrottledGroup {
+	Cgroup cg;
+	std::optional<Spinners> spin;
+	explicit ThrottledGroup(const char *name) : cg(name)
+	{
+		REQUIRE(cg.set("cpu.max", "1000 1000000") == 0);
+		spin.emplace(cg, 1);
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	}
+};
+
 } // namespace
 
 TEST_CASE("a task parked for its throttled group neither hides a starving task nor turns the wake rules off",
@@ -432,12 +448,8 @@ TEST_CASE("a task parked for its throttled group neither hides a starving task n
 	Shim shim;
 	SKIP_UNLESS_ENFORCED();
 	REQUIRE_LORD_SUPPORT();
-	Cgroup cg("cos-bw-parked");
-	/* a 1 s period with a tiny quota, spent by a fair spinner: throttled almost all the time */
-	REQUIRE(cg.set("cpu.max", "1000 1000000") == 0);
-	Spinners spin(cg, 1);
-	std::this_thread::sleep_for(std::chrono::milliseconds(200));
-	Sleeper parked(&cg), other(nullptr);
+	ThrottledGroup tg("cos-bw-parked");
+	Sleeper parked(&tg.cg), other(nullptr);
 	/* wake it until it waits parked: a wake-up in the 1 ms a period leaves may just run */
 	auto park = [&](IdleLord &lord) {
 		for (int i = 0; i < 5; i++) {
@@ -480,6 +492,63 @@ TEST_CASE("a task parked for its throttled group neither hides a starving task n
 		CHECK(other.ran(2000));
 		CHECK_FALSE(lord.told(COS_MSG_TASK_RUNNABLE, other.pid));
 	}
+	CHECK(sched_ext_state() == "enabled");
+}
+
+/*
+ * Tasks parked for a throttled group are counted by enclave: one parked in enclave B used to be
+ * taken off enclave A's waiting count too, so that A's wake rules started a waking task past
+ * the task waiting in A's queue.
+ */
+TEST_CASE("a task parked in one enclave hides no waiting task of another", "[bandwidth][lord][enclaves]")
+{
+	Shim shim;
+	SKIP_UNLESS_ENFORCED();
+	REQUIRE_LORD_SUPPORT();
+	ThrottledGroup tg("cos-bw-parked2");
+	Sleeper parked(&tg.cg, 2), first(nullptr, 1), second(nullptr, 1);
+	/* lord A (CPU 1): this thread; lord B (CPU 2): a thread of its own (one enclave a thread) */
+	IdleLord a(10000, 1, "bw-a");
+	std::unique_ptr<IdleLord> b;
+	std::atomic<bool> done{false}, ready{false};
+	std::thread bt([&] {
+		b = std::make_unique<IdleLord>(10000, 2, "bw-b");
+		ready = true;
+		while (!done)
+			std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		b.reset();
+	});
+	while (!ready)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	bool in_b = false;
+	for (int i = 0; i < 5 && !in_b; i++) {
+		parked.wake();
+		in_b = b->drain_until(1500, [&] { return b->told(COS_MSG_TASK_THROTTLED, parked.pid); });
+	}
+	REQUIRE(in_b);		/* parked in B */
+	first.wake();		/* waits in A's queue: A never shoots */
+	REQUIRE(a.drain_until(2000, [&] { return a.told(COS_MSG_TASK_RUNNABLE, first.pid); }));
+	REQUIRE(cos_lord_set_wake_rules(a.lord, COS_WAKE_IDLE, 0) == 0);
+	auto waiting_in_a = [] {
+		cos_enclave_info *all = nullptr;
+		size_t nr = 0;
+		int fd = cos_open();
+		long w = -1;
+		if (fd >= 0 && cos_get_enclaves(fd, &all, &nr) == 0)
+			for (size_t i = 0; i < nr; i++)
+				if (!strcmp(all[i].name, "bw-a"))
+					w = all[i].waiting;
+		free(all);
+		close(fd);
+		return w;
+	};
+	CHECK(waiting_in_a() == 1);
+	/* a task waking in A while one waits there: the lord's, not the wake rules' */
+	second.wake();
+	CHECK(a.drain_until(2000, [&] { return a.told(COS_MSG_TASK_RUNNABLE, second.pid); }));
+	CHECK_FALSE(a.told(COS_MSG_TASK_PLACED, second.pid));
+	done = true;
+	bt.join();
 	CHECK(sched_ext_state() == "enabled");
 }
 

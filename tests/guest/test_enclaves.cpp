@@ -232,6 +232,24 @@ TEST_CASE("an enclave is refused CPUs another holds, naming it; names are unique
 	CHECK(enclaves_now().size() == 1);
 	alpha.finish();
 	CHECK(enclaves_now().empty());
+	/* one thread, two enclaves: refused (its exit and its enqueue find one enclave only) */
+	CHECK(in_child([] {
+		LordOpts a({1}, 0, 0, 0), b({2}, 0, 0, 0);
+		cos_lord *first = nullptr, *second = nullptr;
+		a.o.name = "gamma";
+		b.o.name = "delta";
+		if (cos_lord_register(&first, &a.o))
+			return 80;
+		int err = cos_lord_register(&second, &b.o);
+		std::cerr << "delta: " << cos_strerror(err) << "\n";
+		int ret = err == -EBUSY && strstr(cos_strerror(err), "lord of enclave 'gamma' already") ? 0 :
+			  err ? 81 : 82;
+		if (!err)
+			cos_lord_destroy(second);
+		cos_lord_destroy(first);
+		return ret;
+	}) == 0);
+	CHECK(enclaves_now().empty());
 	CHECK(sched_ext_state() == "enabled");
 }
 

@@ -7,14 +7,17 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "guest.h"
@@ -309,6 +312,126 @@ TEST_CASE("a healthy cos-fifo with 200 busy COS tasks is never declared stalled 
 	CHECK(lord.err.find(" placed 0 ") == std::string::npos);
 }
 
+namespace {
+
+/* A process's CPU time so far, in clock ticks (utime + stime of /proc/PID/stat). */
+long cpu_ticks(pid_t pid)
+{
+	std::string st = read_file("/proc/" + std::to_string(pid) + "/stat");
+	size_t at = st.rfind(')');
+	if (at == std::string::npos)
+		return -1;
+	std::istringstream in(st.substr(at + 2));
+	std::string f;
+	long utime = 0, stime = 0;
+	for (int i = 3; i <= 15 && in >> f; i++)	/* fields 3 (state) to 15 (stime) */
+		if (i == 14)
+			utime = std::stol(f);
+		else if (i == 15)
+			stime = std::stol(f);
+	return utime + stime;
+}
+
+/* The lord's "placed" counter, from its statistics socket (cosctl stats --json), or -1. */
+long long placed_of(const std::string &enclave)
+{
+	std::string out;
+	if (sh(build_path("bin/cosctl") + " stats --json --enclave " + enclave +
+	       " | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())[\"framework\"][\"placed\"])'",
+	       &out))
+		return -1;
+	return std::stoll(out);
+}
+
+} // namespace
+
+/*
+ * What sched_ext does to the shim (a detach, an ejection, SysRq-S) moves every task off it and
+ * calls ops.exit_task for each, the lord's too: the lord is not exiting, so it stays registered,
+ * idle until a shim is back, then places its tasks again (docs/design.md, "The shim coming and
+ * going").  It used to be marked dead, left unregistered, and spin on WAIT's -EPERM.
+ */
+TEST_CASE("cos-fifo survives the shim's detach and SysRq-S: registered and idle meanwhile and placing again after the next attach", "[policies][fifo][shim]")
+{
+	const std::string cosctl = build_path("bin/cosctl");
+	std::string out;
+	REQUIRE(sh(cosctl + " shim attach", &out) == 0);
+	struct Detach {
+		std::string cosctl;
+		~Detach() { sh(cosctl + " shim detach 2>/dev/null"); }
+	} detach{cosctl};
+	REQUIRE_LORD_SUPPORT();
+	PolicyProc lord({build_path("bin/cos-fifo"), "--name", "surv", "--cpus", "1-3",
+			 "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(0)});
+	REQUIRE(lord.wait_for("enclave 'surv'"));
+	std::atomic<bool> *quit = shared_new<std::atomic<bool>>();
+	pid_t child = fork();
+	if (child == 0) {
+		unpin_self();
+		if (become_cos_task())
+			_exit(10);
+		std::vector<std::thread> ts;
+		for (int i = 0; i < 40; i++)
+			ts.emplace_back([quit] {
+				while (!*quit) {
+					auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(500);
+					while (std::chrono::steady_clock::now() < until)
+						;
+					std::this_thread::sleep_for(std::chrono::microseconds(200));
+				}
+			});
+		for (auto &t : ts)
+			t.join();
+		_exit(0);
+	}
+	/* each way sched_ext takes the shim away, then `cosctl shim attach` brings it back */
+	for (const char *how : {"detach", "sysrq"}) {
+		CAPTURE(how);
+		long long before = -1;
+		for (int i = 0; i < 100 && before <= 0; i++) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+			before = placed_of("surv");
+		}
+		REQUIRE(before > 0);
+		if (!strcmp(how, "detach")) {
+			REQUIRE(sh(cosctl + " shim detach", &out) == 0);
+		} else {
+			sh("echo S >/proc/sysrq-trigger");	/* sched_ext: disabled (sysrq) */
+			for (int i = 0; i < 200 && sched_ext_state() != "disabled"; i++)
+				std::this_thread::sleep_for(std::chrono::milliseconds(10));
+			REQUIRE(sched_ext_state() == "disabled");
+			sh(cosctl + " shim detach 2>/dev/null");	/* its pin stays: remove it */
+		}
+		/* no shim: the lord is still registered and sleeps (a spinning lord uses ~100 ticks/s) */
+		long t0 = cpu_ticks(lord.pid);
+		std::this_thread::sleep_for(std::chrono::seconds(1));
+		long used = cpu_ticks(lord.pid) - t0;
+		CHECK(used < 30);
+		REQUIRE(sh(cosctl + " status", &out) == 0);
+		CAPTURE(out);
+		CHECK(out.find("enclave:    surv (id ") != std::string::npos);
+		CHECK(kill(lord.pid, 0) == 0);
+		/* the shim again: the lord gets control back and places the tasks, re-attached */
+		REQUIRE(sh(cosctl + " shim attach", &out) == 0);
+		long long after = -1;
+		for (int i = 0; i < 200 && after <= before; i++) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+			after = placed_of("surv");
+		}
+		CHECK(after > before);
+		REQUIRE(sh(cosctl + " status", &out) == 0);
+		CHECK(out.find("CPUs 1-3, active") != std::string::npos);
+	}
+	*quit = true;
+	int st = -1;
+	waitpid(child, &st, 0);
+	CHECK(WIFEXITED(st));
+	CHECK(WEXITSTATUS(st) == 0);
+	shared_delete(quit);
+	CHECK(lord.stop(SIGINT) == 0);
+	CAPTURE(lord.err);
+}
+
 TEST_CASE("a lord serves its statistics on a socket: cosctl stats (text, --json, --monitor) and cosctl metrics", "[policies][cosctl][stats]")
 {
 	Shim shim;
@@ -321,6 +444,22 @@ TEST_CASE("a lord serves its statistics on a socket: cosctl stats (text, --json,
 		PolicyProc lord({build_path("bin/cos-fifo"), "--name", "statx", "--cpus", "1"});
 		REQUIRE(lord.wait_for("enclave 'statx'"));
 		CHECK(access(sock.c_str(), F_OK) == 0);
+		/* root's only: no cos group in this tree (with one: 0660, that group) */
+		struct stat st;
+		REQUIRE(stat(sock.c_str(), &st) == 0);
+		CHECK((st.st_mode & 07777) == (getgrnam("cos") ? 0660 : 0600));
+		/* its thread runs on neither the lord's CPU (0) nor the enclave's (1) */
+		std::string task_dir = "/proc/" + std::to_string(lord.pid) + "/task/";
+		std::string stats_cpus;
+		for (int i = 0; i < 100 && stats_cpus.empty(); i++) {
+			REQUIRE(sh("grep -l '^cos-stats$' " + task_dir + "*/comm | head -n1", &out) == 0);
+			if (!out.empty())
+				stats_cpus = proc_field(lord.pid, "task/" + out.substr(task_dir.size(),
+					out.find("/comm") - task_dir.size()) + "/status", "Cpus_allowed_list");
+			else
+				std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		}
+		CHECK(stats_cpus == "2-3");
 		REQUIRE(sh(cosctl + " run --enclave statx -- sh -c 'for i in 1 2 3 4 5; do sleep 0.01; "
 			   "done'") == 0);
 		/* the schema, its names and the counters the workload made */
@@ -393,6 +532,18 @@ TEST_CASE("a lord serves its statistics on a socket: cosctl stats (text, --json,
 		REQUIRE(at != std::string::npos);
 		CHECK(std::stoll(lord.err.substr(at + 10)) >= 1);
 		unlink("/tmp/cos-test-file");
+	}
+	/* a file that is no socket at the path: left alone, said, and it schedules on */
+	{
+		REQUIRE(sh("mkdir -p /tmp/cos-test && echo keep >/tmp/cos-test/statv.stats") == 0);
+		PolicyProc lord({build_path("bin/cos-fifo"), "--name", "statv", "--cpus", "1",
+				 "--stats-socket", "/tmp/cos-test/statv.stats"});
+		REQUIRE(lord.wait_for("enclave 'statv'"));
+		CHECK(lord.err.find("cannot serve statistics on /tmp/cos-test/statv.stats: File exists") !=
+		      std::string::npos);
+		CHECK(lord.stop(SIGINT) == 0);
+		CHECK(read_file("/tmp/cos-test/statv.stats") == "keep");
+		unlink("/tmp/cos-test/statv.stats");
 	}
 	/* a killed lord's socket is stale: said so */
 	REQUIRE(sh("python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"" COS_STATS_DIR

@@ -7,11 +7,13 @@
 
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <thread>
 
 #include "guest.h"
@@ -282,6 +284,106 @@ TEST_CASE("a local shoot's slice is capped at stall_ms / 2", "[stuck][local]")
 	 * runs the lord from its DSQ (seen once: parked 1 ms, the task not started yet)
 	 */
 	CHECK(f.ran(0, 1));
+	CHECK(f.stalls() == 0);
+}
+
+/*
+ * A lord that never sleeps, so that it is running on its CPU whenever another lord's shoot
+ * kicks that CPU: it places the tasks of CPU 3 there as they come, and spins.
+ */
+struct SpinLord {
+	std::atomic<bool> stop{false}, ready{false};
+	int err = 0;
+	uint64_t stalls = 0;
+	std::thread th;
+	SpinLord()
+	{
+		th = std::thread([this] { run(); });
+		while (!ready)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	~SpinLord() { finish(); }
+	void finish()
+	{
+		stop = true;
+		if (th.joinable())
+			th.join();
+	}
+	void run()
+	{
+		LordOpts lo({3}, limit_ms(300, 300), 10000, 0);
+		lo.o.name = "spin";
+		cos_lord *l = nullptr;
+		err = cos_lord_register(&l, &lo.o);
+		ready = true;
+		if (err)
+			return;
+		while (!stop) {
+			for (const cos_msg *m; (m = cos_lord_peek(l));) {
+				cos_msg msg = *m;
+				cos_lord_consume(l);
+				if ((msg.type == COS_MSG_TASK_RUNNABLE || msg.type == COS_MSG_TASK_PREEMPTED ||
+				     msg.type == COS_MSG_TASK_YIELD) &&
+				    cos_lord_prepare_flags(l, 3, msg.slot, msg.gen, 0, 0) == 0)
+					cos_lord_shoot(l, 0);
+			}
+			cos_lord_publish(l);
+		}
+		stalls = __atomic_load_n(&cos_lord_ctl(l)->stalls, __ATOMIC_ACQUIRE);
+		cos_lord_destroy(l);
+	}
+};
+
+/*
+ * Lords may share a lord CPU.  A local shoot parks its own lord until the shot task stops
+ * (COS_ENQ_LORD_YIELD); it parked every lord of that CPU that was running there, which then
+ * waited out the task's slice (here a 3 s spin) and was declared stalled.  The other lord stays
+ * in the CPU's local DSQ, where the tick ends the shot task's slice for it.
+ */
+TEST_CASE("another lord's local shoot on a shared lord CPU does not park a lord", "[stuck][local][enclaves]")
+{
+	file_shim();
+	REQUIRE_LORD_SUPPORT();
+	/* lord B: this thread, CPUs {1, 2}; its task may run on CPU 0, B's lord CPU */
+	Pipes f(1, 10000, 10000, 0, [](Board *b) {
+		int cpus[4] = {0, 1, 2, -1};
+		memcpy(b->cpus[0], cpus, sizeof(cpus));
+	});
+	f.board->spin_ms[0] = 3000;
+	/* lord A on CPU 0 too, always running there, and a task of its own that wakes each ms */
+	SpinLord a;
+	REQUIRE(a.err == 0);
+	pid_t churn = fork();
+	if (churn == 0) {
+		set_cpus({3});
+		if (become_cos_task())
+			_exit(10);
+		for (int i = 0; i < 4000; i++) {
+			uint64_t until = now_ns() + 50000;
+			while (now_ns() < until)
+				;
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+		_exit(0);
+	}
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	f.wake(0);
+	auto [s0, g0] = f.waiting(0);
+	REQUIRE(f.shoot1(0, s0, g0, 10000000000ull) == COS_SHOOT_OK);
+	/*
+	 * Lord A, in CPU 0's local DSQ, ends the shot task's slice at the next tick: it may wait
+	 * for lord B again before it got back from its read(); B shoots it again, to an enclave CPU
+	 */
+	if (!f.ran(0, 1, 500)) {
+		auto [s1, g1] = f.waiting(0);
+		REQUIRE(f.shoot1(1, s1, g1) == COS_SHOOT_OK);
+	}
+	CHECK(f.ran(0, 1));
+	int st = -1;
+	waitpid(churn, &st, 0);
+	CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+	a.finish();
+	CHECK(a.stalls == 0);
 	CHECK(f.stalls() == 0);
 }
 
