@@ -93,6 +93,7 @@ struct cos_slot {
 	raw_spinlock_t lock;
 	struct task_struct *p;	/* valid while state != FREE: the shim detaches in exit_task */
 	u32 uid;		/* its user when it got the slot (cos_slots_lock) */
+	u64 slot_cgid;		/* its cgroup then (cos_slots_lock): the slot counts there */
 	u32 gen;		/* bumped when the slot gets a new task */
 	u32 state;		/* enum cos_task_state */
 	s32 cpu;		/* queued/running/last CPU */
@@ -416,7 +417,7 @@ u64 cos_group_ready_since(u64 id, u64 since);
 int cos_slots_init(void);
 void cos_slots_exit(void);
 bool cos_slots_full(void);
-struct cos_slot *cos_slot_alloc(u32 uid);
+struct cos_slot *cos_slot_alloc(u32 uid, u64 cgid);
 void cos_slot_release(struct cos_slot *t);
 static inline u32 cos_slot_nr(const struct cos_slot *t) { return t - cos_slots; }
 /* Slot @slot's entry, or NULL for a slot number out of range.  Context: any. */

@@ -31,6 +31,12 @@ module_param_named(max_tasks_per_user, cos_max_tasks_per_user, uint, 0444);
 MODULE_PARM_DESC(max_tasks_per_user,
 		 "COS tasks one user other than root may have at once (0: max_tasks / 4)");
 
+static unsigned int cos_max_tasks_per_cgroup;
+module_param_named(max_tasks_per_cgroup, cos_max_tasks_per_cgroup, uint, 0444);
+MODULE_PARM_DESC(max_tasks_per_cgroup,
+		 "COS tasks one cgroup other than the root one may have at once, whoever runs them "
+		 "(0: max_tasks / 4)");
+
 DEFINE_RAW_SPINLOCK(cos_lock);
 /* the registry of enclaves (cos_internal.h) */
 struct cos_enclave __rcu *cos_enclaves[COS_ENCLAVES_MAX];
@@ -52,19 +58,28 @@ static u32 cos_free_head, cos_free_count;
 /*
  * Slots per user, so that no user can lock the others out of cos: a user other than root may
  * hold at most cos_user_limit slots, and users other than root together leave the last
- * cos_root_reserve free slots to root.  Counted in an open-addressing table keyed by uid
- * (linear probing; an entry, once used, is never emptied, so a probe never stops early; one
- * whose count is 0 is reused only when the table has no empty entry left), under
- * cos_slots_lock.  At most cos_max_tasks users can hold slots at once: the table has room.
+ * cos_root_reserve free slots to root.  Slots per cgroup, so that no container can fill the
+ * table (root in a container without a user namespace is root to the per-user rule): a cgroup
+ * other than the root one may hold at most cos_cgroup_limit slots, whoever runs its tasks; a
+ * task counts in the cgroup it was in when it got its slot.  Each counted in an open-addressing
+ * table (linear probing; an entry, once used, is never emptied, so a probe never stops early;
+ * one whose count is 0 is reused only when the table has no empty entry left), under
+ * cos_slots_lock.  At most cos_max_tasks keys can hold slots at once: each table has room.
  */
-struct cos_uid_slots {
-	u32 uid;			/* COS_UID_NONE: never used */
+struct cos_quota {
+	u64 key;			/* its table's none: never used */
 	u32 tasks;
 };
+struct cos_quota_table {
+	struct cos_quota *e;
+	u64 none;			/* the key of an entry never used */
+};
 #define COS_UID_NONE	U32_MAX
-static struct cos_uid_slots *cos_uids;
-static u32 cos_uids_size;		/* a power of two >= cos_max_tasks */
-static u32 cos_user_limit, cos_root_reserve;
+#define COS_ROOT_CGROUP	1		/* cgroup v2's root: the host's own processes */
+static struct cos_quota_table cos_uids = { .none = COS_UID_NONE };
+static struct cos_quota_table cos_cgroups = { .none = 0 };	/* no cgroup has id 0 */
+static u32 cos_quota_size;		/* a power of two >= cos_max_tasks */
+static u32 cos_user_limit, cos_root_reserve, cos_cgroup_limit;
 
 /*
  * A user at its limit is refused without cos_slots_lock until a slot is released: a task
@@ -86,40 +101,40 @@ static bool cos_slot_refused(u32 uid)
 	return r == ((u64)uid << 32 | READ_ONCE(cos_slots_released));
 }
 
-/* @uid's entry in cos_uids: found, or made.  Caller holds cos_slots_lock. */
-static struct cos_uid_slots *cos_uid_entry(u32 uid)
+/* @key's entry in @q: found, or made.  Caller holds cos_slots_lock. */
+static struct cos_quota *cos_quota_entry(struct cos_quota_table *q, u64 key)
 {
-	u32 i, h = hash_32(uid, ilog2(cos_uids_size));
-	struct cos_uid_slots *idle = NULL;
+	u32 i, h = hash_64(key, ilog2(cos_quota_size));
+	struct cos_quota *idle = NULL;
 
 	lockdep_assert_held(&cos_slots_lock);
-	for (i = 0; i < cos_uids_size; i++) {
-		struct cos_uid_slots *u = &cos_uids[(h + i) & (cos_uids_size - 1)];
+	for (i = 0; i < cos_quota_size; i++) {
+		struct cos_quota *u = &q->e[(h + i) & (cos_quota_size - 1)];
 
-		if (u->uid == uid)
+		if (u->key == key)
 			return u;
-		if (u->uid == COS_UID_NONE) {
-			u->uid = uid;
+		if (u->key == q->none) {
+			u->key = key;
 			return u;
 		}
 		if (!u->tasks && !idle)
 			idle = u;
 	}
-	/* full of users that held slots once: reuse one that holds none now (there is one) */
+	/* full of keys that held slots once: reuse one that holds none now (there is one) */
 	if (idle)
-		idle->uid = uid;
+		idle->key = key;
 	return idle;
 }
 
 /*
- * Take the free slot freed longest ago for a task of user @uid.  Return: the slot; -ENOSPC
- * when the table is full (for a user other than root: all but root's reserve), -EDQUOT when
- * @uid holds cos_user_limit slots already (lock-free when nothing was released since its last
- * refusal).
+ * Take the free slot freed longest ago for a task of user @uid in cgroup @cgid.  Return: the
+ * slot; -ENOSPC when the table is full (for a user other than root: all but root's reserve),
+ * -EDQUOT when @uid holds cos_user_limit slots already (lock-free when nothing was released
+ * since its last refusal) or @cgid cos_cgroup_limit.
  */
-struct cos_slot *cos_slot_alloc(u32 uid)
+struct cos_slot *cos_slot_alloc(u32 uid, u64 cgid)
 {
-	struct cos_uid_slots *u = NULL;
+	struct cos_quota *u = NULL, *g = NULL;
 	struct cos_slot *t;
 	u32 slot;
 
@@ -129,7 +144,7 @@ struct cos_slot *cos_slot_alloc(u32 uid)
 	if (cos_free_count <= (uid ? cos_root_reserve : 0))
 		return ERR_PTR(-ENOSPC);
 	if (uid) {
-		u = cos_uid_entry(uid);
+		u = cos_quota_entry(&cos_uids, uid);
 		if (WARN_ON_ONCE(!u))
 			return ERR_PTR(-EDQUOT);
 		if (u->tasks >= cos_user_limit) {
@@ -137,14 +152,22 @@ struct cos_slot *cos_slot_alloc(u32 uid)
 				   (u64)uid << 32 | cos_slots_released);
 			return ERR_PTR(-EDQUOT);
 		}
-		u->tasks++;
 	}
+	if (cgid != COS_ROOT_CGROUP) {
+		g = cos_quota_entry(&cos_cgroups, cgid);
+		if (WARN_ON_ONCE(!g) || g->tasks >= cos_cgroup_limit)
+			return ERR_PTR(-EDQUOT);
+		g->tasks++;
+	}
+	if (u)
+		u->tasks++;
 	slot = cos_free_slots[cos_free_head];
 	cos_free_head = (cos_free_head + 1) % cos_max_tasks;
 	cos_free_count--;
 	cos_counters.tasks++;
 	t = &cos_slots[slot];
 	t->uid = uid;
+	t->slot_cgid = cgid;
 	return t;
 }
 
@@ -158,7 +181,9 @@ void cos_slot_release(struct cos_slot *t)
 	WRITE_ONCE(cos_slots_released, cos_slots_released + 1);
 	cos_counters.tasks--;
 	if (t->uid)
-		cos_uid_entry(t->uid)->tasks--;
+		cos_quota_entry(&cos_uids, t->uid)->tasks--;
+	if (t->slot_cgid != COS_ROOT_CGROUP)
+		cos_quota_entry(&cos_cgroups, t->slot_cgid)->tasks--;
 }
 
 /* Allocate the table, the status table and the free FIFO.  Context: module init. */
@@ -168,10 +193,11 @@ int cos_slots_init(void)
 
 	cos_slots = vzalloc(array_size(cos_max_tasks, sizeof(*cos_slots)));
 	cos_free_slots = vmalloc(array_size(cos_max_tasks, sizeof(*cos_free_slots)));
-	cos_uids_size = roundup_pow_of_two(cos_max_tasks);
-	cos_uids = vmalloc(array_size(cos_uids_size, sizeof(*cos_uids)));
+	cos_quota_size = roundup_pow_of_two(cos_max_tasks);
+	cos_uids.e = vmalloc(array_size(cos_quota_size, sizeof(*cos_uids.e)));
+	cos_cgroups.e = vmalloc(array_size(cos_quota_size, sizeof(*cos_cgroups.e)));
 	cos_cpu_owner = kcalloc(nr_cpu_ids, sizeof(*cos_cpu_owner), GFP_KERNEL);
-	if (!cos_slots || !cos_free_slots || !cos_uids || !cos_cpu_owner) {
+	if (!cos_slots || !cos_free_slots || !cos_uids.e || !cos_cgroups.e || !cos_cpu_owner) {
 		cos_slots_exit();
 		return -ENOMEM;
 	}
@@ -185,9 +211,12 @@ int cos_slots_init(void)
 	}
 	cos_free_head = 0;
 	cos_free_count = cos_max_tasks;
-	for (i = 0; i < cos_uids_size; i++)
-		cos_uids[i] = (struct cos_uid_slots){ .uid = COS_UID_NONE };
+	for (i = 0; i < cos_quota_size; i++) {
+		cos_uids.e[i] = (struct cos_quota){ .key = COS_UID_NONE };
+		cos_cgroups.e[i] = (struct cos_quota){ .key = 0 };
+	}
 	cos_user_limit = min(cos_max_tasks_per_user ?: cos_max_tasks / 4, cos_max_tasks);
+	cos_cgroup_limit = min(cos_max_tasks_per_cgroup ?: cos_max_tasks / 4, cos_max_tasks);
 	cos_root_reserve = cos_max_tasks / 8;
 	return 0;
 }
@@ -197,10 +226,12 @@ void cos_slots_exit(void)
 {
 	vfree(cos_slots);
 	vfree(cos_free_slots);
-	vfree(cos_uids);
+	vfree(cos_uids.e);
+	vfree(cos_cgroups.e);
 	kfree(cos_cpu_owner);
 	cos_cpu_owner = NULL;
-	cos_uids = NULL;
+	cos_uids.e = NULL;
+	cos_cgroups.e = NULL;
 	cos_slots = NULL;
 	cos_free_slots = NULL;
 }

@@ -13,6 +13,7 @@
  */
 #define pr_fmt(fmt) "cos: " fmt
 
+#include <linux/cgroup.h>
 #include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/sched/task.h>
@@ -87,19 +88,23 @@ static struct cos_enclave *cos_task_rehome(struct cos_slot *t, struct task_struc
  * takes cos_slots_lock (not when the table is full, nor for a user refused since the last
  * release: a task refused asks again at each event), then the slot's t->lock.
  * Return: the slot; -ENOSPC when the table is full (for a user other than root, when only
- * root's reserve is left); -EDQUOT when @p's user holds max_tasks_per_user slots already.
+ * root's reserve is left); -EDQUOT when @p's user holds max_tasks_per_user slots already, or
+ * its cgroup (not the root one) max_tasks_per_cgroup.
  */
 s32 cos_task_attach(struct task_struct *p, bool runnable)
 {
 	struct cos_slot *t;
+	u64 cgid;
 
 	/* a lord is never a COS task: it would wait in its own custody */
 	if (cos_lord_index(p) >= 0)
 		return -EPERM;
 	if (cos_slots_full())
 		return -ENOSPC;
+	scoped_guard(rcu)
+		cgid = cgroup_id(task_dfl_cgroup(p));	/* where its slot counts (cos_slot.c) */
 	/* every kuid maps in init_user_ns: never (uid_t)-1, which marks a free uid entry */
-	t = cos_slot_alloc(from_kuid(&init_user_ns, task_uid(p)));
+	t = cos_slot_alloc(from_kuid(&init_user_ns, task_uid(p)), cgid);
 	if (IS_ERR(t))
 		return PTR_ERR(t);
 	guard(raw_spinlock_irqsave)(&t->lock);

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <fstream>
 #include <thread>
 #include <vector>
 
 #include <grp.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 extern "C" {
@@ -236,6 +239,66 @@ TEST_CASE("a full task table: COS tasks past max_tasks get no slot and still run
 		CHECK(finished == threads);		/* the ones without a slot ran too */
 		CHECK(mod.wait_tasks(0) == 0);		/* every slot came back */
 	}
+}
+
+/*
+ * Root in a container without a user namespace is root to the per-user limit: a limit per
+ * cgroup holds it, whoever runs the tasks; the root cgroup (the host's own) is exempt.
+ */
+TEST_CASE("no container fills the table: a slot limit per cgroup, root's tasks too", "[module][tasks][cgroups]")
+{
+	constexpr int max_tasks = 64, per_cgroup = 16, threads = 30;
+	ModuleWith mod("max_tasks=64 max_tasks_per_cgroup=16", max_tasks);
+	Shim shim;
+	const std::string cg = "/sys/fs/cgroup/cos-slots";
+	REQUIRE((mkdir(cg.c_str(), 0755) == 0 || errno == EEXIST));
+	struct Sync { std::atomic<int> ready; std::atomic<bool> stop; };
+	Sync *box = shared_new<Sync>();
+	pid_t child = fork();
+	if (child == 0) {	/* root, in a cgroup of its own: a container's root */
+		std::ofstream(cg + "/cgroup.procs") << "0" << std::flush;
+		std::vector<std::thread> ts;
+		for (int i = 0; i < threads; i++)
+			ts.emplace_back([=] {
+				if (become_cos_task() == 0)
+					box->ready++;
+				while (!box->stop)
+					std::this_thread::sleep_for(std::chrono::milliseconds(2));
+			});
+		for (auto &th : ts)
+			th.join();
+		_exit(0);
+	}
+	for (int i = 0; i < 5000 && box->ready < threads; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(box->ready == threads);			/* SCHED_EXT is granted to all */
+	CHECK(mod.wait_tasks(per_cgroup) == (uint32_t)per_cgroup);	/* only the cgroup's share got slots */
+	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	CHECK(mod.tasks() == (uint32_t)per_cgroup);
+	/* root's tasks in the root cgroup: all get slots */
+	std::atomic<int> ready{0};
+	std::atomic<bool> stop{false};
+	std::vector<std::thread> ts;
+	for (int i = 0; i < threads; i++)
+		ts.emplace_back([&] {
+			if (become_cos_task() == 0)
+				ready++;
+			while (!stop)
+				std::this_thread::sleep_for(std::chrono::milliseconds(2));
+		});
+	for (int i = 0; i < 5000 && ready < threads; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	CHECK(mod.wait_tasks(per_cgroup + threads) == (uint32_t)(per_cgroup + threads));
+	stop = true;
+	for (auto &th : ts)
+		th.join();
+	box->stop = true;
+	int st = -1;
+	waitpid(child, &st, 0);
+	CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+	shared_delete(box);
+	CHECK(mod.wait_tasks(0) == 0);			/* every slot came back, per cgroup too */
+	rmdir(cg.c_str());
 }
 
 TEST_CASE("no user locks the others out: a slot limit per user, root exempt", "[module][tasks][users]")
