@@ -528,6 +528,13 @@ const char *cos_shoot_status_name(unsigned int status);
 /* A cgroup's class for its tasks without a record (written by cos-oci-hook; root only) */
 #define COS_HINT_CGROUP_ROOT	"/sys/fs/cgroup"
 #define COS_HINT_CGROUP_XATTR	"trusted.cos.class"
+/*
+ * The most urgent class the tasks of a cgroup, and of the cgroups below it, may claim in their
+ * own records ("1".."1000000", or "none": their records' classes count as none given); written
+ * by cos-oci-hook from the operator's rules, root only.  A lord caps a record's class with the
+ * nearest one up the task's cgroup path.
+ */
+#define COS_HINT_CGROUP_BEST_XATTR	"trusted.cos.best_class"
 #define COS_HINT_CLASS_MAX	1000000
 
 /**

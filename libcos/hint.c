@@ -17,7 +17,10 @@
  *
  * A task without a record gets its cgroup's class (xattr COS_HINT_CGROUP_XATTR, written by
  * cos-oci-hook), read once per task: one that moves keeps its first cgroup's class.  Only root
- * can write trusted.* xattrs, so a container cannot give itself a class.
+ * can write trusted.* xattrs, so a container cannot give itself a class.  Nor can it claim a
+ * better one in its own records than the operator allowed: the nearest
+ * COS_HINT_CGROUP_BEST_XATTR up the task's cgroup path, read with the class, caps what its
+ * record says (a cgroup the container made below its own is covered too).
  *
  * Ordering: the writer makes seq odd, fences (release), writes the fields and makes seq even
  * with a release store; the reader loads seq (acquire), copies, fences (acquire), reloads seq and
@@ -529,14 +532,16 @@ struct hint_task {
 	int table;			/* index into tables, with @rec */
 	int tgid;			/* 0 = not read yet, -1 = gone */
 	unsigned long long start;	/* its process's start time (clock ticks since boot) */
-	bool cgroup_read;		/* @cgroup_class is known */
+	bool cgroup_read;		/* @cgroup_class and @cgroup_best are known */
 	unsigned int cgroup_class;	/* its cgroup's class, 0 = none */
+	unsigned int cgroup_best;	/* the best class it may claim: 0 = any, HINT_BEST_NONE */
 	bool asked;			/* the finder has a question about it */
 	bool no_room;			/* its process's table did not fit (HINT_TABLES_MAX) */
 	unsigned int ticket;		/* bumped when the slot is forgotten: older answers are not its */
 };
 
 #define HINT_FIND_MAX	256	/* questions to the finder in flight at most */
+#define HINT_BEST_NONE	UINT_MAX	/* COS_HINT_CGROUP_BEST_XATTR "none": no class at all */
 
 /* One question to the finder, and its answer. */
 struct hint_find {
@@ -549,6 +554,7 @@ struct hint_find {
 	const char *base;		/* out: the table, mapped read-only, or NULL */
 	size_t size;
 	unsigned int cgroup_class;	/* out */
+	unsigned int cgroup_best;	/* out */
 };
 
 /*
@@ -906,6 +912,7 @@ static void find_collect(struct cos_hint_cache *c, unsigned long long now)
 			ht->start = a->start;
 			if (a->want_cgroup) {
 				ht->cgroup_class = a->cgroup_class;
+				ht->cgroup_best = a->cgroup_best;
 				ht->cgroup_read = true;
 			}
 		}
@@ -964,22 +971,67 @@ static int hint_lookup(struct cos_hint_cache *c, unsigned int slot, struct hint_
 	return -ENOENT;
 }
 
-/* The class in @tid's cgroup's COS_HINT_CGROUP_XATTR, 0 without one. */
-static unsigned int cgroup_class(int tid)
+/* A class xattr's value: 1..COS_HINT_CLASS_MAX, "none" if @none, else 0 (missing or bad). */
+static unsigned int class_xattr(const char *dir, const char *name, unsigned int none)
 {
-	char cg[PATH_MAX], dir[PATH_MAX + 32], val[16], *end;
+	char val[16], *end;
 	unsigned long class;
 	ssize_t n;
 
-	if (cos_proc_cgroup(tid, cg, sizeof(cg)))
-		return 0;
-	snprintf(dir, sizeof(dir), "%s%s", COS_HINT_CGROUP_ROOT, cg);
-	n = getxattr(dir, COS_HINT_CGROUP_XATTR, val, sizeof(val) - 1);
+	n = getxattr(dir, name, val, sizeof(val) - 1);
 	if (n <= 0)
 		return 0;
 	val[n] = '\0';
+	if (none && !strcmp(val, "none"))
+		return none;
+	errno = 0;
 	class = strtoul(val, &end, 10);
-	return *end || class > COS_HINT_CLASS_MAX ? 0 : class;
+	return *end || errno || val[0] < '0' || val[0] > '9' || class > COS_HINT_CLASS_MAX ? 0 :
+	       (unsigned int)class;
+}
+
+/*
+ * @tid's cgroup's class (COS_HINT_CGROUP_XATTR, 0 without one), and in *@best the best class
+ * it may claim: the nearest COS_HINT_CGROUP_BEST_XATTR up its cgroup path (0 = none found).
+ * A bad value counts as none found for the class, and as "none" for the cap (fail closed).
+ */
+static unsigned int cgroup_class(int tid, unsigned int *best)
+{
+	char cg[PATH_MAX], dir[PATH_MAX + 32];
+	size_t root = strlen(COS_HINT_CGROUP_ROOT);
+	unsigned int class;
+	char val[16];
+
+	*best = 0;
+	if (cos_proc_cgroup(tid, cg, sizeof(cg)) || cg[0] != '/')
+		return 0;
+	snprintf(dir, sizeof(dir), "%s%s", COS_HINT_CGROUP_ROOT, strcmp(cg, "/") ? cg : "");
+	class = class_xattr(dir, COS_HINT_CGROUP_XATTR, 0);
+	for (;;) {		/* up to the root, one step (a '/') at a time */
+		char *slash;
+
+		if (getxattr(dir, COS_HINT_CGROUP_BEST_XATTR, val, sizeof(val)) > 0) {
+			*best = class_xattr(dir, COS_HINT_CGROUP_BEST_XATTR, HINT_BEST_NONE);
+			if (!*best)
+				*best = HINT_BEST_NONE;
+			break;
+		}
+		slash = strrchr(dir + root, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	return class;
+}
+
+/* @class as a task under @best may have it (cgroup_class()): capped, or none at all. */
+static unsigned int class_capped(unsigned int class, unsigned int best)
+{
+	if (!class || !best)
+		return class;
+	if (best == HINT_BEST_NONE)
+		return 0;
+	return class < best ? best : class;
 }
 
 /* Does the lord have (@tgid, @start)'s table mapped?  Under the finder's lock. */
@@ -1008,7 +1060,7 @@ static void find_answer(struct hint_finder *f, struct hint_find *a)
 			a->base = NULL;
 	}
 	if (a->want_cgroup)
-		a->cgroup_class = cgroup_class(a->tid);
+		a->cgroup_class = cgroup_class(a->tid, &a->cgroup_best);
 }
 
 static void *finder_main(void *arg)
@@ -1075,7 +1127,7 @@ int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
 				return err == -EAGAIN ? -EAGAIN : -ENOENT;
 			memset(out, 0, sizeof(*out));
 			out->tid = tid;
-			out->hint_class = ht->cgroup_class;
+			out->hint_class = class_capped(ht->cgroup_class, ht->cgroup_best);
 			return 0;
 		}
 	}
@@ -1090,15 +1142,21 @@ int cos_hint_cache_read(struct cos_hint_cache *c, unsigned int slot, int tid,
 		if (s1 != s2)
 			continue;
 		if (out->tid != tid) {
-			/* the thread exited and its page went to another: not ours any more */
-			int tgid = ht->tgid;
-			unsigned long long start = ht->start;
+			/*
+			 * The thread exited and its page went to another: not ours any more.
+			 * Its process and cgroup stay known (the cap among them).
+			 */
+			struct hint_task keep = *ht;
 
 			cos_hint_cache_forget(c, slot);
-			ht->tgid = tgid;
-			ht->start = start;
+			ht->tgid = keep.tgid;
+			ht->start = keep.start;
+			ht->cgroup_read = keep.cgroup_read;
+			ht->cgroup_class = keep.cgroup_class;
+			ht->cgroup_best = keep.cgroup_best;
 			return -ENOENT;
 		}
+		out->hint_class = class_capped(out->hint_class, ht->cgroup_best);
 		return 0;
 	}
 	return -EAGAIN;		/* the writer is stuck mid-update (or very busy) */

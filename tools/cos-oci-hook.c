@@ -19,6 +19,18 @@
  *                           container under the lord it asked for when several run.
  * Without io.cos.policy the hook does nothing (another io.cos.* annotation alone is an error).
  *
+ * What a container may have is the operator's to say, never the container's: the rules file
+ * (--config, default COS_CONTAINERS_CONF; see docs/operating.md, "Which containers may join").
+ * An enclave named there admits only the containers one of its rules matches (by the cgroup
+ * the container's process is in, or by the pod namespace cos-nri passes as --pod-namespace:
+ * both come from the runtime, not from the container's annotations), and a rule's best_class
+ * is the most urgent io.cos.class it allows.  An enclave not named there admits any container
+ * and gives none a class.  The best class allowed ("none" without one) goes on the container's
+ * cgroup too (COS_HINT_CGROUP_BEST_XATTR): the lord caps the classes its tasks claim in their own
+ * hint records with it.  No file: no rules; a file that cannot be read or checked refuses
+ * every annotated container.  "fail_open": true lets an annotated container start outside cos
+ * when no lord serves the policy it asked for (only then: a refusal by the rules stands).
+ *
  * Safety: every field is checked before any task is touched (unknown io.cos.* keys, bad values,
  * a pid that is 1, ours, our parent's or dead, a process in the root cgroup or ours, the wrong
  * lord: an error, nothing changed).  Then the class xattr, and, task by task over the
@@ -45,10 +57,12 @@
 #include <cos.h>
 
 #define STATE_MAX	(1 << 20)	/* bytes of state JSON accepted */
+#define CONFIG_MAX	(1 << 20)	/* bytes of the rules file accepted */
+#define COS_CONTAINERS_CONF	"/etc/cos/containers.json"
 #define TREE_MAX	65536		/* tasks of a container's tree the hook handles */
 
 static const char usage[] =
-	"usage: cos-oci-hook [-h|--help] [-V|--version]\n"
+	"usage: cos-oci-hook [--config PATH] [--pod-namespace NS] [-h|--help] [-V|--version]\n"
 	"\n"
 	"An OCI runtime hook for the createRuntime stage: reads the container's state JSON on stdin\n"
 	"and, if the container is annotated io.cos.policy=<name>, makes its tasks COS tasks\n"
@@ -60,6 +74,12 @@ static const char usage[] =
 	"                       the most urgent); tasks that publish their own hint keep theirs\n"
 	"  io.cos.enclave=CPUS  limit the container's tasks to these CPUs, e.g. 1-3,5, of\n"
 	"                       the lord's enclave (default: all of its CPUs)\n"
+	"\n"
+	"options (the runtime's, from the hook's configuration; never the container's):\n"
+	"  --config PATH        the operator's rules: which containers may join which enclave,\n"
+	"                       and the best class each may ask for (default " COS_CONTAINERS_CONF ";\n"
+	"                       none there: any container may join, none may ask for a class)\n"
+	"  --pod-namespace NS   the container's pod namespace, for the rules (cos-nri passes it)\n"
 	"\n"
 	"Exit status: 0 done or nothing to do, 1 error (nothing changed when the input was bad),\n"
 	"2 bad usage.  Errors go to stderr and to syslog (crun drops a hook's stderr unless the\n"
@@ -88,6 +108,7 @@ struct request {
 	long class;			/* 0: none */
 	cpu_set_t cpus;
 	bool have_cpus;
+	char enclave[64];		/* the enclave that serves it (check_lord()) */
 };
 
 static bool printable(const char *s, size_t max)
@@ -268,11 +289,14 @@ static int enclave_cpus(struct request *rq, const struct cos_enclave_info *encla
 	return 0;
 }
 
+/* check_lord(): no lord serves the policy asked for ("fail_open" may let the container be) */
+#define NO_LORD	(-2)
+
 /*
  * The running lord must be the policy asked for: an enclave registered under <name> or
  * cos-<name> (a lord's name is its program's unless it chose one); the container is confined
  * to its CPUs (enclave_cpus()).  A module that predates enclave names is asked for its one
- * lord, whose comm must match the same way.
+ * lord, whose comm must match the same way.  Returns 0, -1 (an error) or NO_LORD.
  */
 static int check_lord(const char *policy, struct request *rq)
 {
@@ -287,7 +311,7 @@ static int check_lord(const char *policy, struct request *rq)
 	if (fd < 0) {
 		err("asks for cos policy '%s', but /dev/cos cannot be opened: %s", policy,
 		    cos_strerror(fd));
-		return -1;
+		return NO_LORD;
 	}
 	e = cos_get_info(fd, &info);
 	named = !e && (info.features & COS_FEAT_ENCLAVE_NAMES);
@@ -296,7 +320,7 @@ static int check_lord(const char *policy, struct request *rq)
 	close(fd);
 	if (named && e == -ENOENT) {
 		err("asks for cos policy '%s': %s", policy, cos_strerror(e));
-		return -1;
+		return NO_LORD;
 	}
 	if (e) {
 		err("cannot ask cos.ko about its lords: %s", cos_strerror(e));
@@ -304,7 +328,7 @@ static int check_lord(const char *policy, struct request *rq)
 	}
 	if (!named && info.lord_pid <= 0) {
 		err("asks for cos policy '%s', but no lord is running", policy);
-		return -1;
+		return NO_LORD;
 	}
 	/*
 	 * Partial mode keeps its CPUs for the tasks of one cgroup, the partition: a container's
@@ -314,10 +338,13 @@ static int check_lord(const char *policy, struct request *rq)
 		err("asks for cos policy '%s', but the cos shim runs in partial mode, where only "
 		    "tasks in %s reach the lord's CPUs: containers need full mode ('cosctl shim attach')",
 		    policy, COS_PARTITION_PATH);
-		return -1;
+		return NO_LORD;
 	}
-	if (named)
+	if (named) {
+		snprintf(rq->enclave, sizeof(rq->enclave), "%.*s", (int)sizeof(enclave.name),
+			 enclave.name);
 		return enclave_cpus(rq, &enclave);
+	}
 	snprintf(path, sizeof(path), "/proc/%d/comm", info.lord_pid);
 	f = fopen(path, "re");
 	if (f) {
@@ -329,9 +356,182 @@ static int check_lord(const char *policy, struct request *rq)
 	if (strcmp(comm, policy) && !(!strncmp(comm, "cos-", 4) && !strcmp(comm + 4, policy))) {
 		err("asks for cos policy '%s', but the running lord is '%s' (thread %d)", policy,
 		    comm, info.lord_pid);
+		return NO_LORD;
+	}
+	snprintf(rq->enclave, sizeof(rq->enclave), "%s", comm);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the operator's rules */
+
+/* A rule's "cgroup": an absolute cgroup v2 path, no "." or ".." step, no empty step. */
+static bool cgroup_path_ok(const char *p)
+{
+	if (p[0] != '/' || strlen(p) >= PATH_MAX || !printable(p, PATH_MAX))
+		return false;
+	if (!strcmp(p, "/"))
+		return true;
+	for (const char *q = p; *q; ) {
+		size_t n = strcspn(++q, "/");
+
+		if (!n || (n == 1 && q[0] == '.') || (n == 2 && q[0] == '.' && q[1] == '.'))
+			return false;
+		q += n;
+	}
+	return true;
+}
+
+/* One rule of an enclave's list: checked whole, so that a typo never widens what it allows. */
+static int check_rule(const char *path, const char *enclave, size_t i, json_t *r)
+{
+	const char *key;
+	json_t *v;
+	bool who = false;
+
+	if (!json_is_object(r)) {
+		err("%s: enclave '%s', rule %zu: not an object", path, enclave, i + 1);
+		return -1;
+	}
+	json_object_foreach(r, key, v) {
+		if (!strcmp(key, "cgroup")) {
+			if (!json_is_string(v) || !cgroup_path_ok(json_string_value(v))) {
+				err("%s: enclave '%s', rule %zu: \"cgroup\" is not a cgroup path such "
+				    "as /machine.slice", path, enclave, i + 1);
+				return -1;
+			}
+			who = true;
+		} else if (!strcmp(key, "namespace")) {
+			if (!json_is_string(v) || !printable(json_string_value(v), 253)) {
+				err("%s: enclave '%s', rule %zu: \"namespace\" is not a pod namespace",
+				    path, enclave, i + 1);
+				return -1;
+			}
+			who = true;
+		} else if (!strcmp(key, "best_class")) {
+			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+			    json_integer_value(v) > COS_HINT_CLASS_MAX) {
+				err("%s: enclave '%s', rule %zu: \"best_class\" is not a number in 1..%d",
+				    path, enclave, i + 1, COS_HINT_CLASS_MAX);
+				return -1;
+			}
+		} else {
+			err("%s: enclave '%s', rule %zu: unknown key \"%s\" (known: cgroup, namespace, "
+			    "best_class)", path, enclave, i + 1, key);
+			return -1;
+		}
+	}
+	if (!who) {
+		err("%s: enclave '%s', rule %zu: names no container (\"cgroup\" or \"namespace\")",
+		    path, enclave, i + 1);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The rules file at @path, checked whole: {"fail_open": bool, "enclaves": {NAME: [rule...]}}.
+ * A missing file is no rules (an empty object); any other failure is an error (NULL).
+ */
+static json_t *load_rules(const char *path)
+{
+	json_t *cfg, *v, *rules;
+	json_error_t jerr;
+	const char *key;
+	struct stat sb;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f && errno == ENOENT)
+		return json_object();
+	if (!f || fstat(fileno(f), &sb) || !S_ISREG(sb.st_mode) || sb.st_size > CONFIG_MAX) {
+		err("the rules file %s: %s", path, !f ? strerror(errno) :
+		    "not a regular file of at most 1 MiB");
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	cfg = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+	fclose(f);
+	if (!cfg || !json_is_object(cfg)) {
+		err("the rules file %s: %s (line %d, column %d)", path,
+		    cfg ? "not a JSON object" : jerr.text, cfg ? 1 : jerr.line, cfg ? 1 : jerr.column);
+		json_decref(cfg);
+		return NULL;
+	}
+	json_object_foreach(cfg, key, v) {
+		if (!strcmp(key, "fail_open") && json_is_boolean(v))
+			continue;
+		if (strcmp(key, "enclaves") || !json_is_object(v)) {
+			err("the rules file %s: \"%s\": %s", path, key,
+			    strcmp(key, "fail_open") && strcmp(key, "enclaves") ?
+			    "unknown key (known: fail_open, enclaves)" : "wrong type");
+			json_decref(cfg);
+			return NULL;
+		}
+		json_object_foreach(v, key, rules) {
+			size_t i;
+			json_t *r;
+
+			if (!json_is_array(rules)) {
+				err("the rules file %s: enclave '%s': not a list of rules", path, key);
+				json_decref(cfg);
+				return NULL;
+			}
+			json_array_foreach(rules, i, r)
+				if (check_rule(path, key, i, r)) {
+					json_decref(cfg);
+					return NULL;
+				}
+		}
+	}
+	return cfg;
+}
+
+/*
+ * May the container (cgroup @cg, pod namespace @ns or NULL) join rq->enclave with the class it
+ * asked for?  The first rule of the enclave's list that matches decides: every key it has must
+ * match (its cgroup is @cg or an ancestor; its namespace is @ns).  *@best: the most urgent
+ * class the container may claim, 0 for none.
+ */
+static int check_rules(json_t *cfg, const char *path, const char *cg, const char *ns,
+		       const struct request *rq, long *best_class)
+{
+	json_t *rules = json_object_get(json_object_get(cfg, "enclaves"), rq->enclave), *r;
+	size_t i;
+
+	*best_class = 0;
+	if (!rules) {
+		if (rq->class) {
+			err("io.cos.class %ld: enclave '%s' gives no container a class (%s names no "
+			    "rule for it)", rq->class, rq->enclave, path);
+			return -1;
+		}
+		return 0;
+	}
+	json_array_foreach(rules, i, r) {
+		json_t *rcg = json_object_get(r, "cgroup"), *rns = json_object_get(r, "namespace");
+		json_int_t best = json_integer_value(json_object_get(r, "best_class"));
+
+		if (rcg && !cgroup_covers(json_string_value(rcg), cg))
+			continue;
+		if (rns && (!ns || strcmp(json_string_value(rns), ns)))
+			continue;
+		if (rq->class && !best) {
+			err("io.cos.class %ld: rule %zu of enclave '%s' in %s gives no class",
+			    rq->class, i + 1, rq->enclave, path);
+			return -1;
+		}
+		if (rq->class && rq->class < best) {
+			err("io.cos.class %ld: rule %zu of enclave '%s' in %s allows no class more "
+			    "urgent than %lld", rq->class, i + 1, rq->enclave, path, (long long)best);
+			return -1;
+		}
+		*best_class = (long)best;
+		return 0;
+	}
+	err("the container (cgroup %s%s%s) is not one that enclave '%s' admits: no rule in %s "
+	    "matches it", cg, ns ? ", pod namespace " : "", ns ? ns : "", rq->enclave, path);
+	return -1;
 }
 
 /* ---------------------------------------------------------------- acting on the tree */
@@ -448,14 +648,15 @@ static int put_tree_under_cos(struct tree *t, pid_t pid, const struct request *r
 	return -1;
 }
 
-static int set_class(const char *cg, long class)
+/* Set xattr @name of cgroup @cg to @class ("none" for 0). */
+static int set_class(const char *cg, const char *name, long class)
 {
 	char path[PATH_MAX + sizeof(COS_HINT_CGROUP_ROOT)], val[16];
-	int n = snprintf(val, sizeof(val), "%ld", class);
+	int n = class ? snprintf(val, sizeof(val), "%ld", class) : snprintf(val, sizeof(val), "none");
 
 	snprintf(path, sizeof(path), "%s%s", COS_HINT_CGROUP_ROOT, cg);
-	if (setxattr(path, COS_HINT_CGROUP_XATTR, val, n, 0)) {
-		err("cannot set %s on %s: %s", COS_HINT_CGROUP_XATTR, path, strerror(errno));
+	if (setxattr(path, name, val, n, 0)) {
+		err("cannot set %s on %s: %s", name, path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -468,16 +669,20 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "pod-namespace", required_argument, NULL, 'n' },
 		{ 0 },
 	};
+	const char *config = COS_CONTAINERS_CONF, *pod_ns = NULL;
 	static struct tree tree;
 	struct request rq = { 0 };
 	unsigned long long start, start2;
 	char cg[PATH_MAX], *buf;
 	json_error_t jerr;
 	size_t len = 0;
-	json_t *st;
-	int c;
+	json_t *st, *rules;
+	long best;
+	int c, r;
 
 	while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		if (c == 'h') {
@@ -487,6 +692,20 @@ int main(int argc, char **argv)
 		if (c == 'V') {
 			cos_print_version(stdout, "cos-oci-hook");
 			return 0;
+		}
+		if (c == 'c' && *optarg) {
+			config = optarg;
+			continue;
+		}
+		if (c == 'n' && printable(optarg, 253)) {
+			pod_ns = optarg;
+			continue;
+		}
+		if (c == 'c' || c == 'n') {
+			fprintf(stderr, "cos-oci-hook: --%s '%s': %s\n", c == 'c' ? "config" :
+				"pod-namespace", optarg, c == 'c' ? "an empty path" :
+				"not a namespace name (printable, 1-253 characters)");
+			return 2;
 		}
 		fputs("Try 'cos-oci-hook --help' for more.\n", stderr);	/* getopt named it */
 		return 2;
@@ -526,9 +745,19 @@ int main(int argc, char **argv)
 	if (!rq.policy)
 		return 0;			/* not a cos container */
 
-	if (check_process(rq.pid, &start, cg, sizeof(cg)) || check_lord(rq.policy, &rq))
+	rules = load_rules(config);
+	if (!rules || check_process(rq.pid, &start, cg, sizeof(cg)))
 		return 1;
-	if (rq.class && set_class(cg, rq.class))
+	r = check_lord(rq.policy, &rq);
+	if (r == NO_LORD && json_is_true(json_object_get(rules, "fail_open"))) {
+		err("\"fail_open\" in %s: the container runs without cos", config);
+		return 0;
+	}
+	if (r || check_rules(rules, config, cg, pod_ns, &rq, &best))
+		return 1;
+	/* the cap first: the lord reads both when it first sees a task of the container */
+	if (set_class(cg, COS_HINT_CGROUP_BEST_XATTR, best) ||
+	    (rq.class && set_class(cg, COS_HINT_CGROUP_XATTR, rq.class)))
 		return 1;
 	if (put_tree_under_cos(&tree, rq.pid, &rq))
 		return 1;
@@ -537,6 +766,7 @@ int main(int argc, char **argv)
 		err("the container's process %d exited while the hook ran", rq.pid);
 		return 1;
 	}
+	json_decref(rules);
 	json_decref(st);
 	free(buf);
 	return 0;

@@ -6,25 +6,42 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
 #include "guest.h"
+extern "C" {
+#include "internal.h"	/* the lord's hint cache (libcos/hint.c) */
+}
 
 using namespace guest;
 
 namespace {
 
 const std::string DIR = "/tmp/cos-hook-test";
+/* the operator's rules the hooks of these tests read (--config); none: no rules */
+const std::string RULES = DIR + "/containers.json";
 
-/* Run the hook with @state on stdin; its exit status, and its stderr in *err. */
-int hook(const std::string &state, std::string *err = nullptr)
+void rules(const std::string &json)
+{
+	mkdir(DIR.c_str(), 0755);
+	std::ofstream(RULES) << json;
+}
+
+/* The rules go with the test case that wrote them, whatever way it ends. */
+struct RulesScope {
+	~RulesScope() { unlink(RULES.c_str()); }
+};
+
+/* Run the hook (with @args) with @state on stdin; its exit status, and its stderr in *err. */
+int hook(const std::string &state, std::string *err = nullptr, const std::string &args = "")
 {
 	mkdir(DIR.c_str(), 0755);
 	std::ofstream(DIR + "/state.json") << state;
 	std::string out;
-	int st = sh(build_path("bin/cos-oci-hook") + " <" + DIR + "/state.json 2>&1", &out);
+	int st = sh(build_path("bin/cos-oci-hook") + " " + args + " <" + DIR + "/state.json 2>&1", &out);
 	if (err)
 		*err = out;
 	return st;
@@ -87,7 +104,8 @@ std::string bundle(const std::string &name, const std::string &annotations, cons
 		" \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"mount\"}, {\"type\": \"ipc\"},\n"
 		"   {\"type\": \"uts\"}]},\n"
 		" \"annotations\": {" + annotations + "},\n"
-		" \"hooks\": {\"createRuntime\": [{\"path\": \"" + build_path("bin/cos-oci-hook") + "\"}]}}\n";
+		" \"hooks\": {\"createRuntime\": [{\"path\": \"" + build_path("bin/cos-oci-hook") + "\",\n"
+		"   \"args\": [\"cos-oci-hook\", \"--config\", \"" + RULES + "\"]}]}}\n";
 	return b;
 }
 
@@ -127,6 +145,15 @@ struct Container {
 	}
 };
 
+/* The xattr @name of the cgroup of @pid, "" without one. */
+std::string cgroup_xattr(pid_t pid, const char *name)
+{
+	char v[16] = "";
+	ssize_t n = getxattr(("/sys/fs/cgroup" + proc_field(pid, "cgroup", "0::")).c_str(), name, v,
+			     sizeof(v) - 1);
+	return std::string(v, n > 0 ? n : 0);
+}
+
 /* The processes of a container once they are there: sh's two `yes` and the sleep it becomes. */
 std::vector<pid_t> wait_procs(Container &c, size_t n)
 {
@@ -137,6 +164,30 @@ std::vector<pid_t> wait_procs(Container &c, size_t n)
 	}
 	return v;
 }
+
+/* The one process of container @c (created: checked), once it runs. */
+pid_t started(Container &c)
+{
+	INFO(c.err);
+	REQUIRE(c.created == 0);
+	std::vector<pid_t> in = wait_procs(c, 1);
+	REQUIRE(in.size() == 1);
+	return in[0];
+}
+
+/* The shim, and cos-fifo registered as enclave 'batch' on @cpus, for crun containers. */
+struct BatchLord {
+	Shim shim;
+	std::unique_ptr<PolicyProc> lord;
+	explicit BatchLord(const char *cpus)
+	{
+		REQUIRE(access("/usr/bin/crun", X_OK) == 0);
+		REQUIRE_LORD_SUPPORT();
+		lord = std::make_unique<PolicyProc>(std::vector<std::string>{build_path("bin/cos-fifo"),
+			"--name", "batch", "--cpus", cpus, "--stall-ms", stall_arg(1000)});
+		REQUIRE(lord->wait_for("enclave 'batch'"));
+	}
+};
 
 } // namespace
 
@@ -189,6 +240,45 @@ TEST_CASE("cos-oci-hook refuses malformed state and bad annotations with a clear
 
 	CHECK(sh(build_path("bin/cos-oci-hook") + " --help | grep -q io.cos.policy") == 0);
 	CHECK(sh(build_path("bin/cos-oci-hook") + " extra </dev/null 2>/dev/null") == 2);
+	CHECK(sh(build_path("bin/cos-oci-hook") + " --config '' </dev/null 2>/dev/null") == 2);
+	CHECK(sh(build_path("bin/cos-oci-hook") + " --pod-namespace '' </dev/null 2>/dev/null") == 2);
+}
+
+TEST_CASE("cos-oci-hook: a rules file it cannot read or check refuses every annotated container", "[hook][rules]")
+{
+	RulesScope scope;
+	Bystander by;
+	std::string policy0 = policy_of(by.pid), err;
+	const std::string state = state_json(by.pid, "\"io.cos.policy\": \"fifo\"");
+	struct {
+		std::string json, says;
+	} bad[] = {
+		{ "{\"enclaves\": ", "containers.json: " },
+		{ "[]", "not a JSON object" },
+		{ "{\"fail_open\": 1}", "\"fail_open\": wrong type" },
+		{ "{\"enclave\": {}}", "unknown key (known: fail_open, enclaves)" },
+		{ "{\"enclaves\": {\"fifo\": {}}}", "enclave 'fifo': not a list of rules" },
+		{ "{\"enclaves\": {\"fifo\": [{\"best_class\": 1}]}}", "rule 1: names no container" },
+		{ "{\"enclaves\": {\"fifo\": [{\"cgroup\": \"/\", \"best_class\": 0}]}}", "\"best_class\" is not a number" },
+		{ "{\"enclaves\": {\"fifo\": [{\"cgroup\": \"/a/../b\"}]}}", "\"cgroup\" is not a cgroup path" },
+		{ "{\"enclaves\": {\"fifo\": [{\"cgroup\": \"/\"}, {\"namespace\": \"x\", \"class\": 1}]}}",
+		  "rule 2: unknown key \"class\"" },
+		{ "{\"enclaves\": {}, \"enclaves\": {}}", "duplicate" },
+	};
+	for (auto &b : bad) {
+		rules(b.json);
+		CAPTURE(b.json);
+		CHECK(hook(state, &err, "--config " + RULES) == 1);
+		CAPTURE(err);
+		CHECK(err.find("cos-oci-hook: t1: ") == 0);
+		CHECK(err.find(b.says) != std::string::npos);
+	}
+	/* a directory is no rules file either: refused */
+	CHECK(hook(state, &err, "--config " + DIR) == 1);
+	CHECK(err.find("not a regular file") != std::string::npos);
+	/* an unannotated container never reads it */
+	CHECK(hook(state_json(by.pid, "\"org.example\": \"x\""), &err, "--config " + DIR) == 0);
+	CHECK(policy_of(by.pid) == policy0);
 }
 
 TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of the lord, with its class and CPUs; an unannotated one is untouched", "[hook][crun]")
@@ -217,6 +307,9 @@ TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of 
 				"named 'fifo' (running: 'cos-shinjuku')") != std::string::npos);
 	}
 
+	/* the operator lets every container join cos-shinjuku, and claim class 1 at best */
+	RulesScope scope;
+	rules("{\"enclaves\": {\"cos-shinjuku\": [{\"cgroup\": \"/\", \"best_class\": 1}]}}");
 	Container cos("cos-annotated", bundle("annotated", "\"io.cos.policy\": \"shinjuku\", "
 					       "\"io.cos.class\": \"1\", \"io.cos.enclave\": \"1-3\"", work));
 	INFO(cos.err);
@@ -257,6 +350,7 @@ TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of 
 	ssize_t n = getxattr(cos.cgroup_dir(in[0]).c_str(), COS_HINT_CGROUP_XATTR, cls, sizeof(cls) - 1);
 	CHECK(n == 1);
 	CHECK(std::string(cls, n > 0 ? n : 0) == "1");
+	CHECK(cgroup_xattr(in[0], COS_HINT_CGROUP_BEST_XATTR) == "1");	/* the cap of its own records */
 
 	/* unannotated: the fair policy, every CPU, no class, unknown to cos */
 	for (pid_t p : out) {
@@ -281,12 +375,7 @@ TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of 
 
 TEST_CASE("crun + cos-oci-hook: io.cos.policy resolves a lord by the name it registered", "[hook][crun][enclave]")
 {
-	REQUIRE(access("/usr/bin/crun", X_OK) == 0);
-	Shim shim;
-	REQUIRE_LORD_SUPPORT();
-	PolicyProc lord({build_path("bin/cos-fifo"), "--name", "batch", "--cpus", "1-3",
-			 "--stall-ms", stall_arg(1000)});
-	REQUIRE(lord.wait_for("enclave 'batch'"));
+	BatchLord batch("1-3");
 	{
 		/* the program's name no longer names it: the refusal lists what runs */
 		std::string b = bundle("byprog", "\"io.cos.policy\": \"fifo\", \"run.oci.hooks.stderr\": "
@@ -298,12 +387,8 @@ TEST_CASE("crun + cos-oci-hook: io.cos.policy resolves a lord by the name it reg
 		CHECK(said.find("no enclave named 'fifo' (running: 'batch')") != std::string::npos);
 	}
 	Container c("cos-byname", bundle("byname", "\"io.cos.policy\": \"batch\"", "exec sleep 60"));
-	INFO(c.err);
-	REQUIRE(c.created == 0);
-	std::vector<pid_t> in = wait_procs(c, 1);
-	REQUIRE(in.size() == 1);
-	CHECK(policy_of(in[0]) == "7");
-	CHECK(lord.stop(SIGINT) == 0);
+	CHECK(policy_of(started(c)) == "7");
+	CHECK(batch.lord->stop(SIGINT) == 0);
 }
 
 TEST_CASE("crun + cos-oci-hook: two containers under two lords, each on its enclave's CPUs", "[hook][crun][enclave]")
@@ -400,4 +485,137 @@ TEST_CASE("crun + cos-oci-hook: in partial mode an annotated container is refuse
 	CHECK(lord.stop(SIGINT) == 0);
 	CHECK(access(COS_PARTITION_PATH, F_OK) != 0);	/* the lord's exit removed its partition */
 	CHECK(sched_ext_state() == "disabled");
+}
+
+TEST_CASE("crun + cos-oci-hook: the operator's rules decide who joins and with which class; fail_open", "[hook][crun][rules]")
+{
+	BatchLord enclave("1-2");
+	RulesScope scope;
+	/* refused, with the reason, and nothing created: @ann asked for, under @json's rules */
+	auto refused = [](const std::string &name, const std::string &json, const std::string &ann,
+			  const std::string &why) {
+		rules(json);
+		std::string b = bundle(name, ann + ", \"run.oci.hooks.stderr\": \"" + DIR + "/" + name +
+				       ".err\"", "exec sleep 60");
+		Container c("cos-" + name, b);
+		std::string said = read_file(DIR + "/" + name + ".err");
+		CAPTURE(name, json, c.err, said);
+		CHECK(c.created != 0);
+		CHECK(said.find(why) != std::string::npos);
+	};
+	const std::string batch = "\"io.cos.policy\": \"batch\"";
+	/* no rule for the enclave: any container joins, none gets a class */
+	refused("noclass", "{}", batch + ", \"io.cos.class\": \"3\"",
+		"io.cos.class 3: enclave 'batch' gives no container a class");
+	/* the enclave's rules admit another cgroup only, or a pod namespace (never given here) */
+	refused("elsewhere", "{\"enclaves\": {\"batch\": [{\"cgroup\": \"/machine.slice\"}, "
+		"{\"namespace\": \"prod\"}]}}", batch,
+		"is not one that enclave 'batch' admits: no rule in " + RULES + " matches it");
+	/* admitted, but a class better than the rule's best */
+	refused("urgent", "{\"enclaves\": {\"batch\": [{\"cgroup\": \"/\", \"best_class\": 4}]}}",
+		batch + ", \"io.cos.class\": \"3\"", "allows no class more urgent than 4");
+	/* fail_open does not open what the rules refuse */
+	refused("open-rules", "{\"fail_open\": true, \"enclaves\": {\"batch\": [{\"namespace\": \"prod\"}]}}",
+		batch, "is not one that enclave 'batch' admits");
+	/* no lord for the policy: refused, unless fail_open, which lets it run outside cos */
+	refused("nolord", "{}", "\"io.cos.policy\": \"nosuch\"", "no enclave named 'nosuch'");
+	rules("{\"fail_open\": true}");
+	{
+		Container c("cos-open", bundle("open", "\"io.cos.policy\": \"nosuch\"", "exec sleep 60"));
+		CHECK(policy_of(started(c)) == "0");	/* it runs, outside cos */
+	}
+	/* the rule's class and below: admitted, the class on its cgroup */
+	rules("{\"enclaves\": {\"batch\": [{\"namespace\": \"prod\"}, {\"cgroup\": \"/\", \"best_class\": 4}]}}");
+	{
+		Container c("cos-ok", bundle("ok", batch + ", \"io.cos.class\": \"4\"", "exec sleep 60"));
+		pid_t p = started(c);
+		CHECK(policy_of(p) == "7");
+		CHECK(cgroup_xattr(p, COS_HINT_CGROUP_XATTR) == "4");
+		CHECK(cgroup_xattr(p, COS_HINT_CGROUP_BEST_XATTR) == "4");
+	}
+	/* an enclave without rules: admitted, and its own records may claim no class */
+	rules("{}");
+	{
+		Container c("cos-free", bundle("free", batch, "exec sleep 60"));
+		pid_t p = started(c);
+		CHECK(policy_of(p) == "7");
+		CHECK(cgroup_xattr(p, COS_HINT_CGROUP_XATTR) == "");
+		CHECK(cgroup_xattr(p, COS_HINT_CGROUP_BEST_XATTR) == "none");
+	}
+	CHECK(enclave.lord->stop(SIGINT) == 0);
+}
+
+/*
+ * What cos-oci-hook's cap does in a lord (libcos/hint.c): the class a task claims in its own
+ * hint record is capped by the nearest trusted.cos.best_class up its cgroup path, a cgroup the
+ * container made below its own included; "none" (or a bad value) takes the class away.
+ */
+TEST_CASE("a lord caps the class a task claims in its own record by its cgroup's best class", "[hook][rules][hints]")
+{
+	const std::string top = "/sys/fs/cgroup/cos-cap-test", below = top + "/inner";
+	struct Cgroups {
+		std::string top, below;
+		~Cgroups() { rmdir(below.c_str()); rmdir(top.c_str()); }
+	} cgroups{top, below};
+	rmdir(below.c_str());
+	rmdir(top.c_str());
+	REQUIRE(mkdir(top.c_str(), 0755) == 0);
+	REQUIRE(mkdir(below.c_str(), 0755) == 0);
+	auto best = [](const std::string &cg, const char *v) {
+		if (v)
+			REQUIRE(setxattr(cg.c_str(), COS_HINT_CGROUP_BEST_XATTR, v, strlen(v), 0) == 0);
+		else
+			removexattr(cg.c_str(), COS_HINT_CGROUP_BEST_XATTR);
+	};
+	/* the class a lord reads for a process in @cg whose thread claims @claim */
+	auto read_class = [](const std::string &cg, unsigned int claim) -> long {
+		int ready[2], go[2];
+		REQUIRE(pipe(ready) == 0);
+		REQUIRE(pipe(go) == 0);
+		pid_t pid = fork();
+		if (pid == 0) {
+			std::string me = std::to_string(getpid());
+			int fd = open((cg + "/cgroup.procs").c_str(), O_WRONLY);
+			bool moved = fd >= 0 && write(fd, me.c_str(), me.size()) == (ssize_t)me.size();
+			cos_hint *h = moved ? cos_hint_self() : nullptr;
+			if (h)
+				cos_hint_set(h, claim, 0, 0);
+			char ok = h ? 1 : 0, b;
+			(void)!write(ready[1], &ok, 1);
+			(void)!read(go[0], &b, 1);
+			_exit(0);
+		}
+		char ok = 0;
+		REQUIRE(read(ready[0], &ok, 1) == 1);
+		cos_hint_cache *c = nullptr;
+		REQUIRE(cos_hint_cache_new(&c, 4, nullptr) == 0);
+		cos_hint h = {};
+		int err = -EAGAIN;
+		for (int i = 0; i < 50 && err; i++) {	/* each read a second later: past the retry */
+			err = cos_hint_cache_read(c, 0, pid, &h, 1000000000ull * (i + 1));
+			cos_hint_cache_settle(c);
+		}
+		cos_hint_cache_free(c);
+		(void)!write(go[1], "x", 1);
+		waitpid(pid, nullptr, 0);
+		for (int fd : {ready[0], ready[1], go[0], go[1]})
+			close(fd);
+		REQUIRE(ok == 1);
+		REQUIRE(err == 0);
+		REQUIRE(h.tid == pid);
+		return h.hint_class;
+	};
+	CHECK(read_class(below, 1) == 1);		/* no cap anywhere: what it claims */
+	best(top, "4");
+	CHECK(read_class(top, 1) == 4);			/* capped */
+	CHECK(read_class(below, 1) == 4);		/* a cgroup below: capped the same */
+	CHECK(read_class(below, 7) == 7);		/* a class the cap allows stays */
+	CHECK(read_class(below, 0) == 0);		/* none claimed: none */
+	best(below, "2");
+	CHECK(read_class(below, 1) == 2);		/* the nearest cap counts */
+	best(below, nullptr);
+	best(top, "none");
+	CHECK(read_class(below, 1) == 0);		/* no class at all */
+	best(top, "4x");
+	CHECK(read_class(below, 3) == 0);		/* a bad cap: none (closed) */
 }

@@ -11,6 +11,10 @@
 // the container's start (runc runs the hook) with the hook's reason, so a pod never runs
 // outside the policy it asked for.  Pods without io.cos.* annotations and the sandboxes are
 // left as they are.
+//
+// The hook gets the pod's namespace as --pod-namespace, from the runtime's own record of the
+// pod (never from an annotation, which the pod's author writes), for the operator's rules of
+// which containers may join which enclave (--config, passed on).
 package main
 
 import (
@@ -41,6 +45,8 @@ options:
   --socket PATH   the runtime's NRI socket (default: /var/run/nri/nri.sock); not needed when
                   the runtime starts the plugin itself (installed as /opt/nri/plugins/NN-cos)
   --hook PATH     the hook to run (default: cos-oci-hook beside this program)
+  --config PATH   the rules the hook applies: which pods may join which enclave, and the
+                  best class each may ask for (default: the hook's, /etc/cos/containers.json)
   --name NAME     the plugin's name for the runtime (default: cos)
   --idx NN        its index, two digits, the order among plugins (default: 50); both are
                   the file's name when the runtime starts the plugin
@@ -53,7 +59,7 @@ error, 2 on bad usage.
 `
 
 type plugin struct {
-	hook string
+	hook, config string
 }
 
 // journal is syslog, where there is one: a runtime that starts the plugin drops its stderr.
@@ -106,7 +112,15 @@ func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *ap
 		// the addition would drop the annotation.
 		adjust.AddAnnotation(k, ann[k])
 	}
-	adjust.AddHooks(&api.Hooks{CreateRuntime: []*api.Hook{{Path: p.hook, Args: []string{p.hook}}}})
+	// the namespace from the runtime, for the rules; the pod's author cannot write a hook's args
+	args := []string{p.hook}
+	if ns := pod.GetNamespace(); ns != "" {
+		args = append(args, "--pod-namespace", ns)
+	}
+	if p.config != "" {
+		args = append(args, "--config", p.config)
+	}
+	adjust.AddHooks(&api.Hooks{CreateRuntime: []*api.Hook{{Path: p.hook, Args: args}}})
 	logf("%s/%s/%s: %s, with %s at createRuntime", pod.GetNamespace(), pod.GetName(),
 		ctr.GetName(), strings.Join(pairs(ann, keys), " "), p.hook)
 	return adjust, nil, nil
@@ -122,7 +136,7 @@ func pairs(ann map[string]string, keys []string) []string {
 
 // args is the command line, checked: unknown options and missing values are errors.
 type args struct {
-	socket, hook, name, idx string
+	socket, hook, config, name, idx string
 	help, version           bool
 }
 
@@ -142,6 +156,8 @@ func parse(argv []string) (args, error) {
 			dst = &a.socket
 		case "--hook":
 			dst = &a.hook
+		case "--config":
+			dst = &a.config
 		case "--name":
 			dst = &a.name
 		case "--idx":
@@ -207,7 +223,7 @@ func main() {
 		return
 	}
 	journal, _ = syslog.New(syslog.LOG_DAEMON|syslog.LOG_INFO, "cos-nri")
-	p := &plugin{}
+	p := &plugin{config: a.config}
 	if p.hook, err = hookPath(a.hook); err != nil {
 		logf("%v", err)
 		os.Exit(1)
@@ -228,6 +244,12 @@ func main() {
 	if err != nil {
 		logf("%v", err)
 		os.Exit(1)
+	}
+	if p.config != "" {
+		if p.config, err = filepath.Abs(p.config); err != nil {
+			logf("--config: %v", err)
+			os.Exit(1)
+		}
 	}
 	logf("%s, hook %s", version, p.hook)
 	if err := s.Run(context.Background()); err != nil && !errors.Is(err, context.Canceled) {

@@ -32,7 +32,7 @@ func fail(format string, a ...interface{}) {
 func main() {
 	argv := os.Args[1:]
 	if len(argv) < 3 || argv[0] != "--socket" {
-		fmt.Fprintln(os.Stderr, "usage: cri-client --socket S run NAME IMAGE [KEY=VALUE...] -- CMD... | rm POD | version")
+		fmt.Fprintln(os.Stderr, "usage: cri-client --socket S run NAME IMAGE [KEY=VALUE...] -- CMD... | rm POD | version\n(the pod's namespace: $CRI_NAMESPACE, default cos-test)")
 		os.Exit(2)
 	}
 	conn, err := grpc.NewClient("unix://"+argv[1], grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -93,8 +93,12 @@ func run(ctx context.Context, rt cri.RuntimeServiceClient, argv []string) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		fail("%v", err)
 	}
+	ns := os.Getenv("CRI_NAMESPACE") // the pod's namespace, as the kubelet gives it
+	if ns == "" {
+		ns = "cos-test"
+	}
 	podCfg := &cri.PodSandboxConfig{
-		Metadata:     &cri.PodSandboxMetadata{Name: name, Namespace: "cos-test", Uid: name + "-uid"},
+		Metadata:     &cri.PodSandboxMetadata{Name: name, Namespace: ns, Uid: name + "-uid"},
 		Annotations:  ann,
 		LogDirectory: logs,
 		Linux: &cri.LinuxPodSandboxConfig{
