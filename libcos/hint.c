@@ -971,14 +971,20 @@ static int hint_lookup(struct cos_hint_cache *c, unsigned int slot, struct hint_
 	return -ENOENT;
 }
 
-/* A class xattr's value: 1..COS_HINT_CLASS_MAX, "none" if @none, else 0 (missing or bad). */
-static unsigned int class_xattr(const char *dir, const char *name, unsigned int none)
+/*
+ * The class in xattr @name of cgroup directory @dir: 1..COS_HINT_CLASS_MAX, @none for "none"
+ * (where @none is not 0), 0 for a value that is no class (empty, too long, not a number).
+ * *@present: whether @dir has the xattr at all.
+ */
+static unsigned int class_xattr(const char *dir, const char *name, unsigned int none,
+				bool *present)
 {
 	char val[16], *end;
 	unsigned long class;
 	ssize_t n;
 
 	n = getxattr(dir, name, val, sizeof(val) - 1);
+	*present = n >= 0 || errno == ERANGE;	/* ERANGE: there, and longer than any class */
 	if (n <= 0)
 		return 0;
 	val[n] = '\0';
@@ -1000,20 +1006,20 @@ static unsigned int cgroup_class(int tid, unsigned int *best)
 	char cg[PATH_MAX], dir[PATH_MAX + 32];
 	size_t root = strlen(COS_HINT_CGROUP_ROOT);
 	unsigned int class;
-	char val[16];
+	bool present;
 
 	*best = 0;
 	if (cos_proc_cgroup(tid, cg, sizeof(cg)) || cg[0] != '/')
 		return 0;
 	snprintf(dir, sizeof(dir), "%s%s", COS_HINT_CGROUP_ROOT, strcmp(cg, "/") ? cg : "");
-	class = class_xattr(dir, COS_HINT_CGROUP_XATTR, 0);
+	class = class_xattr(dir, COS_HINT_CGROUP_XATTR, 0, &present);
 	for (;;) {		/* up to the root, one step (a '/') at a time */
+		unsigned int cap = class_xattr(dir, COS_HINT_CGROUP_BEST_XATTR, HINT_BEST_NONE,
+					       &present);
 		char *slash;
 
-		if (getxattr(dir, COS_HINT_CGROUP_BEST_XATTR, val, sizeof(val)) > 0) {
-			*best = class_xattr(dir, COS_HINT_CGROUP_BEST_XATTR, HINT_BEST_NONE);
-			if (!*best)
-				*best = HINT_BEST_NONE;
+		if (present) {
+			*best = cap ? cap : HINT_BEST_NONE;
 			break;
 		}
 		slash = strrchr(dir + root, '/');

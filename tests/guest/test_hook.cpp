@@ -618,4 +618,6 @@ TEST_CASE("a lord caps the class a task claims in its own record by its cgroup's
 	CHECK(read_class(below, 1) == 0);		/* no class at all */
 	best(top, "4x");
 	CHECK(read_class(below, 3) == 0);		/* a bad cap: none (closed) */
+	best(top, "12345678901234567890");
+	CHECK(read_class(below, 3) == 0);		/* one longer than any class too */
 }
