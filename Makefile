@@ -93,7 +93,7 @@ COMPLETIONS := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 MODLOAD := $(DESTDIR)/etc/modules-load.d/cos.conf
 USRSRC := $(DESTDIR)/usr/src/cos-$(COS_VERSION)
 POLICY_PROGRAMS := $(patsubst policies/%.c,%,$(wildcard policies/cos-*.c))
-PROGRAMS := cosctl cos-oci-hook $(POLICY_PROGRAMS)
+PROGRAMS := cosctl cos-oci-hook cos-replay cos-perfetto $(POLICY_PROGRAMS)
 HAVE_HELP2MAN := $(shell command -v help2man)
 # cos-nri (Go) is built where Go and Debian's NRI sources are (golang-go,
 # golang-github-containerd-nri-dev): a containerd node needs it, other hosts do not.
@@ -108,6 +108,7 @@ install:
 	$(if $(HAVE_HELP2MAN),,@echo "make install: no help2man here: no man pages (apt install help2man)")
 	$(if $(HAVE_NRI),,@echo "make install: no Go and NRI sources here: no cos-nri (apt install golang-go golang-github-containerd-nri-dev)")
 	install -D -m644 libcos/cos.h $(DESTDIR)$(PREFIX)/include/cos.h
+	install -D -m644 libcos/cos_trace.h $(DESTDIR)$(PREFIX)/include/cos_trace.h
 	install -D -m644 uapi/linux/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h
 	install -D -m644 $(IB)/lib/libcos.a $(LIBDIR)/libcos.a
 	install -D -m755 $(IB)/lib/libcos.so $(LIBDIR)/libcos.so.$(COS_ABI)
@@ -138,7 +139,7 @@ install:
 uninstall:
 	$(if $(SYSTEMD_HERE),-systemctl disable --now 'cos-lord@*.service' cos-shim.service 2>/dev/null)
 	$(if $(DESTDIR),rm -rf $(USRSRC),$(MAKE) --no-print-directory dkms-uninstall)
-	rm -f $(DESTDIR)$(PREFIX)/include/cos.h $(DESTDIR)$(PREFIX)/include/linux/cos.h \
+	rm -f $(DESTDIR)$(PREFIX)/include/cos.h $(DESTDIR)$(PREFIX)/include/cos_trace.h $(DESTDIR)$(PREFIX)/include/linux/cos.h \
 		$(LIBDIR)/libcos.a $(LIBDIR)/libcos.so.$(COS_ABI) $(LIBDIR)/libcos.so $(LIBDIR)/cos/libcos-lock.so \
 		$(LIBDIR)/pkgconfig/libcos.pc $(addprefix $(BINDIR)/,$(PROGRAMS) cos-nri) $(HOOKS_D)/cos.json \
 		$(MODLOAD) $(addprefix $(MANDIR)/,$(addsuffix .1,$(PROGRAMS) cos-nri)) \
@@ -215,8 +216,8 @@ CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wno-unused-parameter
 COS_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -DCOS_VERSION='"$(COS_VERSION)"'
 TEST_CXXFLAGS := -std=c++17 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -Itests/guest -DCOS_VERSION='"$(COS_VERSION)"'
-LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/module.c libcos/status.c libcos/shim.c libcos/lord.c libcos/sched.c libcos/sched_lord.c libcos/hint.c libcos/proc.c libcos/cpus.c libcos/group.c libcos/partition.c
-LIBCOS_HDRS := libcos/cos.h libcos/internal.h uapi/linux/cos.h shim/cos_shim_intf.h
+LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/module.c libcos/status.c libcos/shim.c libcos/lord.c libcos/sched.c libcos/sched_lord.c libcos/hint.c libcos/proc.c libcos/cpus.c libcos/group.c libcos/partition.c libcos/trace.c libcos/replay.c
+LIBCOS_HDRS := libcos/cos.h libcos/cos_trace.h libcos/internal.h uapi/linux/cos.h shim/cos_shim_intf.h
 BPF_LIBS := -lbpf -lelf -lz -lcap -lkmod -luring
 CATCH2 := -lCatch2Main -lCatch2
 POLICIES := $(patsubst policies/%.c,$(O)/bin/%,$(wildcard policies/cos-*.c))
@@ -226,16 +227,18 @@ ROGUE_OBJS := $(foreach v,genuine scalar walked wrongop unnamed,$(O)/tests/rogue
 UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-user inner-unit inner-man
-inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/lib/libcos-lock.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(POLICIES)
-inner-kver: inner-user inner-man $(O)/bin/cos-nri $(O)/man/cos-nri.1 $(O)/tests/cri-client $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-pair $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
+inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/lib/libcos-lock.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(O)/bin/cos-replay $(O)/bin/cos-perfetto $(POLICIES)
+inner-kver: inner-user inner-man $(O)/bin/cos-nri $(O)/man/cos-nri.1 $(O)/tests/cri-client $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-framework $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-pair $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
 inner-unit: $(U)/cos-unit $(U)/libcos-lock.so $(U)/lock-helper $(U)/fuzz-hint
 
 # Man pages from each program's --help and --version (help2man): `make build` makes them, so a
 # --help that help2man cannot read fails the build.
-MAN_PROGRAMS := cosctl cos-oci-hook $(patsubst policies/%.c,%,$(wildcard policies/cos-*.c))
+MAN_PROGRAMS := cosctl cos-oci-hook cos-replay cos-perfetto $(patsubst policies/%.c,%,$(wildcard policies/cos-*.c))
 inner-man: $(patsubst %,$(O)/man/%.1,$(MAN_PROGRAMS))
 MAN_NAME_cosctl := control cos: the module, the shim, enclaves, COS tasks, bandwidth groups
 MAN_NAME_cos-oci-hook := OCI runtime hook that puts an annotated container under a cos lord
+MAN_NAME_cos-replay := run a cos policy on a recording of a lord and show where its decisions differ
+MAN_NAME_cos-perfetto := turn a cosctl trace recording into a Perfetto trace and a summary
 MAN_NAME_cos-fifo := cos lord: COS tasks in arrival order, in turns
 MAN_NAME_cos-shinjuku := cos lord: preemptive FIFO per request class (Shinjuku)
 MAN_NAME_cos-lock := cos lord: lock-aware scheduling from lock hints
@@ -322,9 +325,18 @@ $(O)/lib/libcos-lock.so: $(patsubst %,$(O)/libcos/%.o,$(LOCK_PRELOAD_OBJS))
 	$(CC) -shared -Wl,--no-undefined -o $@ $^ -ldl -lpthread
 
 # tools
-$(O)/bin/cosctl: tools/cosctl.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
+$(O)/bin/cosctl: tools/cosctl.c tools/cosctl_trace.c tools/cosctl.h $(O)/lib/libcos.a libcos/cos.h libcos/cos_trace.h uapi/linux/cos.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -ljansson
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $(filter %.c,$^) -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -ljansson
+
+# a Python program (Perfetto's own protos through the perfetto package, when it runs)
+$(O)/bin/cos-perfetto: tools/cos-perfetto
+	@mkdir -p $(@D)
+	install -m755 $< $@
+
+$(O)/bin/cos-replay: tools/cos-replay.c $(O)/lib/libcos.a libcos/cos.h libcos/cos_trace.h uapi/linux/cos.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< -o $@ $(O)/lib/libcos.a $(BPF_LIBS)
 
 $(O)/bin/cos-oci-hook: tools/cos-oci-hook.c $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
@@ -344,6 +356,10 @@ $(O)/bin/cos-bench-lord: bench/cos-bench-lord.c $(BENCH_LIB) $(O)/lib/libcos.a l
 $(O)/bin/cos-bench-shinjuku: bench/cos-bench-shinjuku.c $(BENCH_LIB) $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lrocksdb -lm -lpthread
+
+$(O)/bin/cos-bench-framework: bench/cos-bench-framework.c $(BENCH_LIB) $(O)/lib/libcos.a libcos/cos.h libcos/internal.h libcos/cos_trace.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -lm -lpthread
 
 $(O)/bin/cos-bench-wakeup: bench/cos-bench-wakeup.c $(BENCH_LIB)
 	@mkdir -p $(@D)
@@ -366,10 +382,10 @@ $(O)/bin/cos-bench-leveldb: bench/cos-bench-leveldb.c $(BENCH_LIB)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ -lleveldb -lm -lpthread
 
 # policies: one program per policies/*.c
-$(O)/bin/cos-%: policies/cos-%.c policies/lord_main.c policies/lord_main.h policies/lord_stats.c \
+$(O)/bin/cos-%: policies/cos-%.c policies/lord_main.c policies/lord_main.h policies/lord_stats.c policies/lord_trace.c policies/lord_trace.h \
 		policies/lord_stats.h $(O)/lib/libcos.a libcos/cos.h uapi/linux/cos.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(COS_CFLAGS) $< policies/lord_main.c policies/lord_stats.c -o $@ \
+	$(CC) $(CFLAGS) $(COS_CFLAGS) $< policies/lord_main.c policies/lord_stats.c policies/lord_trace.c -o $@ \
 		$(O)/lib/libcos.a $(BPF_LIBS) -ljansson -lsystemd -lpthread
 
 # The example policy of docs/writing-a-policy.md, compiled as printed there.
@@ -430,7 +446,7 @@ $(U)/fuzz-hint: tests/fuzz/fuzz_hint.c libcos/hint.c libcos/proc.c libcos/error.
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) $(COS_CFLAGS) $(filter %.c,$^) -o $@ -lpthread
 
-$(U)/cos-unit: $(UNIT_SRCS) $(U)/status.o $(U)/error.o $(U)/device.o $(U)/sched.o $(U)/hint.o $(U)/proc.o $(U)/cpus.o $(U)/bench.o
+$(U)/cos-unit: $(UNIT_SRCS) $(U)/trace.o $(U)/replay.o $(U)/status.o $(U)/error.o $(U)/device.o $(U)/sched.o $(U)/hint.o $(U)/proc.o $(U)/cpus.o $(U)/bench.o
 	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -Itests/unit -Ibench $(filter-out %.h,$^) -o $@ $(CATCH2) -lcap -lm
 
 endif

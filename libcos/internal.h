@@ -51,6 +51,8 @@ struct cos_backend {
 	unsigned int (*shoot_status)(void *b, int cpu);
 	int (*wait)(void *b, unsigned long long timeout_ns);
 	int (*affinity)(void *b, int pid, cpu_set_t *set);
+	/* a task's hint (cos_sched_task_hint()); NULL: the hint tables, read by the lord */
+	int (*hint)(void *b, unsigned int slot, int pid, struct cos_hint *out);
 };
 
 int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *policy,
@@ -58,7 +60,41 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 			     unsigned int max_tasks, unsigned int nr_cpus);
 int cos_sched_step(struct cos_sched *s);
 void cos_sched_free(struct cos_sched *s);
-void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord);
+void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord, const char *name);
+
+/*
+ * The clock of cos_now_ns(): a recording lord thread keeps each reading of a step (trace.c),
+ * a replay gives back the recorded ones (replay.c).  NULL: the real clock, nothing else.
+ */
+struct cos_clock {
+	unsigned long long (*now)(struct cos_clock *c, unsigned long long real);
+};
+extern __thread struct cos_clock *cos_clock_hook __attribute__((tls_model("initial-exec")));
+unsigned long long cos_clock_real(void);
+
+/* trace.c: the decision records' ring (cos_trace.h), written by the lord thread only */
+#include "cos_trace.h"
+struct cos_trace {
+	struct cos_trace_header *hdr;	/* the shared mapping: header, then the ring */
+	unsigned char *data;
+	size_t map_size;
+	__u64 mask;			/* the ring's bytes - 1 */
+	__u64 pos;			/* where this step's next record goes (not published) */
+	__u64 tail;			/* the reader's tail as last read, bounded */
+	__u64 lost;			/* steps dropped since the last one kept */
+	bool full;			/* this step did not fit: it is dropped */
+	bool booked;			/* the BOOK records are written */
+	struct cos_clock clock;
+};
+int cos_trace_new(struct cos_trace **tp, size_t bytes, int *fd);
+void cos_trace_free(struct cos_trace *t);
+void cos_trace_step_begin(struct cos_trace *t);
+/* A record of @type at the step's end (payload zeroed), or NULL: the step does not fit. */
+void *cos_trace_put(struct cos_trace *t, unsigned int type, unsigned int cpu,
+		    unsigned long long ts);
+/* Publish the step (@keep) or drop it; a step that did not fit is counted lost. */
+void cos_trace_step_end(struct cos_trace *t, bool keep, unsigned int nr_msgs,
+			unsigned int nr_placed);
 
 /* hint.c: the calling thread's record for the lock hints, NULL if it cannot have one */
 struct cos_hint *cos_lock_hint_slow(void);

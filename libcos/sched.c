@@ -26,9 +26,11 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -36,6 +38,16 @@ struct cos_sched {
 	const struct cos_policy *policy;
 	const struct cos_backend *be;
 	void *b;
+	/*
+	 * Decision records (cos_trace.h, trace.c), beside what every step reads.  trace_want is
+	 * the ring a reader asked for, set by any thread under trace_lock; the lord thread
+	 * compares it with trace, lock-free, at each step, and adopts it under trace_lock
+	 * (trace_adopt()).  trace is the lord thread's: written only under trace_lock, read by
+	 * other threads only under it.
+	 */
+	struct cos_trace *trace_want;
+	struct cos_trace *trace;
+	unsigned int reason;		/* cos_sched_reason(): for the next placement */
 	struct cos_lord *lord;		/* NULL with a fake backend */
 	int gone;			/* the module's answer that ended the loop (lord_gone()) */
 	unsigned int max_tasks, nr_cpus;
@@ -84,6 +96,8 @@ struct cos_sched {
 	/* the last COS_SCHED_RECENT messages and shoots, for a bug report (cos_sched_recent()) */
 	struct cos_sched_event recent[COS_SCHED_RECENT];
 	unsigned long long nr_recent;	/* recorded so far: the next goes to [nr_recent % N] */
+	pthread_mutex_t trace_lock;	/* guards trace_want; see trace below */
+	char name[COS_ENCLAVE_NAME_LEN];	/* the enclave's ("" if none) */
 };
 
 /* ---------------------------------------------------------------- task queues */
@@ -149,9 +163,120 @@ COS_EXPORT struct cos_task *cos_taskq_pop(struct cos_taskq *q)
 COS_EXPORT unsigned long long cos_now_ns(void)
 {
 	struct timespec ts;
+	unsigned long long now;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	now = (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+
+	/* recorded in a traced step, or the recording's in a replay (internal.h) */
+	if (__builtin_expect(cos_clock_hook != NULL, 0))
+		return cos_clock_hook->now(cos_clock_hook, now);
+	return now;
+}
+
+/* ---------------------------------------------------------------- decision records */
+
+/* The records of what the framework read from the kernel: a replay gives them back. */
+static void trace_status(struct cos_sched *s, unsigned int type, unsigned int slot, int ret,
+			 const struct cos_task_status *ts)
+{
+	struct cos_trace_status *r = cos_trace_put(s->trace, type, 0, cos_clock_real());
+
+	if (r) {
+		r->slot = slot;
+		r->ret = ret;
+		r->st = *ts;
+	}
+}
+
+static void trace_affinity(struct cos_sched *s, int pid, int ret, const cpu_set_t *set)
+{
+	struct cos_trace_affinity *r = cos_trace_put(s->trace, COS_TREC_AFFINITY, 0,
+						     cos_clock_real());
+
+	if (!r)
+		return;
+	r->pid = pid;
+	r->ret = ret;
+	for (unsigned int cpu = 0; cpu < COS_TRACE_CPU_WORDS * 64 && cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, set))
+			r->cpus[cpu / 64] |= 1ull << (cpu % 64);
+}
+
+/* What the lord knew when the recording began: a replay learns it first. */
+static bool trace_books(struct cos_sched *s)
+{
+	for (unsigned int i = 0; i < s->max_tasks; i++) {
+		const struct cos_task *t = &s->tasks[i];
+		struct cos_task_status ts = { .gen = t->gen, .state = t->state, .pid = (__u32)t->pid,
+					      .cpu = (__u32)t->cpu };
+
+		if (t->state != COS_TASK_FREE)
+			trace_status(s, COS_TREC_BOOK, i, 0, &ts);
+	}
+	s->trace->booked = true;
+	return true;
+}
+
+/* Take the ring a reader asked for, or let go of the one that ended (the lord thread). */
+static void trace_adopt(struct cos_sched *s)
+{
+	struct cos_trace *old;
+
+	pthread_mutex_lock(&s->trace_lock);
+	old = s->trace;
+	s->trace = s->trace_want;
+	pthread_mutex_unlock(&s->trace_lock);
+	if (old != s->trace)
+		cos_trace_free(old);
+}
+
+COS_EXPORT int cos_sched_trace_start(struct cos_sched *s, size_t ring_bytes, const char *args)
+{
+	struct cos_trace_header *h;
+	struct cos_trace *t;
+	int fd, err;
+
+	pthread_mutex_lock(&s->trace_lock);
+	if (s->trace_want) {
+		pthread_mutex_unlock(&s->trace_lock);
+		return cos_fail(-EBUSY, "this lord is recording already (one reader at a time)");
+	}
+	err = cos_trace_new(&t, ring_bytes, &fd);
+	if (err) {
+		pthread_mutex_unlock(&s->trace_lock);
+		return err;
+	}
+	h = t->hdr;
+	h->lord_pid = getpid();
+	h->lord_cpu = s->lord_cpu;
+	h->nr_cpus = s->nr_cpus;
+	h->max_tasks = s->max_tasks;
+	h->tick_ns = s->tick_ns;
+	for (unsigned int cpu = 0; cpu < COS_TRACE_CPU_WORDS * 64 && cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &s->enclave))
+			h->enclave_cpus[cpu / 64] |= 1ull << (cpu % 64);
+	snprintf(h->enclave, sizeof(h->enclave), "%s",
+		 s->name[0] ? s->name : program_invocation_short_name);
+	snprintf(h->policy, sizeof(h->policy), "%s", program_invocation_short_name);
+	snprintf(h->args, sizeof(h->args), "%s", args ? args : "");
+	s->trace_want = t;
+	pthread_mutex_unlock(&s->trace_lock);
+	return fd;
+}
+
+COS_EXPORT void cos_sched_trace_stop(struct cos_sched *s)
+{
+	pthread_mutex_lock(&s->trace_lock);
+	if (s->trace_want != s->trace)
+		cos_trace_free(s->trace_want);	/* never adopted: nobody else has it */
+	s->trace_want = NULL;
+	pthread_mutex_unlock(&s->trace_lock);
+}
+
+COS_EXPORT void cos_sched_reason(struct cos_sched *s, unsigned int reason)
+{
+	s->reason = reason;
 }
 
 /* Every change of a known task's state goes through here: it keeps nr_waiting. */
@@ -196,9 +321,12 @@ static void release_cpu(struct cos_sched *s, struct cos_task *t)
 static void refresh_affinity(struct cos_sched *s, struct cos_task *t)
 {
 	cpu_set_t *set = &s->allowed[t->slot];
+	int ret = s->be->affinity(s->b, t->pid, set);
 
-	if (s->be->affinity(s->b, t->pid, set))
+	if (ret)
 		CPU_ZERO(set);	/* gone: it dies soon, and may run nowhere meanwhile */
+	if (s->trace)
+		trace_affinity(s, t->pid, ret, set);
 }
 
 /* The pid index: a message's waker is a thread id, the books are by slot. */
@@ -318,7 +446,11 @@ static void learn(struct cos_sched *s)
 		struct cos_task_status ts;
 		struct cos_task *t;
 
-		if (s->be->task_status(s->b, i, &ts) || ts.state == COS_TASK_FREE)
+		int ret = s->be->task_status(s->b, i, &ts);
+
+		if (s->trace && !ret && ts.state != COS_TASK_FREE)
+			trace_status(s, COS_TREC_STATUS, i, ret, &ts);
+		if (ret || ts.state == COS_TASK_FREE)
 			continue;
 		t = task_new(s, i, ts.gen, ts.pid, ts.cpu);
 		if (ts.state == COS_TASK_WAITING) {
@@ -585,6 +717,7 @@ static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long
 		 bool latch)
 {
 	bool latched = task_latched(s, t);
+	unsigned int flags;
 	int ret;
 
 	if (cpu < 0 || (unsigned int)cpu >= s->nr_cpus ||
@@ -597,10 +730,23 @@ static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long
 		return -ENOSPC;
 	if (!CPU_ISSET(cpu, &s->allowed[t->slot]))
 		return -EPERM;
-	ret = s->be->prepare(s->b, cpu, t->slot, t->gen, slice_ns,
-			     (latch ? COS_SHOOT_F_LATCH : 0) | (t->urgent ? COS_SHOOT_F_URGENT : 0));
+	flags = (latch ? COS_SHOOT_F_LATCH : 0) | (t->urgent ? COS_SHOOT_F_URGENT : 0);
+	ret = s->be->prepare(s->b, cpu, t->slot, t->gen, slice_ns, flags);
 	if (ret)
 		return ret == -EOPNOTSUPP ? ret : -EINVAL;
+	if (s->trace) {
+		struct cos_trace_place *r = cos_trace_put(s->trace, COS_TREC_PLACE, (unsigned int)cpu,
+							  cos_clock_real());
+
+		if (r) {
+			r->slot = t->slot;
+			r->gen = t->gen;
+			r->pid = t->pid;
+			r->flags = flags;
+			r->reason = s->reason;
+			r->slice_ns = slice_ns;
+		}
+	}
 	s->placing_from[cpu] = latched ? t->q : NULL;
 	s->queued_next[t->slot] = false;	/* the lord's now */
 	cos_taskq_remove(t);
@@ -615,13 +761,19 @@ static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long
 COS_EXPORT int cos_sched_place(struct cos_sched *s, struct cos_task *t, int cpu,
 			       unsigned long long slice_ns)
 {
-	return place(s, t, cpu, slice_ns, false);
+	int ret = place(s, t, cpu, slice_ns, false);
+
+	s->reason = 0;		/* cos_sched_reason() names one placement */
+	return ret;
 }
 
 COS_EXPORT int cos_sched_latch(struct cos_sched *s, struct cos_task *t, int cpu,
 			       unsigned long long slice_ns)
 {
-	return place(s, t, cpu, slice_ns, true);
+	int ret = place(s, t, cpu, slice_ns, true);
+
+	s->reason = 0;
+	return ret;
 }
 
 COS_EXPORT const struct cos_taskq *cos_sched_cpu_latched(const struct cos_sched *s, int cpu)
@@ -645,17 +797,24 @@ static bool lord_gone(int err)
 /* Commit this step's placements; failed ones go back to the policy (or wait for a message). */
 static void commit(struct cos_sched *s)
 {
+	struct cos_trace_shoot *shoot = NULL;
 	unsigned long long now;
 	unsigned int cpu;
 	int ret;
 
 	if (!s->nr_placing)
 		return;
+	if (s->trace && (shoot = cos_trace_put(s->trace, COS_TREC_SHOOT, 0, cos_clock_real())))
+		shoot->nr = (unsigned int)s->nr_placing;
 	ret = s->be->shoot(s->b);
 	s->st.shoot_calls++;
 	if (ret < 0 && lord_gone(ret) && !s->gone)
 		s->gone = ret;
 	now = cos_now_ns();
+	if (shoot) {
+		shoot->ret = ret;
+		shoot->end_ns = now;
+	}
 	for (cpu = 0; cpu < s->nr_cpus && s->nr_placing; cpu++) {
 		struct cos_task *t = s->placing[cpu], *cur;
 		struct cos_taskq *from = s->placing_from[cpu];
@@ -667,6 +826,15 @@ static void commit(struct cos_sched *s)
 		s->placing_from[cpu] = NULL;
 		s->nr_placing--;
 		status = ret < 0 ? COS_SHOOT_NO_LORD : s->be->shoot_status(s->b, cpu);
+		if (s->trace) {
+			struct cos_trace_shot *r = cos_trace_put(s->trace, COS_TREC_SHOT, cpu, now);
+
+			if (r) {
+				r->slot = t->slot;
+				r->gen = t->gen;
+				r->status = status;
+			}
+		}
 		record(s, &(struct cos_sched_event){ .ts = now, .kind = COS_SCHED_EV_SHOOT,
 			.type = status, .slot = t->slot, .gen = t->gen, .pid = t->pid, .cpu = (int)cpu,
 			.arg = s->placing_slice[cpu], .flags = (s->placing_latch[cpu] ?
@@ -739,13 +907,29 @@ static void commit(struct cos_sched *s)
 int cos_sched_step(struct cos_sched *s)
 {
 	const struct cos_msg *m;
-	int n = 0;
+	bool ticked = false, books = false;
+	int n = 0, placed;
 
+	if (__atomic_load_n(&s->trace_want, __ATOMIC_RELAXED) != s->trace)
+		trace_adopt(s);
+	if (s->trace) {
+		cos_trace_step_begin(s->trace);
+		if (!s->trace->booked)
+			books = trace_books(s);
+	}
 	s->wake_at = 0;		/* the policy asks again in this step if it still needs it */
+	s->reason = 0;
 	while ((m = s->be->peek(s->b))) {
 		struct cos_msg copy = *m;
 
 		s->be->consume(s->b);
+		if (s->trace) {
+			struct cos_trace_msg *r = cos_trace_put(s->trace, COS_TREC_MSG, copy.cpu,
+								cos_clock_real());
+
+			if (r)
+				r->msg = copy;
+		}
 		handle(s, &copy);
 		n++;
 	}
@@ -756,10 +940,21 @@ int cos_sched_step(struct cos_sched *s)
 		if (now - s->last_tick >= s->tick_ns) {
 			s->last_tick = now;
 			s->policy->tick(s, now);
+			ticked = true;
 		}
 	}
+	if (s->trace)
+		cos_trace_put(s->trace, COS_TREC_SCHEDULE, 0, cos_clock_real());
 	s->policy->schedule(s);
+	placed = s->nr_placing;
 	commit(s);
+	/* kept: a step that handled, ticked or decided something, and the first (the books) */
+	if (s->trace) {
+		cos_trace_step_end(s->trace, n || ticked || placed || books, (unsigned int)n,
+				   (unsigned int)placed);
+		if (books && s->trace->full)
+			s->trace->booked = false;	/* dropped with the step: again */
+	}
 	return n;
 }
 
@@ -962,14 +1157,30 @@ COS_EXPORT int cos_sched_helper_cpus(const struct cos_sched *s, cpu_set_t *set)
 COS_EXPORT int cos_sched_task_hint(struct cos_sched *s, const struct cos_task *t,
 				   struct cos_hint *out)
 {
-	if (!s->hints) {
+	unsigned long long now;
+	int ret;
+
+	if (!s->be->hint && !s->hints) {
 		cpu_set_t cpus;
 
 		cos_sched_helper_cpus(s, &cpus);
 		if (cos_hint_cache_new(&s->hints, s->max_tasks, &cpus))
 			return -ENOMEM;
 	}
-	return cos_hint_cache_read(s->hints, t->slot, t->pid, out, cos_now_ns());
+	now = cos_now_ns();
+	ret = s->be->hint ? s->be->hint(s->b, t->slot, t->pid, out) :
+			    cos_hint_cache_read(s->hints, t->slot, t->pid, out, now);
+	if (s->trace) {
+		struct cos_trace_hint *r = cos_trace_put(s->trace, COS_TREC_HINT, 0, cos_clock_real());
+
+		if (r) {
+			r->slot = t->slot;
+			r->ret = ret;
+			if (!ret)
+				r->hint = *out;
+		}
+	}
+	return ret;
 }
 
 COS_EXPORT struct cos_task *cos_sched_first_for(const struct cos_sched *s,
@@ -1037,6 +1248,7 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->tick_ns = opts->tick_ns;
 	s->spin_ns = opts->flags & COS_SCHED_F_NO_SPIN ? 0 : opts->spin_ns ?: 50000;
 	s->flags = opts->flags;
+	pthread_mutex_init(&s->trace_lock, NULL);
 	s->tasks = calloc(max_tasks, sizeof(*s->tasks));
 	for (s->pid_mask = 1; s->pid_mask < 2 * max_tasks; s->pid_mask <<= 1)
 		;
@@ -1068,9 +1280,10 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	return 0;
 }
 
-void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord)
+void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord, const char *name)
 {
 	s->lord = lord;
+	snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
 }
 
 void cos_sched_free(struct cos_sched *s)
@@ -1078,6 +1291,10 @@ void cos_sched_free(struct cos_sched *s)
 	if (!s)
 		return;
 	signals_restore(s);
+	if (s->trace_want != s->trace)
+		cos_trace_free(s->trace_want);
+	cos_trace_free(s->trace);
+	pthread_mutex_destroy(&s->trace_lock);
 	cos_hint_cache_free(s->hints);
 	free(s->tasks);
 	free(s->by_pid);

@@ -129,7 +129,7 @@ COS_EXPORT int cos_sched_create(struct cos_sched **sp, const struct cos_policy *
 		cos_lord_destroy(lord);
 		return err;
 	}
-	cos_sched_set_lord(*sp, lord);
+	cos_sched_set_lord(*sp, lord, cos_lord_name(lord));
 	if ((opts->flags & COS_SCHED_F_DROP_CAPS) && (err = drop_caps(opts->flags & COS_SCHED_F_HINTS))) {
 		cos_sched_destroy(*sp);
 		*sp = NULL;

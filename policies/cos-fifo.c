@@ -19,10 +19,18 @@
  * oldest latched task of the CPU with the longest latch.  Arrival order holds per CPU only.
  *
  * Put workloads under it with `cosctl run -- CMD` (their threads become SCHED_EXT tasks).
+ *
+ * Its decision records (`cosctl trace`, cos-replay) give each placement a reason: FIFO_IDLE, a
+ * free CPU takes the first waiting task; FIFO_STOLEN, a free CPU takes a task latched behind
+ * another; FIFO_TURN, a task's turn is over; FIFO_LATCH, a waiting task is latched.
  */
 #include <stdlib.h>
 
+#include <cos_trace.h>
+
 #include "lord_main.h"
+
+enum fifo_reason { FIFO_IDLE = 1, FIFO_STOLEN, FIFO_TURN, FIFO_LATCH };
 
 struct fifo {
 	struct cos_taskq global;
@@ -127,8 +135,11 @@ static void fifo_schedule(struct cos_sched *s)
 		if (cos_sched_cpu_task(s, cpu))
 			continue;
 		t = fifo_first(s, f, cpu);
-		if (!t && f->latch && (t = fifo_latched_for(s, f, cpu)))
+		cos_sched_reason(s, FIFO_IDLE);
+		if (!t && f->latch && (t = fifo_latched_for(s, f, cpu))) {
 			f->stolen++;
+			cos_sched_reason(s, FIFO_STOLEN);
+		}
 		if (t)
 			cos_sched_place(s, t, cpu, 0);
 	}
@@ -147,6 +158,7 @@ static void fifo_schedule(struct cos_sched *s)
 			continue;
 		if (!t)
 			t = fifo_first(s, f, cpu);
+		cos_sched_reason(s, FIFO_TURN);
 		if (t && cos_sched_place(s, t, cpu, 0) == 0)
 			f->turns++;
 		waiting = fifo_waiting(f);
@@ -161,6 +173,7 @@ static void fifo_schedule(struct cos_sched *s)
 		if (!cos_sched_cpu_task(s, cpu) || cos_sched_cpu_latched(s, cpu)->len >= f->latch)
 			continue;
 		t = fifo_first(s, f, cpu);
+		cos_sched_reason(s, FIFO_LATCH);
 		if (t && cos_sched_latch(s, t, cpu, 0) == 0)
 			f->latched++;
 	}

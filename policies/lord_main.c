@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "lord_main.h"
+#include "lord_trace.h"
+
+#include <cos_trace.h>
 
 #define HANDOFFS	(COS_WAKE_HANDOFF | COS_WAKE_HANDOFF_BLOCK)
 
@@ -163,8 +166,12 @@ static const char usage_tail[] =
 	"      --starve-ms N    longest a runnable task may wait (default: the module's, 1000 ms)\n"
 	"      --stats SEC      print statistics every SEC seconds, e.g. 0.5 (also on SIGUSR1)\n"
 	"      --stats-socket PATH  serve them as JSON on this UNIX socket (default\n"
-	"                       " LORD_STATS_DIR "/NAME.stats, NAME the enclave's; `cosctl stats`)\n"
-	"      --no-stats-socket  serve none\n"
+	"                       " LORD_STATS_DIR "/NAME.stats, NAME the enclave's; `cosctl stats`);\n"
+	"                       the decision records on PATH with .trace for .stats (`cosctl trace`)\n"
+	"      --no-stats-socket  serve neither\n"
+	"      --replay FILE    run the policy on a recording (`cosctl trace`'s NAME.lord file)\n"
+	"                       instead of the kernel, and say where its decisions differ from\n"
+	"                       the recorded ones (exit status 1 if they do); see cos-replay(1)\n"
 	"      --events         at exit, print the framework's last messages and shoots (for a\n"
 	"                       bug report: what the lord's books were made of)\n"
 	"      --submit HOW     commit shoots with 'ioctl' (default) or 'uring' (io_uring)\n"
@@ -251,7 +258,72 @@ unsigned long long lord_turn(unsigned long long *turn_at, const struct cos_task 
 
 enum { OPT_STALL = 1000, OPT_STARVE, OPT_STATS, OPT_NO_SHIM, OPT_SUBMIT, OPT_NO_WAKE_RULES,
 	OPT_SPIN, OPT_PARTIAL, OPT_WAKE_ALL, OPT_STATS_SOCKET, OPT_NO_STATS_SOCKET,
-	OPT_EVENTS };
+	OPT_EVENTS, OPT_REPLAY };
+
+/* The program's options on one line, for a recording's header (cos-replay reuses them). */
+static void options_line(int argc, char **argv, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int i = 1; i < argc && at < len; i++) {
+		int n = snprintf(buf + at, len - at, "%s%s", at ? " " : "", argv[i]);
+
+		if (n < 0 || (size_t)n >= len - at) {
+			buf[at] = '\0';	/* whole options only */
+			break;
+		}
+		at += (size_t)n;
+	}
+}
+
+/* The decision records' socket: the statistics socket's path with .trace for .stats. */
+static void trace_socket_path(char *path, size_t len)
+{
+	size_t n = strlen(path);
+
+	if (n > 6 && !strcmp(path + n - 6, ".stats"))
+		path[n - 6] = '\0';
+	strncat(path, ".trace", len - strlen(path) - 1);
+}
+
+/* --replay: the policy on a recording, then its report and counters; no kernel, no lord. */
+static int replay_main(struct cos_policy *policy, struct lord_main *m, struct cos_replay *r,
+		       const char *path, int events)
+{
+	const struct cos_trace_header *h = cos_replay_header(r);
+	struct cos_replay_result res;
+	struct cos_sched *s;
+	int err, differs;
+
+	m->sched_opts.flags &= ~(unsigned int)COS_SCHED_F_SIGNALS;
+	err = cos_sched_create_replay(&s, policy, &m->sched_opts, r);
+	if (err) {
+		fprintf(stderr, "%s: %s\n", m->prog, cos_strerror(err));
+		cos_replay_close(r);
+		return 1;
+	}
+	snprintf(m->name, sizeof(m->name), "%.*s", (int)sizeof(m->name) - 1, h->enclave);
+	m->enclave = *(cpu_set_t *)m->sched_opts.lord.enclave;
+	printf("%s: replaying %s: %s on '%s', %u CPUs, recorded with: %s\n", m->prog, path,
+	       h->policy, h->enclave, m->nr_cpus, h->args[0] ? h->args : "(no options)");
+	fflush(stdout);
+	differs = cos_replay_run(r, s, stdout, &res);
+	printf("%s: %llu steps, %llu placements recorded, %llu replayed, %llu steps differ",
+	       m->prog, res.steps, res.recorded, res.replayed, res.differing);
+	if (res.differing)
+		printf(" (the first: step %llu)", res.first_differing);
+	if (res.lost_steps)
+		printf("; the recording lost %llu steps (a full ring)", res.lost_steps);
+	putchar('\n');
+	fflush(stdout);
+	print_stats(s, m);
+	if (events)
+		print_events(s, m);
+	cos_sched_destroy(s);
+	cos_replay_close(r);
+	return differs ? 1 : 0;
+}
 
 int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main *m)
 {
@@ -271,6 +343,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		{ "stats-socket", required_argument, NULL, OPT_STATS_SOCKET },
 		{ "no-stats-socket", no_argument, NULL, OPT_NO_STATS_SOCKET },
 		{ "events", no_argument, NULL, OPT_EVENTS },
+		{ "replay", required_argument, NULL, OPT_REPLAY },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 	};
@@ -280,7 +353,10 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	struct cos_sys_status sys;
 	struct cos_sched *s;
 	cpu_set_t enclave;
-	const char *cpus = NULL, *stats_socket = NULL;
+	const char *cpus = NULL, *stats_socket = NULL, *replay_path = NULL;
+	struct cos_replay *replay = NULL;
+	struct lord_trace_server *tracer = NULL;
+	char args[256];
 	char socket_path[128];
 	int n = 0, c, err, no_shim = 0, no_wake_rules = 0, partial = 0, events = 0;
 	unsigned long long t0;
@@ -336,6 +412,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 			break;
 		case OPT_NO_STATS_SOCKET: stats_socket = ""; break;
 		case OPT_EVENTS: events = 1; break;
+		case OPT_REPLAY: replay_path = optarg; break;
 		case OPT_SPIN:
 			if (lord_number(optarg, 0, 1000000, &v))
 				return bad_value(m, longs, c, optarg, NULL);
@@ -374,7 +451,24 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 			"Try '%s --help' for more.\n", m->prog, argv[optind], m->prog);
 		return 2;
 	}
-	if (cpus) {
+	options_line(argc, argv, args, sizeof(args));
+	if (replay_path) {
+		const struct cos_trace_header *h;
+
+		err = cos_replay_open(&replay, replay_path);
+		if (err) {
+			fprintf(stderr, "%s: %s\n", m->prog, cos_strerror(err));
+			return 2;
+		}
+		h = cos_replay_header(replay);
+		/* the recording's enclave and lord CPU, whatever --cpus says */
+		CPU_ZERO(&enclave);
+		for (unsigned int i = 0; i < h->nr_cpus && i < LORD_MAX_CPUS; i++)
+			if (h->enclave_cpus[i / 64] & (1ull << (i % 64)))
+				CPU_SET(i, &enclave);
+		m->lord_cpu = h->lord_cpu;
+		cpus = NULL;
+	} else if (cpus) {
 		if (cos_parse_cpus(cpus, &enclave, sizeof(enclave))) {
 			fprintf(stderr, "%s: bad CPU list '%s' (CPUs and ranges such as 1-3,5)\n",
 				m->prog, cpus);
@@ -415,6 +509,8 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	}
 	/* after ready(): that is where a policy sets its tick */
 	m->sched_opts.tick_ns = m->tick_ns ? m->tick_ns : 100000000ull;
+	if (replay)
+		return replay_main(policy, m, replay, replay_path, events);
 
 	cos_sys_status(&sys);
 	if (partial && sys.shim_attached && cos_shim_partial() != 1) {
@@ -477,6 +573,11 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 		if (err)	/* the lord works without: said, not fatal */
 			fprintf(stderr, "%s: cannot serve statistics on %s: %s; going on without\n",
 				m->prog, socket_path, strerror(-err));
+		trace_socket_path(socket_path, sizeof(socket_path));
+		err = lord_trace_serve(&tracer, socket_path, s, args, &helpers);
+		if (err)
+			fprintf(stderr, "%s: cannot serve decision records on %s: %s; going on "
+				"without\n", m->prog, socket_path, strerror(-err));
 	}
 	fprintf(stderr, "%s: lord on CPU %d, %d enclave CPUs, shoots by %s, wake rules %s%s",
 		m->prog, m->lord_cpu, m->nr_cpus,
@@ -505,6 +606,7 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	sd_notify(0, "STOPPING=1");
 	lord_stats_stop(m->server);
 	m->server = NULL;
+	lord_trace_stop(tracer);
 	print_stats(s, m);
 	if (events)
 		print_events(s, m);

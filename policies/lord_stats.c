@@ -36,10 +36,7 @@ void lord_stats_print(const struct lord_stats *st, FILE *f)
 }
 
 struct lord_stats_server {
-	pthread_t thread;
-	int fd;				/* listening */
-	int stop[2];			/* a pipe: the thread's signal to end */
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct lord_server server;	/* the socket and its thread */
 	atomic_int want;		/* clients waiting: the lord publishes at its next tick */
 	pthread_mutex_t lock;		/* guards json and gen */
 	pthread_cond_t published;
@@ -120,8 +117,8 @@ static void serve_one(struct lord_stats_server *srv, int c)
 static void *server_thread(void *arg)
 {
 	struct lord_stats_server *srv = arg;
-	struct pollfd p[2] = { { .fd = srv->fd, .events = POLLIN },
-			       { .fd = srv->stop[0], .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = srv->server.fd, .events = POLLIN },
+			       { .fd = srv->server.stop[0], .events = POLLIN } };
 
 	for (;;) {
 		int c;
@@ -132,7 +129,7 @@ static void *server_thread(void *arg)
 			break;
 		if (!(p[0].revents & POLLIN))
 			continue;
-		c = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
+		c = accept4(srv->server.fd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0)
 			continue;
 		serve_one(srv, c);
@@ -154,24 +151,19 @@ static int socket_mode(const char *path)
 	return chmod(path, g ? 0660 : 0600);
 }
 
-int lord_stats_serve(struct lord_stats_server **out, const char *path, const cpu_set_t *cpus)
+/* Listen on @path: the socket, or a negative errno. */
+static int socket_listen(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct lord_stats_server *srv;
 	char dir[sizeof(sa.sun_path)], *slash;
 	struct stat st;
-	sigset_t all, old;
-	int err;
+	int fd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	/* a killed lord's socket is replaced; a file of another kind is nobody's to remove */
 	if (!lstat(path, &st) && !S_ISSOCK(st.st_mode))
 		return -EEXIST;
-	srv = calloc(1, sizeof(*srv));
-	if (!srv)
-		return -ENOMEM;
-	snprintf(srv->path, sizeof(srv->path), "%s", path);
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
@@ -179,51 +171,65 @@ int lord_stats_serve(struct lord_stats_server **out, const char *path, const cpu
 		mkdir(dir, 0755);		/* /run/cos: made by the first lord */
 	}
 	memcpy(sa.sun_path, path, strlen(path));
-	srv->stop[0] = srv->stop[1] = -1;
-	srv->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (srv->fd < 0)
-		goto fail;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
 	/* a killed lord's socket: this enclave's name is ours now (registered) */
 	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
 		unlink(path);
-	if (bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa)) || socket_mode(path) ||
-	    listen(srv->fd, 16) || pipe2(srv->stop, O_CLOEXEC))
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (socket_mode(path) || listen(fd, 16)) {
+		err = -errno;
+		close(fd);
+		unlink(path);
+		return err;
+	}
+	return fd;
+}
+
+int lord_server_start(struct lord_server *srv, const char *path, void *(*fn)(void *), void *arg,
+		      const cpu_set_t *cpus, const char *name)
+{
+	sigset_t all, old;
+	int err;
+
+	if (strlen(path) >= sizeof(srv->path))
+		return -ENAMETOOLONG;
+	snprintf(srv->path, sizeof(srv->path), "%s", path);
+	srv->fd = socket_listen(path);
+	if (srv->fd < 0)
+		return srv->fd;
+	if (pipe2(srv->stop, O_CLOEXEC)) {
+		err = -errno;
 		goto fail;
-	pthread_mutex_init(&srv->lock, NULL);
-	pthread_cond_init(&srv->published, NULL);
+	}
 	/* signals are the lord thread's: its wait must see SIGINT, not this thread */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&srv->thread, NULL, server_thread, srv);
+	err = -pthread_create(&srv->thread, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		errno = err;
+		close(srv->stop[0]);
+		close(srv->stop[1]);
 		goto fail;
 	}
 	/* off the lord's CPU, where it would run only while the lord sleeps (and delay it) */
 	if (cpus && CPU_COUNT(cpus))
 		pthread_setaffinity_np(srv->thread, sizeof(*cpus), cpus);
-	pthread_setname_np(srv->thread, "cos-stats");
-	*out = srv;
+	pthread_setname_np(srv->thread, name);
 	return 0;
 fail:
-	err = -errno;
-	if (srv->fd >= 0) {
-		close(srv->fd);
-		unlink(path);
-	}
-	if (srv->stop[0] >= 0) {
-		close(srv->stop[0]);
-		close(srv->stop[1]);
-	}
-	free(srv);
+	close(srv->fd);
+	unlink(path);
 	return err;
 }
 
-void lord_stats_stop(struct lord_stats_server *srv)
+void lord_server_stop(struct lord_server *srv)
 {
-	if (!srv)
-		return;
 	if (write(srv->stop[1], "x", 1) < 0) {
 		/* a pipe with room: cannot fail; the join below would wait forever if it did */
 	}
@@ -232,6 +238,33 @@ void lord_stats_stop(struct lord_stats_server *srv)
 	unlink(srv->path);
 	close(srv->stop[0]);
 	close(srv->stop[1]);
+}
+
+int lord_stats_serve(struct lord_stats_server **out, const char *path, const cpu_set_t *cpus)
+{
+	struct lord_stats_server *srv = calloc(1, sizeof(*srv));
+	int err;
+
+	if (!srv)
+		return -ENOMEM;
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->published, NULL);
+	err = lord_server_start(&srv->server, path, server_thread, srv, cpus, "cos-stats");
+	if (err) {
+		pthread_mutex_destroy(&srv->lock);
+		pthread_cond_destroy(&srv->published);
+		free(srv);
+		return err;
+	}
+	*out = srv;
+	return 0;
+}
+
+void lord_stats_stop(struct lord_stats_server *srv)
+{
+	if (!srv)
+		return;
+	lord_server_stop(&srv->server);
 	pthread_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->published);
 	free(srv->json);

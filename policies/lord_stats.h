@@ -8,6 +8,7 @@
 #ifndef POLICIES_LORD_STATS_H
 #define POLICIES_LORD_STATS_H
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 
@@ -33,6 +34,27 @@ void lord_stat(struct lord_stats *st, const char *key, unsigned long long v);
 void lord_stats_print(const struct lord_stats *st, FILE *f);
 
 struct lord_stats_server;
+
+/*
+ * A lord's UNIX socket served by a thread of its own (the statistics', the decision records'):
+ * mode 0660 and group LORD_STATS_GROUP where that group exists, else 0600 (its directory made
+ * if missing).  A stale socket at the path is replaced; anything else there is left alone
+ * (-EEXIST).  The thread polls @fd and @stop[0]: a byte on the pipe ends it.  It blocks every
+ * signal (they are the lord thread's) and runs on @cpus (NULL or none: where the caller may).
+ */
+struct lord_server {
+	pthread_t thread;
+	int fd;				/* listening */
+	int stop[2];			/* a pipe: the thread's signal to end */
+	char path[108];			/* sun_path */
+};
+
+/* Listen on @path and start @fn(@arg) as thread @name.  Return: 0, or a negative errno. */
+int lord_server_start(struct lord_server *srv, const char *path, void *(*fn)(void *), void *arg,
+		      const cpu_set_t *cpus, const char *name);
+
+/* Stop the thread, close and remove the socket. */
+void lord_server_stop(struct lord_server *srv);
 
 /*
  * Serve snapshots on the UNIX socket @path from a thread of its own, on @cpus (NULL or none:

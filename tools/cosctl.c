@@ -20,6 +20,8 @@
 
 #include <cos.h>
 
+#include "cosctl.h"
+
 /* Where a lord unit's settings live: cos-lord@NAME.service reads COS_DEFAULTS_DIR/cos-NAME. */
 #ifndef COS_DEFAULTS_DIR
 #define COS_DEFAULTS_DIR "/etc/default"
@@ -59,6 +61,9 @@ static const char usage[] =
 	"                    partial mode CMD first moves into the partition's cgroup\n"
 	"                    --policy-class N: CMD's main thread starts with app hint class N\n"
 	"                    (cos-shinjuku: 1 = most urgent); its own libcos calls can change it\n"
+	"  trace [--enclave NAME] [--seconds N] [-o FILE] [--summary]\n"
+	"                    record what the lords decided and what the kernel ran for N seconds\n"
+	"                    (5) and write a Perfetto trace to FILE (cos.pftrace; docs/tracing.md)\n"
 	"  help              this text\n"
 	"\n"
 	"options (anywhere, but not inside run's CMD):\n"
@@ -976,21 +981,20 @@ static json_t *lord_snapshot(const char *path, bool quiet)
 	return j;
 }
 
-/* Is @file the socket of a lord (NAME.stats), of enclave @name or cos-@name if @name? */
-static bool stats_file_of(const char *file, const char *name)
+/* Is @file a socket of a lord (NAME@suffix), of enclave @name or cos-@name if @name? */
+static bool lord_file_of(const char *file, const char *suffix, const char *name)
 {
-	size_t len = strlen(file);
+	size_t len = strlen(file), sl = strlen(suffix);
 
-	if (len <= 6 || strcmp(file + len - 6, ".stats"))
+	if (len <= sl || strcmp(file + len - sl, suffix))
 		return false;
-	len -= 6;
+	len -= sl;
 	return !name || (strlen(name) == len && !strncmp(file, name, len)) ||
 	       (len > 4 && !strncmp(file, "cos-", 4) && strlen(name) == len - 4 &&
 		!strncmp(file + 4, name, len - 4));
 }
 
-/* The sockets of the lords (of enclave @name, if not NULL) in @paths, malloc()ed.  How many. */
-static size_t lord_sockets(const char *name, char ***paths)
+size_t lord_sockets(const char *name, const char *suffix, char ***paths)
 {
 	const char *dir = getenv("COS_STATS_DIR") ?: COS_STATS_DIR;
 	struct dirent **ents;
@@ -1005,7 +1009,7 @@ static size_t lord_sockets(const char *name, char ***paths)
 	for (int i = 0; i < nr; i++) {
 		char *p;
 
-		if (*paths && stats_file_of(ents[i]->d_name, name) &&
+		if (*paths && lord_file_of(ents[i]->d_name, suffix, name) &&
 		    asprintf(&p, "%s/%s", dir, ents[i]->d_name) > 0)
 			(*paths)[n++] = p;
 		free(ents[i]);
@@ -1080,7 +1084,7 @@ static int cmd_stats(int argc, char **argv, int json)
 	}
 	for (unsigned long round = 0;; round++) {
 		char **paths;
-		size_t n = lord_sockets(name, &paths), got = 0;
+		size_t n = lord_sockets(name, ".stats", &paths), got = 0;
 		json_t **cur = calloc(n + 1, sizeof(*cur));
 
 		if (every && !json && round)
@@ -1194,7 +1198,7 @@ static int cmd_metrics(int argc, char **argv, int json)
 	paths = calloc(ngroups ?: 1, sizeof(*paths));
 	if (!paths || cos_group_paths(groups, ngroups, paths))
 		ngroups = 0;	/* no group lines rather than none at all */
-	nlords = lord_sockets(NULL, &sockets);
+	nlords = lord_sockets(NULL, ".stats", &sockets);
 	lords = calloc(nlords + 1, sizeof(*lords));
 	for (size_t i = 0; i < nlords; i++) {
 		json_t *j = lords ? lord_snapshot(sockets[i], true) : NULL;
@@ -1318,6 +1322,7 @@ static const struct command {
 	{ "stats", stats_usage, cmd_stats },
 	{ "metrics", metrics_usage, cmd_metrics },
 	{ "run", run_usage, cmd_run },
+	{ "trace", trace_usage, cmd_trace },
 };
 
 /*

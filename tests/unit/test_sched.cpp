@@ -119,7 +119,7 @@ int fk_affinity(void *, int, cpu_set_t *set)
 }
 
 const cos_backend fake = {fk_peek,  fk_consume,	   fk_publish, fk_task_status, fk_prepare,
-			  fk_shoot, fk_shoot_status, fk_wait,	 fk_affinity};
+			  fk_shoot, fk_shoot_status, fk_wait,	 fk_affinity, nullptr};
 
 /* A FIFO policy that records every callback. */
 struct Rec {

@@ -34,8 +34,14 @@ COS_PACKAGES=(
 COS_ADDED_PACKAGES=(
 	bash-completion build-essential containerd debhelper dh-dkms golang-github-containerd-nri-dev
 	golang-github-kubernetes-cri-api-dev golang-go golang-google-grpc-dev help2man libclang-rt-19-dev
-	libleveldb-dev libsystemd-dev lintian postgresql-17 python3-pytest rocksdb-tools runc sysbench
+	libleveldb-dev libsystemd-dev lintian postgresql-17 python3-pytest python3-venv rocksdb-tools
+	runc sysbench
 )
+# Python packages Debian does not have, from PyPI into a venv of the tree (COS_PYTHON, made once
+# per list): Perfetto's protos and the protobuf runtime they need, for cos-perfetto
+# (`cosctl trace`); Debian's python3-protobuf is too old for them.  python3-venv makes the venv.
+COS_PYTHON=/opt/cos-python
+COS_PYTHON_PACKAGES=(perfetto==0.59.1 protobuf==6.33.6)
 # postgresql-17 (postgres, initdb and pgbench; no cluster is made at install), rocksdb-tools
 # (db_bench) and sysbench: more software nobody here wrote for BENCH=apps and the policies'
 # tests.  libleveldb-dev: Debian's LevelDB for cos-bench-leveldb (BENCH=lock; Debian ships no
