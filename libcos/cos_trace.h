@@ -45,7 +45,8 @@ struct cos_trace_header {
 	char enclave[32];		/* the enclave's name, or the program's */
 	char policy[32];		/* the program, "cos-fifo" */
 	char args[256];			/* its options, space-separated (cos-replay reuses them) */
-	__u64 __reserved[4];
+	__u64 last_tick_ns;		/* the framework's last tick when the recording began */
+	__u64 __reserved[3];
 	/* the ring: each index on a cache line of its own */
 	__u64 head __attribute__((aligned(64)));	/* bytes the lord published (release) */
 	__u64 lost_steps;		/* steps dropped because the ring was full */
@@ -74,7 +75,8 @@ enum cos_trace_type {
 	COS_TREC_AFFINITY,	/* struct cos_trace_affinity: a task's allowed CPUs read */
 	COS_TREC_HINT,		/* struct cos_trace_hint: a task's hint read */
 	COS_TREC_LOST,		/* struct cos_trace_lost: steps dropped before this one */
-	COS_TREC_BOOK,		/* struct cos_trace_status: a task the lord knew at the start */
+	COS_TREC_BOOK,		/* struct cos_trace_status: a task the lord knew at the start (its
+				 * allowed CPUs follow as an AFFINITY record) */
 	COS_TREC_NR,
 };
 
@@ -119,7 +121,7 @@ struct cos_trace_status {
 	__u32 slot;
 	__s32 ret;
 	struct cos_task_status st;
-	__u64 __pad;
+	__u64 placed_at;		/* BOOK: the task's placed_at; STATUS: 0 */
 };
 
 struct cos_trace_affinity {
@@ -179,6 +181,14 @@ int cos_sched_trace_start(struct cos_sched *s, size_t ring_bytes, const char *ar
  * step (it stays mapped until then; the reader's mapping is its own).
  */
 void cos_sched_trace_stop(struct cos_sched *s);
+
+/**
+ * cos_trace_observing() - the calling thread's clock reads from now until the call with @on
+ * false are an observer's (statistics, a log line), not the policy's decisions: a recording
+ * leaves them out and a replay answers them without using up a recorded reading.  Nests.
+ * Context: the lord thread; lord_main() wraps its statistics in it.
+ */
+void cos_trace_observing(bool on);
 
 /**
  * cos_sched_reason() - name why the policy makes its next placement or latch, for the record
@@ -245,6 +255,13 @@ int cos_sched_create_replay(struct cos_sched **sp, const struct cos_policy *poli
  */
 int cos_replay_run(struct cos_replay *r, struct cos_sched *s, FILE *report,
 		   struct cos_replay_result *res);
+
+/**
+ * cos_replay_clock() - while @on, cos_now_ns() in the calling thread returns the recording's
+ * first time: for a policy's set-up before cos_sched_create_replay() (its ready()), which
+ * would otherwise read the replaying machine's clock
+ */
+void cos_replay_clock(struct cos_replay *r, bool on);
 
 /** cos_replay_close() - free the recording */
 void cos_replay_close(struct cos_replay *r);

@@ -59,6 +59,9 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 			     const struct cos_backend *be, void *b, const struct cos_sched_opts *opts,
 			     unsigned int max_tasks, unsigned int nr_cpus);
 int cos_sched_step(struct cos_sched *s);
+/* replay.c: the books' times a recording gives (BOOK), and the framework's last tick */
+void cos_sched_replay_seed(struct cos_sched *s, unsigned int slot, unsigned long long placed_at);
+void cos_sched_replay_tick(struct cos_sched *s, unsigned long long last_tick);
 void cos_sched_free(struct cos_sched *s);
 void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord, const char *name);
 
@@ -70,6 +73,8 @@ struct cos_clock {
 	unsigned long long (*now)(struct cos_clock *c, unsigned long long real);
 };
 extern __thread struct cos_clock *cos_clock_hook __attribute__((tls_model("initial-exec")));
+/* cos_trace_observing()'s depth: reads meanwhile bypass the hook's record and replay */
+extern __thread unsigned int cos_clock_observing __attribute__((tls_model("initial-exec")));
 unsigned long long cos_clock_real(void);
 
 /* trace.c: the decision records' ring (cos_trace.h), written by the lord thread only */
@@ -79,9 +84,11 @@ struct cos_trace {
 	unsigned char *data;
 	size_t map_size;
 	__u64 mask;			/* the ring's bytes - 1 */
+	__u64 head;			/* what the lord published (never read back from the ring) */
 	__u64 pos;			/* where this step's next record goes (not published) */
 	__u64 tail;			/* the reader's tail as last read, bounded */
 	__u64 lost;			/* steps dropped since the last one kept */
+	__u64 lost_total;		/* steps dropped in all (the header's copy is the reader's) */
 	bool full;			/* this step did not fit: it is dropped */
 	bool booked;			/* the BOOK records are written */
 	struct cos_clock clock;

@@ -40,6 +40,7 @@ struct cos_replay {
 	/* the step being replayed: its records are [at, end) */
 	size_t at, end;
 	size_t msg_off;			/* the next MSG's offset (end: none) */
+	size_t status_off;		/* where the next status read looks (rp_task_status()) */
 	struct cos_msg msg;
 	struct cos_clock clock;
 	size_t clock_off;		/* the next CLOCK's */
@@ -56,12 +57,18 @@ static const struct cos_trace_rec *rec_at(const struct cos_replay *r, size_t off
 	return (const struct cos_trace_rec *)(r->buf + off);
 }
 
+/* The first record of @type at or after @off before @to, or @to. */
+static size_t next_in(const struct cos_replay *r, size_t off, size_t to, unsigned int type)
+{
+	while (off < to && rec_at(r, off)->type != type)
+		off += rec_at(r, off)->size;
+	return off < to ? off : to;
+}
+
 /* The first record of @type at or after @off in the current step, or r->end. */
 static size_t next_of(const struct cos_replay *r, size_t off, unsigned int type)
 {
-	while (off < r->end && rec_at(r, off)->type != type)
-		off += rec_at(r, off)->size;
-	return off;
+	return next_in(r, off, r->end, type);
 }
 
 /* Check every record: sizes, types, alignment; index the steps. */
@@ -210,23 +217,34 @@ static void rp_publish(void *b)
 {
 }
 
-/* While creating: the BOOK records (anywhere); in a step: its STATUS records.  Else FREE. */
+/*
+ * While creating: the BOOK records; in a step: its STATUS records.  Else FREE.  The framework
+ * reads the table slot by slot (learn()), and the records were written in that order, so one
+ * cursor walks them: a record for a later slot waits for it, one for an earlier slot (a read
+ * the replay does not make) is passed over.  A second resync in the step walks on from there.
+ */
 static int rp_task_status(void *b, unsigned int slot, struct cos_task_status *out)
 {
 	struct cos_replay *r = b;
-	size_t from = r->creating ? r->book_from : r->at, to = r->creating ? r->book_to : r->end;
+	size_t to = r->creating ? r->book_to : r->end;
 	unsigned int type = r->creating ? COS_TREC_BOOK : COS_TREC_STATUS;
+	const struct cos_trace_status *s;
 
 	memset(out, 0, sizeof(*out));
-	for (size_t off = from; off < to; off += rec_at(r, off)->size) {
-		const struct cos_trace_status *s = (const void *)rec_at(r, off);
-
-		if (s->h.type == type && s->slot == slot) {
-			*out = s->st;
-			return s->ret;
-		}
+	for (;;) {
+		r->status_off = next_in(r, r->status_off, to, type);
+		if (r->status_off >= to)
+			return 0;
+		s = (const void *)rec_at(r, r->status_off);
+		if (s->slot >= slot)
+			break;
+		r->status_off += s->h.size;
 	}
-	return 0;
+	if (s->slot != slot)
+		return 0;
+	r->status_off += s->h.size;
+	*out = s->st;
+	return s->ret;
 }
 
 static int rp_prepare(void *b, int cpu, unsigned int slot, unsigned int gen,
@@ -336,7 +354,7 @@ static unsigned long long rp_clock(struct cos_clock *c, unsigned long long real)
 {
 	struct cos_replay *r = (struct cos_replay *)((char *)c - offsetof(struct cos_replay, clock));
 
-	if (r->clock_off < r->end) {
+	if (r->clock_off < r->end && !r->creating) {
 		r->last_clock = rec_at(r, r->clock_off)->ts;
 		r->clock_off = next_of(r, r->clock_off + rec_at(r, r->clock_off)->size,
 				       COS_TREC_CLOCK);
@@ -373,15 +391,37 @@ COS_EXPORT int cos_sched_create_replay(struct cos_sched **sp, const struct cos_p
 	o.lord.enclave_size = sizeof(enclave);
 	o.lord.lord_cpu = r->hdr.lord_cpu;
 	r->creating = true;
-	r->last_clock = r->nr_steps ? rec_at(r, r->steps[0])->ts : r->hdr.started_ns;
-	r->clock.now = rp_clock;
-	cos_clock_hook = &r->clock;	/* learn() may read it: the first step's time */
-	r->clock_off = r->end = 0;
+	/* learn() reads the BOOK records, and the affinity records that follow each */
+	r->at = r->status_off = r->book_from;
+	r->end = r->book_to;
+	r->msg_off = r->len;
+	cos_replay_clock(r, true);	/* learn() may read it: the first step's time */
 	err = cos_sched_create_backend(sp, policy, &replay_backend, r, &o, r->hdr.max_tasks,
 				       r->hdr.nr_cpus);
-	cos_clock_hook = NULL;
+	cos_replay_clock(r, false);
 	r->creating = false;
-	return err;
+	if (err)
+		return err;
+	for (size_t off = r->book_from; off < r->book_to; off += rec_at(r, off)->size) {
+		const struct cos_trace_status *b = (const void *)rec_at(r, off);
+
+		if (b->h.type == COS_TREC_BOOK)
+			cos_sched_replay_seed(*sp, b->slot, b->placed_at);
+	}
+	cos_sched_replay_tick(*sp, r->hdr.last_tick_ns);
+	return 0;
+}
+
+COS_EXPORT void cos_replay_clock(struct cos_replay *r, bool on)
+{
+	if (on) {
+		r->last_clock = r->nr_steps ? rec_at(r, r->steps[0])->ts : r->hdr.started_ns;
+		r->clock.now = rp_clock;
+		r->clock_off = r->len;	/* no reading to give back: the first step's time */
+		cos_clock_hook = &r->clock;
+	} else if (cos_clock_hook == &r->clock) {
+		cos_clock_hook = NULL;
+	}
 }
 
 /* ---------------------------------------------------------------- comparing */
@@ -445,6 +485,12 @@ COS_EXPORT int cos_replay_run(struct cos_replay *r, struct cos_sched *s, FILE *r
 			      struct cos_replay_result *res)
 {
 	memset(&r->res, 0, sizeof(r->res));
+	/* steps lost before the first one kept */
+	for (size_t off = next_in(r, sizeof(r->hdr), r->nr_steps ? r->steps[0] : r->len, COS_TREC_LOST);
+	     off < (r->nr_steps ? r->steps[0] : r->len);
+	     off = next_in(r, off + rec_at(r, off)->size, r->nr_steps ? r->steps[0] : r->len,
+			   COS_TREC_LOST))
+		r->res.lost_steps += ((const struct cos_trace_lost *)rec_at(r, off))->steps;
 	for (size_t i = 0; i < r->nr_steps; i++) {
 		size_t recorded;
 
@@ -462,6 +508,7 @@ COS_EXPORT int cos_replay_run(struct cos_replay *r, struct cos_sched *s, FILE *r
 		}
 		r->msg_off = next_of(r, r->at, COS_TREC_MSG);
 		r->clock_off = next_of(r, r->at, COS_TREC_CLOCK);
+		r->status_off = r->at;
 		r->last_clock = rec_at(r, r->at)->ts;
 		r->nr_placed = 0;
 		cos_clock_hook = &r->clock;

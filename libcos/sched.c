@@ -169,7 +169,7 @@ COS_EXPORT unsigned long long cos_now_ns(void)
 	now = (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 
 	/* recorded in a traced step, or the recording's in a replay (internal.h) */
-	if (__builtin_expect(cos_clock_hook != NULL, 0))
+	if (__builtin_expect(cos_clock_hook != NULL, 0) && !cos_clock_observing)
 		return cos_clock_hook->now(cos_clock_hook, now);
 	return now;
 }
@@ -203,17 +203,30 @@ static void trace_affinity(struct cos_sched *s, int pid, int ret, const cpu_set_
 			r->cpus[cpu / 64] |= 1ull << (cpu % 64);
 }
 
-/* What the lord knew when the recording began: a replay learns it first. */
+/*
+ * What the lord knew when the recording began, which a replay learns first: each task (its
+ * state, CPU, when it was placed) and its allowed CPUs.  Not the offline CPUs, nor which
+ * tasks were latched or throttled: a replay may differ until those have changed.
+ */
 static bool trace_books(struct cos_sched *s)
 {
 	for (unsigned int i = 0; i < s->max_tasks; i++) {
 		const struct cos_task *t = &s->tasks[i];
 		struct cos_task_status ts = { .gen = t->gen, .state = t->state, .pid = (__u32)t->pid,
 					      .cpu = (__u32)t->cpu };
+		struct cos_trace_status *r;
 
-		if (t->state != COS_TASK_FREE)
-			trace_status(s, COS_TREC_BOOK, i, 0, &ts);
+		if (t->state == COS_TASK_FREE)
+			continue;
+		r = cos_trace_put(s->trace, COS_TREC_BOOK, 0, cos_clock_real());
+		if (r) {
+			r->slot = i;
+			r->st = ts;
+			r->placed_at = t->placed_at;
+		}
+		trace_affinity(s, t->pid, 0, &s->allowed[i]);
 	}
+	s->trace->hdr->last_tick_ns = s->last_tick;
 	s->trace->booked = true;
 	return true;
 }
@@ -260,7 +273,7 @@ COS_EXPORT int cos_sched_trace_start(struct cos_sched *s, size_t ring_bytes, con
 		 s->name[0] ? s->name : program_invocation_short_name);
 	snprintf(h->policy, sizeof(h->policy), "%s", program_invocation_short_name);
 	snprintf(h->args, sizeof(h->args), "%s", args ? args : "");
-	s->trace_want = t;
+	__atomic_store_n(&s->trace_want, t, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&s->trace_lock);
 	return fd;
 }
@@ -270,7 +283,7 @@ COS_EXPORT void cos_sched_trace_stop(struct cos_sched *s)
 	pthread_mutex_lock(&s->trace_lock);
 	if (s->trace_want != s->trace)
 		cos_trace_free(s->trace_want);	/* never adopted: nobody else has it */
-	s->trace_want = NULL;
+	__atomic_store_n(&s->trace_want, NULL, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&s->trace_lock);
 }
 
@@ -1278,6 +1291,17 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 		signals_install(s);
 	*sp = s;
 	return 0;
+}
+
+void cos_sched_replay_seed(struct cos_sched *s, unsigned int slot, unsigned long long placed_at)
+{
+	if (slot < s->max_tasks && s->tasks[slot].state != COS_TASK_FREE)
+		s->tasks[slot].placed_at = placed_at;
+}
+
+void cos_sched_replay_tick(struct cos_sched *s, unsigned long long last_tick)
+{
+	s->last_tick = last_tick;
 }
 
 void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord, const char *name)

@@ -35,6 +35,15 @@ _Static_assert(sizeof(struct cos_trace_header) % 64 == 0, "header");
 #define TRACE_MAX_BYTES		(1u << 30)
 
 __thread struct cos_clock *cos_clock_hook __attribute__((tls_model("initial-exec")));
+__thread unsigned int cos_clock_observing __attribute__((tls_model("initial-exec")));
+
+COS_EXPORT void cos_trace_observing(bool on)
+{
+	if (on)
+		cos_clock_observing++;
+	else if (cos_clock_observing)
+		cos_clock_observing--;
+}
 
 unsigned long long cos_clock_real(void)
 {
@@ -161,7 +170,7 @@ void *cos_trace_put(struct cos_trace *t, unsigned int type, unsigned int cpu,
 
 void cos_trace_step_begin(struct cos_trace *t)
 {
-	t->pos = t->hdr->head;
+	t->pos = t->head;	/* the lord's own copy: the shared word is the reader's to scribble on */
 	t->full = false;
 	t->tail = __atomic_load_n(&t->hdr->tail, __ATOMIC_ACQUIRE);
 	if (t->tail > t->pos || t->pos - t->tail > t->mask + 1)
@@ -191,10 +200,12 @@ void cos_trace_step_end(struct cos_trace *t, bool keep, unsigned int nr_msgs,
 	}
 	if (t->full) {
 		t->lost++;
-		__atomic_store_n(&t->hdr->lost_steps, t->hdr->lost_steps + 1, __ATOMIC_RELAXED);
+		t->lost_total++;
+		__atomic_store_n(&t->hdr->lost_steps, t->lost_total, __ATOMIC_RELAXED);
 		return;
 	}
 	t->lost = 0;
+	t->head = t->pos;
 	__atomic_store_n(&t->hdr->head, t->pos, __ATOMIC_RELEASE);
 }
 
@@ -217,21 +228,29 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* Is @h a ring of this version that fits in @map_size bytes? */
-static bool ring_ok(const struct cos_trace_header *h, size_t map_size)
+/*
+ * Is @h a ring of this version that fits in @map_size bytes?  Its size in *@size: read once
+ * (the lord could write it again; only this copy is used).
+ */
+static bool ring_ok(const struct cos_trace_header *h, size_t map_size, __u32 *size)
 {
-	__u32 ds = h->data_size;
+	__u32 ds;
 
-	return map_size >= sizeof(*h) && h->magic == COS_TRACE_MAGIC &&
-	       h->version == COS_TRACE_VERSION && h->header_size == sizeof(*h) &&
-	       ds >= 4096 && !(ds & (ds - 1)) && map_size - sizeof(*h) >= ds;
+	if (map_size < sizeof(*h))
+		return false;
+	ds = __atomic_load_n(&h->data_size, __ATOMIC_RELAXED);
+	*size = ds;
+	return h->magic == COS_TRACE_MAGIC && h->version == COS_TRACE_VERSION &&
+	       h->header_size == sizeof(*h) && ds >= 4096 && !(ds & (ds - 1)) &&
+	       map_size - sizeof(*h) >= ds;
 }
 
 COS_EXPORT int cos_trace_save_header(const struct cos_trace_header *ring, size_t map_size, int fd)
 {
 	struct cos_trace_header h;
+	__u32 size;
 
-	if (!ring_ok(ring, map_size))
+	if (!ring_ok(ring, map_size, &size))
 		return cos_fail(-EINVAL, "not a cos trace ring of version %u", COS_TRACE_VERSION);
 	memcpy(&h, ring, sizeof(h));
 	h.data_size = 0;
@@ -245,14 +264,15 @@ COS_EXPORT long long cos_trace_drain(struct cos_trace_header *ring, size_t map_s
 	const unsigned char *data = (const unsigned char *)(ring + 1);
 	__u64 head, tail, mask, run_from, run_len = 0;
 	long long copied = 0;
+	__u32 size;
 	int err;
 
-	if (!ring_ok(ring, map_size))
+	if (!ring_ok(ring, map_size, &size))
 		return cos_fail(-EINVAL, "not a cos trace ring of version %u", COS_TRACE_VERSION);
-	mask = ring->data_size - 1;
+	mask = size - 1;
 	head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
-	tail = ring->tail;		/* the reader's own word */
-	if (head < tail || head - tail > mask + 1)
+	tail = __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);	/* the reader's own word */
+	if (head < tail || head - tail > mask + 1 || (head | tail) % COS_TRACE_ALIGN)
 		return cos_fail(-EIO, "the trace ring's head %llu and tail %llu make no sense",
 				(unsigned long long)head, (unsigned long long)tail);
 	run_from = tail & mask;

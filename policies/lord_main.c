@@ -123,6 +123,8 @@ static void stats_tick(struct cos_sched *s, unsigned long long now)
 {
 	struct lord_main *m = the_main;
 
+	/* the counters' own clock reads are no decision: not in a recording, nor its replay */
+	cos_trace_observing(true);
 	if (cos_sched_stats_requested(s) ||
 	    (m->stats_every_ns && now - m->last_stats >= m->stats_every_ns)) {
 		m->last_stats = now;
@@ -130,6 +132,7 @@ static void stats_tick(struct cos_sched *s, unsigned long long now)
 	}
 	if (lord_stats_wanted(m->server))
 		publish_stats(s, m, now);
+	cos_trace_observing(false);
 }
 
 /* --events: the framework's last messages and shoots, oldest first, times from the last one. */
@@ -503,8 +506,14 @@ int lord_main(int argc, char **argv, struct cos_policy *policy, struct lord_main
 	m->sched_opts.flags |= COS_SCHED_F_SIGNALS;
 	if (!policy->tick)
 		policy->tick = stats_tick;
-	if (m->ready && m->ready(m)) {
+	if (replay)		/* the policy's set-up reads the recording's clock, not this machine's */
+		cos_replay_clock(replay, true);
+	err = m->ready ? m->ready(m) : 0;
+	if (replay)
+		cos_replay_clock(replay, false);
+	if (err) {
 		usage(stderr, m);
+		cos_replay_close(replay);
 		return 2;
 	}
 	/* after ready(): that is where a policy sets its tick */

@@ -22,7 +22,8 @@ static void usage(FILE *f)
 	      "Feed a lord's recording (a NAME.lord file of `cosctl trace`) to a policy again,\n"
 	      "deterministically, without the kernel: it prints the steps where the policy's\n"
 	      "placements differ from the recorded ones, then the counters it would have shown.\n\n"
-	      "  -p, --policy PROGRAM  the policy program (default: the recording's, e.g. cos-fifo)\n"
+	      "  -p, --policy PROGRAM  the policy program (default: the recording's, if it is one\n"
+	      "                        of cos-fifo, cos-shinjuku, cos-lock, cos-lcbe, cos-pair)\n"
 	      "  -h, --help            this text\n"
 	      "  -V, --version         the version\n\n"
 	      "With no POLICY-OPTIONS the recorded ones are used; give others after \"--\" to see\n"
@@ -91,12 +92,18 @@ int main(int argc, char **argv)
 	snprintf(recorded, sizeof(recorded), "%s", cos_replay_header(r)->args);
 	cos_replay_close(r);
 	if (!prog) {
-		if (strncmp(prog_name, "cos-", 4) || strchr(prog_name, '/')) {
+		/* a recording is a file from anywhere: it picks among the sample lords only */
+		static const char *const known[] = { "cos-fifo", "cos-shinjuku", "cos-lock",
+						      "cos-lcbe", "cos-pair" };
+
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]) && !prog; i++)
+			if (!strcmp(prog_name, known[i]))
+				prog = known[i];
+		if (!prog) {
 			fprintf(stderr, "cos-replay: the recording names the program '%s'; say which "
 				"to run with --policy\n", prog_name);
 			return 2;
 		}
-		prog = prog_name;
 	}
 	prog = find_program(prog, path, sizeof(path));
 	args[n++] = (char *)prog;

@@ -135,13 +135,17 @@ static int lord_open(struct lord_rec *l, const char *path, const char *out, uint
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	char file[PATH_MAX];
 	struct stat st;
-	int ring;
+	int ring, seals;
 
+	*l = (struct lord_rec){ .sock = -1, .out = -1 };
 	snprintf(l->name, sizeof(l->name), "%.*s", (int)(strlen(base) - strlen(".trace")), base);
 	ring = ask_lord(path, bytes, &l->sock);
 	if (ring < 0)
 		return -1;
-	if (fstat(ring, &st) || st.st_size < (off_t)sizeof(struct cos_trace_header)) {
+	/* sealed against shrinking, or a lord could make this reader fault (SIGBUS) */
+	seals = fcntl(ring, F_GET_SEALS);
+	if (fstat(ring, &st) || st.st_size < (off_t)sizeof(struct cos_trace_header) ||
+	    seals < 0 || !(seals & F_SEAL_SHRINK)) {
 		fprintf(stderr, "cosctl: %s: the lord's ring is not one\n", path);
 		goto fail;
 	}
@@ -169,7 +173,7 @@ fail:
 	if (l->out >= 0)
 		close(l->out);
 	close(l->sock);
-	l->ring = NULL;
+	*l = (struct lord_rec){ .sock = -1, .out = -1 };
 	return -1;
 }
 
@@ -403,6 +407,10 @@ int cmd_trace(int argc, char **argv, int json)
 		free(paths);
 		return 1;
 	}
+	/* Ctrl-C from here on ends the recording, and removes the tracefs instance */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	/* kernel events first: a lord's first step is then among them */
 	if (!no_kernel && kernel_start(8192)) {
 		ret = 1;
@@ -415,9 +423,6 @@ int cmd_trace(int argc, char **argv, int json)
 		ret = 1;
 		goto out;
 	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	fprintf(stderr, "cosctl trace: recording %zu lord%s%s for %lu s (Ctrl-C ends it)\n", nr,
 		nr == 1 ? "" : "s", no_kernel ? "" : " and the kernel's scheduler events", seconds);
 	until = now_ns() + seconds * 1000000000ull;
@@ -436,14 +441,14 @@ int cmd_trace(int argc, char **argv, int json)
 				lords[i].sock = -1;
 				munmap(lords[i].ring, lords[i].map_size);
 				lords[i].ring = NULL;
+				close(lords[i].out);
+				lords[i].out = -1;
 				ret = 1;
 			} else {
 				lords[i].bytes += n;
 			}
 		}
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 	snprintf(kfile, sizeof(kfile), "%s.kernel", out);
 	if (!no_kernel)
 		events = kernel_stop(kfile, &dropped);
@@ -486,6 +491,8 @@ int cmd_trace(int argc, char **argv, int json)
 out:
 	if (tracefs[0])
 		kernel_stop("/dev/null", &dropped);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	for (size_t i = 0; i < nr_paths; i++)
 		free(paths[i]);
 	free(paths);

@@ -79,11 +79,12 @@ int k_shoot(void *b)
 }
 unsigned k_shoot_status(void *, int) { return COS_SHOOT_OK; }
 int k_wait(void *, unsigned long long) { return 0; }
-int k_affinity(void *, int, cpu_set_t *set)
+int k_affinity(void *, int pid, cpu_set_t *set)
 {
 	CPU_ZERO(set);
 	for (int c = 0; c < 4; c++)
-		CPU_SET(c, set);
+		if (pid != 103 || c == 1)	/* task 3 may run on CPU 1 only */
+			CPU_SET(c, set);
 	return 0;
 }
 cos_backend make_backend()
@@ -105,18 +106,29 @@ cos_backend make_backend()
 struct Rr {
 	cos_taskq q{};
 	unsigned long long slice_ns;
-	unsigned long long turns = 0;
+	unsigned long long turns = 0, ticks = 0;
+	bool observe = false;		/* read the clock as an observer too (live only) */
 };
+
+void rr_tick(cos_sched *s, unsigned long long)
+{
+	static_cast<Rr *>(cos_sched_policy_ctx(s))->ticks++;
+}
 
 void rr_runnable(cos_sched *s, cos_task *t) { cos_taskq_push(&static_cast<Rr *>(cos_sched_policy_ctx(s))->q, t); }
 void rr_preempted(cos_sched *s, cos_task *t, unsigned) { rr_runnable(s, t); }
 void rr_schedule(cos_sched *s)
 {
 	auto *r = static_cast<Rr *>(cos_sched_policy_ctx(s));
+	if (r->observe) {	/* a statistics line's clock read: no decision, not recorded */
+		cos_trace_observing(true);
+		(void)cos_now_ns();
+		cos_trace_observing(false);
+	}
 	for (int cpu = 0; cpu < 2; cpu++) {
-		cos_task *cur = cos_sched_cpu_task(s, cpu), *t = r->q.head;
+		cos_task *cur = cos_sched_cpu_task(s, cpu), *t = cos_sched_first_for(s, &r->q, cpu);
 		if (!t)
-			return;
+			continue;
 		if (cur && cos_now_ns() - cur->placed_at < r->slice_ns)
 			continue;
 		cos_sched_reason(s, cur ? 2 : 1);
@@ -134,6 +146,7 @@ cos_policy rr_policy(Rr *r)
 	p.task_preempted = rr_preempted;
 	p.task_yield = rr_runnable;
 	p.schedule = rr_schedule;
+	p.tick = rr_tick;
 	p.ctx = r;
 	return p;
 }
@@ -148,20 +161,23 @@ cos_sched_opts opts_for(cpu_set_t *enclave)
 	o.lord.enclave = enclave;
 	o.lord.enclave_size = sizeof(*enclave);
 	o.lord.lord_cpu = 3;
+	o.tick_ns = 700000;	/* a phase the recording must carry */
 	return o;
 }
 
 struct Recording {
 	std::string path;
-	unsigned long long turns = 0, lost = 0;
+	unsigned long long turns = 0, lost = 0, ticks = 0;
 	~Recording() { if (!getenv("COS_KEEP_TRACE")) unlink(path.c_str()); }
 };
 
 /*
- * Four tasks on two CPUs for @steps steps 200 us apart, recorded through a ring of @ring
- * bytes that is drained every @drain_every steps (0: at the end only).
+ * Four tasks on two CPUs for @steps steps 200 us apart (task 3 allowed on CPU 1 only),
+ * recorded from step @from on through a ring of @ring bytes that is drained every
+ * @drain_every steps (0: at the end only).  The policy also reads the clock as an observer.
  */
-void record(Recording &rec, unsigned long long slice_ns, int steps, size_t ring, int drain_every)
+void record(Recording &rec, unsigned long long slice_ns, int steps, size_t ring, int drain_every,
+	    int from = 0)
 {
 	char tmpl[] = "/tmp/cos-trace-XXXXXX";
 	int out = mkstemp(tmpl);
@@ -170,12 +186,22 @@ void record(Recording &rec, unsigned long long slice_ns, int steps, size_t ring,
 	Kernel k;
 	cos_backend be = make_backend();
 	Rr r{{}, slice_ns};
+	r.observe = true;
 	cos_policy p = rr_policy(&r);
 	cpu_set_t enclave;
 	cos_sched_opts o = opts_for(&enclave);
 	cos_sched *s;
 	REQUIRE(cos_sched_create_backend(&s, &p, &be, &k, &o, 16, 4) == 0);
 
+	for (unsigned i = 0; i < 4; i++) {
+		k.post(COS_MSG_TASK_NEW, i, 3);
+		k.post(COS_MSG_TASK_RUNNABLE, i, 3);
+	}
+	for (int i = 0; i < from; i++) {	/* the lord at work before anyone records it */
+		cos_sched_step(s);
+		usleep(200);
+	}
+	unsigned long long turns_before = r.turns, ticks_before = r.ticks;
 	int fd = cos_sched_trace_start(s, ring, "--slice-us 1000");
 	REQUIRE(fd >= 0);
 	REQUIRE(cos_sched_trace_start(s, ring, nullptr) == -EBUSY);	/* one reader */
@@ -187,10 +213,6 @@ void record(Recording &rec, unsigned long long slice_ns, int steps, size_t ring,
 	REQUIRE(h != MAP_FAILED);
 	REQUIRE(ftruncate(fd, 4096) != 0);	/* sealed: the reader cannot shrink it */
 
-	for (unsigned i = 0; i < 4; i++) {
-		k.post(COS_MSG_TASK_NEW, i, 3);
-		k.post(COS_MSG_TASK_RUNNABLE, i, 3);
-	}
 	for (int i = 0; i < steps; i++) {
 		cos_sched_step(s);
 		if (i == 10)		/* a task blocks and comes back: messages amid the turns */
@@ -205,7 +227,8 @@ void record(Recording &rec, unsigned long long slice_ns, int steps, size_t ring,
 	}
 	REQUIRE(cos_trace_drain(h, map_size, out) >= 0);
 	rec.lost = h->lost_steps;
-	rec.turns = r.turns;
+	rec.turns = r.turns - turns_before;
+	rec.ticks = r.ticks - ticks_before;
 	cos_sched_trace_stop(s);
 	cos_sched_step(s);		/* the lord lets go of the ring */
 	munmap(h, map_size);
@@ -215,7 +238,8 @@ void record(Recording &rec, unsigned long long slice_ns, int steps, size_t ring,
 }
 
 /* Replay @path with a round robin of @slice_ns; the differing steps. */
-cos_replay_result replay(const std::string &path, unsigned long long slice_ns, unsigned long long *turns)
+cos_replay_result replay(const std::string &path, unsigned long long slice_ns, unsigned long long *turns,
+			 unsigned long long *ticks = nullptr)
 {
 	cos_replay *rp;
 	int err = cos_replay_open(&rp, path.c_str());
@@ -234,6 +258,8 @@ cos_replay_result replay(const std::string &path, unsigned long long slice_ns, u
 	cos_replay_run(rp, s, report, &res);
 	fclose(report);
 	*turns = r.turns;
+	if (ticks)
+		*ticks = r.ticks;
 	cos_sched_free(s);
 	cos_replay_close(rp);
 	return res;
@@ -259,7 +285,21 @@ TEST_CASE("a recorded run replays to the same decisions; a changed slice differs
 	cos_replay_result other = replay(rec.path, 100000000, &turns);
 	CHECK(other.differing > 0);
 	CHECK(turns == 0);		/* a 100 ms turn never ends in 12 ms */
-	CHECK(other.replayed < other.recorded);
+}
+
+TEST_CASE("a recording begun mid-run replays the same: the books with their turns and CPUs and the tick come with it", "[trace][midrun]")
+{
+	/* tasks placed, turns under way, a tick's phase set, before the recording begins */
+	Recording rec;
+	record(rec, 1000000, 60, 1 << 20, 7, 23);
+	REQUIRE(rec.turns > 0);
+	REQUIRE(rec.ticks > 0);
+	unsigned long long turns, ticks;
+	cos_replay_result same = replay(rec.path, 1000000, &turns, &ticks);
+	CHECK(same.differing == 0);
+	CHECK(same.recorded == same.replayed);
+	CHECK(turns == rec.turns);
+	CHECK(ticks == rec.ticks);
 }
 
 TEST_CASE("a small ring drained often wraps and loses nothing", "[trace]")
