@@ -117,6 +117,8 @@ int field(const std::string &facts, const std::string &key)
 TEST_CASE("cosctl trace beside cos-fifo and redis: CPUs, decisions and flows in Perfetto's format",
 	  "[trace]")
 {
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
 	REQUIRE(access((PYTHON_DIR + "/python3").c_str(), X_OK) == 0);
 	TmpDir dir;
 	/* every wake-up through the lord: each is a decision to see */
@@ -182,6 +184,8 @@ TEST_CASE("cosctl trace: no lord, a bad option, a busy lord", "[trace]")
 	CHECK(out.find("bad value '0' for --seconds") != std::string::npos);
 	CHECK(sh(cosctl + " trace extra 2>&1", &out) == 2);
 
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
 	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3", "--stats-socket",
 			 dir.path + "/cos-fifo.stats"});
 	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
@@ -203,6 +207,8 @@ TEST_CASE("cosctl trace: no lord, a bad option, a busy lord", "[trace]")
 TEST_CASE("cos-replay: cos-fifo's recording replays to the same decisions; another slice differs",
 	  "[trace][replay]")
 {
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
 	TmpDir dir;
 	/* one CPU, three spinning tasks: the turns (--slice-us, 5 ms) make the decisions */
 	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1", "--no-wake-rules",
