@@ -99,10 +99,14 @@ HAVE_HELP2MAN := $(shell command -v help2man)
 # golang-github-containerd-nri-dev): a containerd node needs it, other hosts do not.
 HAVE_NRI := $(and $(shell command -v go),$(wildcard /usr/share/gocode/src/github.com/containerd/nri/pkg/stub))
 
+# make install builds on all CPUs unless the caller chose with -j (the build under `make -j` shares
+# the caller's jobserver)
+INSTALL_JOBS = $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j$(shell nproc))
+
 install:
 	@test -r $(VMLINUX) || { echo "make install: no kernel BTF at $(VMLINUX): run it on the target" \
 		"machine (a sched_ext kernel), or set VMLINUX=<a sched_ext vmlinux>" >&2; exit 1; }
-	$(MAKE) --no-print-directory COS_INNER=1 COS_OUT=$(IB) VMLINUX=$(VMLINUX) inner-user \
+	$(MAKE) --no-print-directory $(INSTALL_JOBS) COS_INNER=1 COS_OUT=$(IB) VMLINUX=$(VMLINUX) inner-user \
 		$(if $(HAVE_HELP2MAN),inner-man) $(if $(HAVE_NRI),$(IB)/bin/cos-nri \
 		$(if $(HAVE_HELP2MAN),$(IB)/man/cos-nri.1))
 	$(if $(HAVE_HELP2MAN),,@echo "make install: no help2man here: no man pages (apt install help2man)")

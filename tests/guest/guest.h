@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -539,13 +540,15 @@ struct Shim {
 	~Shim() { cos_shim_detach(shim); }
 };
 
-/* N threads that spin, counting iterations, until destroyed. */
+/* N threads that spin at nice @nice, counting iterations, until destroyed. */
 class BusyThreads {
 public:
-	explicit BusyThreads(int n) : counts_(n)
+	explicit BusyThreads(int n, int nice = 0) : counts_(n)
 	{
 		for (int i = 0; i < n; i++)
-			threads_.emplace_back([this, i] {
+			threads_.emplace_back([this, i, nice] {
+				if (nice)
+					setpriority(PRIO_PROCESS, gettid(), nice);
 				while (!stop_.load(std::memory_order_relaxed))
 					counts_[i].fetch_add(1, std::memory_order_relaxed);
 			});
