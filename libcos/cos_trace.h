@@ -167,7 +167,7 @@ static inline size_t cos_trace_rec_size(unsigned int type)
 /**
  * cos_sched_trace_start() - begin recording the lord's steps into a new ring
  * @s: the scheduler
- * @ring_bytes: the ring's size, rounded up to a power of two (0: 16 MiB; at most 1 GiB)
+ * @ring_bytes: the ring's size, rounded up to a power of two (0: 16 MiB; at most 64 MiB)
  * @args: the program's options, for the header (cos-replay runs the policy with them); NULL: none
  * Context: any thread of the lord's process; the lord thread starts writing at its next step.
  * Return: a file descriptor (memfd, close-on-exec) of the ring for the reader to map

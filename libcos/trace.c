@@ -32,7 +32,8 @@ _Static_assert(sizeof(struct cos_trace_lost) % COS_TRACE_ALIGN == 0, "lost");
 _Static_assert(sizeof(struct cos_trace_header) % 64 == 0, "header");
 
 #define TRACE_DEFAULT_BYTES	(16u << 20)
-#define TRACE_MAX_BYTES		(1u << 30)
+/* a lord is mlockall()ed: the ring a reader asks for is pinned memory */
+#define TRACE_MAX_BYTES		(64u << 20)
 
 __thread struct cos_clock *cos_clock_hook __attribute__((tls_model("initial-exec")));
 __thread unsigned int cos_clock_observing __attribute__((tls_model("initial-exec")));

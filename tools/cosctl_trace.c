@@ -52,7 +52,7 @@ const char trace_usage[] =
 	"                    FILE.NAME.lord per lord (cos-replay's input)\n"
 	"  --summary         print per enclave the phases of a decision (p50, p99, max) and\n"
 	"                    the longest waits of runnable tasks with their cause\n"
-	"  --buffer-mb N     each lord's ring (default 16; a full ring drops whole steps)\n"
+	"  --buffer-mb N     each lord's ring, 1-64 (default 16; a full ring drops whole steps)\n"
 	"  --no-kernel       the lords' records only (no tracefs)\n"
 	"  --raw             keep the recording, make no trace (cos-perfetto makes it later)\n"
 	"\n"
@@ -376,10 +376,10 @@ int cmd_trace(int argc, char **argv, int json)
 			errno = 0;
 			*(c == 's' ? &seconds : &buffer_mb) = strtoul(optarg, &end, 10);
 			if (errno || *end || optarg[0] < '0' || optarg[0] > '9' ||
-			    (c == 's' ? seconds < 1 || seconds > 3600 : buffer_mb < 1 || buffer_mb > 1024)) {
+			    (c == 's' ? seconds < 1 || seconds > 3600 : buffer_mb < 1 || buffer_mb > 64)) {
 				fprintf(stderr, "cosctl trace: bad value '%s' for --%s (%s)\n", optarg,
 					c == 's' ? "seconds" : "buffer-mb",
-					c == 's' ? "1-3600" : "1-1024");
+					c == 's' ? "1-3600" : "1-64");
 				free(av);
 				return 2;
 			}

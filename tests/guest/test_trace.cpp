@@ -7,7 +7,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -183,12 +185,32 @@ TEST_CASE("cosctl trace: no lord, a bad option, a busy lord", "[trace]")
 	CHECK(sh(cosctl + " trace --seconds 0 2>&1", &out) == 2);
 	CHECK(out.find("bad value '0' for --seconds") != std::string::npos);
 	CHECK(sh(cosctl + " trace extra 2>&1", &out) == 2);
+	CHECK(sh(cosctl + " trace --buffer-mb 65 2>&1", &out) == 2);	/* the lord's memory is locked */
+	CHECK(out.find("bad value '65' for --buffer-mb") != std::string::npos);
 
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
 	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1-3", "--stats-socket",
 			 dir.path + "/cos-fifo.stats"});
 	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+	{
+		/* the lord itself refuses a ring over 64 MiB (what cosctl refuses, from any client) */
+		int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		REQUIRE(c >= 0);
+		sockaddr_un a = {};
+		a.sun_family = AF_UNIX;
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s/cos-fifo.trace", dir.path.c_str());
+		REQUIRE(connect(c, reinterpret_cast<sockaddr *>(&a), sizeof(a)) == 0);
+		uint64_t bytes = 1ull << 30;
+		REQUIRE(send(c, &bytes, sizeof(bytes), 0) == (ssize_t)sizeof(bytes));
+		char line[200] = {};
+		ssize_t n = recv(c, line, sizeof(line) - 1, MSG_WAITALL);
+		close(c);
+		CAPTURE(line);
+		CHECK(n > 0);
+		CHECK(std::string(line).rfind("error: ", 0) == 0);
+		CHECK(std::string(line).find("at most") != std::string::npos);
+	}
 	pid_t first = spawn("COS_STATS_DIR=" + dir.path + " " + cosctl + " trace --raw --no-kernel "
 			    "--seconds 3 -o " + dir.path + "/a 2>/dev/null");
 	usleep(1000000);
