@@ -30,6 +30,7 @@ extern "C" {
 #define COS_TRACE_VERSION	1
 #define COS_TRACE_ALIGN		16		/* every record's size is a multiple */
 #define COS_TRACE_CPU_WORDS	16		/* enclave_cpus: 1024 CPUs */
+#define COS_TRACE_MAX_MB	64		/* a ring's size at most: a lord's memory is locked */
 
 /* At offset 0 of the ring's mapping, and of a recording file. */
 struct cos_trace_header {
@@ -167,7 +168,8 @@ static inline size_t cos_trace_rec_size(unsigned int type)
 /**
  * cos_sched_trace_start() - begin recording the lord's steps into a new ring
  * @s: the scheduler
- * @ring_bytes: the ring's size, rounded up to a power of two (0: 16 MiB; at most 64 MiB)
+ * @ring_bytes: the ring's size, rounded up to a power of two (0: 16 MiB; at most
+ *	COS_TRACE_MAX_MB MiB: a reader's request, checked here)
  * @args: the program's options, for the header (cos-replay runs the policy with them); NULL: none
  * Context: any thread of the lord's process; the lord thread starts writing at its next step.
  * Return: a file descriptor (memfd, close-on-exec) of the ring for the reader to map

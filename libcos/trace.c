@@ -32,8 +32,7 @@ _Static_assert(sizeof(struct cos_trace_lost) % COS_TRACE_ALIGN == 0, "lost");
 _Static_assert(sizeof(struct cos_trace_header) % 64 == 0, "header");
 
 #define TRACE_DEFAULT_BYTES	(16u << 20)
-/* a lord is mlockall()ed: the ring a reader asks for is pinned memory */
-#define TRACE_MAX_BYTES		(64u << 20)
+#define TRACE_MAX_BYTES		((size_t)COS_TRACE_MAX_MB << 20)
 
 __thread struct cos_clock *cos_clock_hook __attribute__((tls_model("initial-exec")));
 __thread unsigned int cos_clock_observing __attribute__((tls_model("initial-exec")));
@@ -70,7 +69,7 @@ int cos_trace_new(struct cos_trace **tp, size_t bytes, int *fd_out)
 	int fd, err;
 
 	if (bytes > TRACE_MAX_BYTES)
-		return cos_fail(-EINVAL, "a trace ring of %zu bytes: at most %u", bytes,
+		return cos_fail(-EINVAL, "a trace ring of %zu bytes: at most %zu", bytes,
 				TRACE_MAX_BYTES);
 	if (bytes) {
 		for (size = 4096; size < bytes; size <<= 1)

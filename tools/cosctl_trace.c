@@ -376,10 +376,11 @@ int cmd_trace(int argc, char **argv, int json)
 			errno = 0;
 			*(c == 's' ? &seconds : &buffer_mb) = strtoul(optarg, &end, 10);
 			if (errno || *end || optarg[0] < '0' || optarg[0] > '9' ||
-			    (c == 's' ? seconds < 1 || seconds > 3600 : buffer_mb < 1 || buffer_mb > 64)) {
-				fprintf(stderr, "cosctl trace: bad value '%s' for --%s (%s)\n", optarg,
+			    (c == 's' ? seconds < 1 || seconds > 3600 :
+			     buffer_mb < 1 || buffer_mb > COS_TRACE_MAX_MB)) {
+				fprintf(stderr, "cosctl trace: bad value '%s' for --%s (1-%u)\n", optarg,
 					c == 's' ? "seconds" : "buffer-mb",
-					c == 's' ? "1-3600" : "1-64");
+					c == 's' ? 3600 : COS_TRACE_MAX_MB);
 				free(av);
 				return 2;
 			}

@@ -395,6 +395,7 @@ TEST_CASE("a reader's nonsense in the ring is caught, not followed", "[trace]")
 	REQUIRE(cos_sched_create_backend(&s, &p, &be, &k, &o, 16, 4) == 0);
 	/* a ring over 64 MiB is refused: a lord's memory is locked */
 	CHECK(cos_sched_trace_start(s, (64u << 20) + 1, nullptr) == -EINVAL);
+	CHECK(cos_sched_trace_start(s, SIZE_MAX, nullptr) == -EINVAL);	/* the worst a reader sends */
 	int fd = cos_sched_trace_start(s, 0, nullptr);
 	REQUIRE(fd >= 0);
 	struct stat st;
