@@ -18,6 +18,7 @@
 #include <linux/smp.h>
 
 #include "cos_internal.h"
+#include "cos_trace.h"
 
 /*
  * [nr_cpu_ids]: the task shot to that CPU and not yet taken by its ops.dispatch.  Set by the
@@ -162,13 +163,14 @@ int cos_held_cpu(void)
 	return READ_ONCE(cos_hold_cpu);
 }
 
-static void cos_kick_with(const struct cpumask *cpus, call_single_data_t __percpu *csd)
+static void cos_kick_with(const struct cpumask *cpus, call_single_data_t __percpu *csd, u32 why)
 {
 	int cpu;
 
 	for_each_cpu(cpu, cpus) {
 		if (!cpu_online(cpu))
 			continue;
+		trace_cos_kick(cpu, why);
 		/* -EBUSY: a kick to that CPU is still in flight, which is as good. */
 		smp_call_function_single_async(cpu, per_cpu_ptr(csd, cpu));
 	}
@@ -177,19 +179,19 @@ static void cos_kick_with(const struct cpumask *cpus, call_single_data_t __percp
 /* Kick @cpus (preempt what runs there).  Any context; under no lock of cos.ko. */
 void cos_kick_cpus(const struct cpumask *cpus)
 {
-	cos_kick_with(cpus, &cos_kick_csd);
+	cos_kick_with(cpus, &cos_kick_csd, COS_TRACE_KICK_PREEMPT);
 }
 
 /* Kick @cpus for the shoots just made: as cos_kick_cpus(), once a shot task is still waiting. */
 void cos_kick_shot_cpus(const struct cpumask *cpus)
 {
-	cos_kick_with(cpus, &cos_shoot_kick_csd);
+	cos_kick_with(cpus, &cos_shoot_kick_csd, COS_TRACE_KICK_SHOOT);
 }
 
 /* Kick @cpus for a latch: as cos_kick_cpus(), but a running COS task is left alone. */
 void cos_kick_latch_cpus(const struct cpumask *cpus)
 {
-	cos_kick_with(cpus, &cos_latch_kick_csd);
+	cos_kick_with(cpus, &cos_latch_kick_csd, COS_TRACE_KICK_LATCH);
 }
 
 /*
@@ -221,7 +223,7 @@ void cos_kick_spent(void)
 /* @cpu stops its task if that task's group is throttled.  Context: any; no lock of cos.ko. */
 void cos_kick_throttled(int cpu)
 {
-	cos_kick_with(cpumask_of(cpu), &cos_throttle_kick_csd);
+	cos_kick_with(cpumask_of(cpu), &cos_throttle_kick_csd, COS_TRACE_KICK_THROTTLE);
 }
 
 /* Take @t off the latch it is on, if any; returns whether it was on one.  Under t->lock. */
@@ -651,6 +653,7 @@ static struct task_struct *cos_latch_take(s32 cpu, u64 *slice)
 	WRITE_ONCE(cos_taken[cpu], t);
 	*slice = t->slice;
 	p = cos_task_acquire(t->p);
+	trace_cos_dispatch(cpu, t->p->pid, t->slice, true);
 	raw_spin_unlock(&t->lock);
 	return p;
 }
@@ -688,6 +691,7 @@ struct task_struct *cos_dispatch_take(s32 cpu, u64 *slice)
 		if (cmpxchg(&cos_pending[cpu], t, NULL) == t) {
 			WRITE_ONCE(cos_taken[cpu], t);
 			*slice = t->slice;
+			trace_cos_dispatch(cpu, t->p->pid, t->slice, false);
 			return cos_task_acquire(t->p);
 		}
 	}

@@ -330,6 +330,7 @@ extern u32 cos_shim_caps;
 
 /*
  * The files, bottom up; each calls only the ones before it (no call loop):
+ *   cos_trace.c    cos_lord.c's tracepoints, out of line (the others call theirs inline)
  *   cos_uaccess.c  ioctl argument copies
  *   cos_group.c    CPU bandwidth groups: cgroups' cpu.max and cpu.weight, the budget engine
  *   cos_slot.c     the task table (slots, per-user limits) and the state the files share
@@ -364,6 +365,12 @@ static inline void cos_test_delay_atomic(const u32 *us)
 	if (unlikely(v))
 		udelay(v);
 }
+
+/* cos_trace.c: the tracepoints cos_lord.c fires (kmod/cos_trace.h has each one's context) */
+void cos_trace_stall(u32 enclave, u64 reason, const char *report);
+void cos_trace_fallback(u32 enclave, u32 tasks);
+void cos_trace_enclave(u32 id, const char *name, pid_t lord, s32 lord_cpu,
+		       const struct cpumask *cpus, bool registered);
 
 /* cos_uaccess.c (process context, may fault) */
 long cos_user_size(const void __user *uarg, size_t min_size);
@@ -510,6 +517,7 @@ void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable);
 void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep);
 bool cos_task_yield(struct task_struct *p, s32 slot);
 void cos_task_affinity(struct task_struct *p, s32 slot);
+pid_t cos_slot_pid(u32 slot, u32 gen);
 u32 cos_task_shoot(struct cos_enclave *e, u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed,
 		   u32 flags, bool *kick);
 u32 cos_fallback_all(struct cos_enclave *e);

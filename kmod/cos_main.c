@@ -24,6 +24,9 @@
 
 #include "cos_internal.h"
 
+#define CREATE_TRACE_POINTS
+#include "cos_trace.h"
+
 /**
  * cos_ioc_get_info() - COS_IOC_GET_INFO: report ABI version, features, CPU id range, the lord
  * and the module's counters.

@@ -26,6 +26,7 @@
 #include <linux/percpu.h>
 
 #include "cos_internal.h"
+#include "cos_trace.h"
 
 /* Messages posted, per CPU (summed by GET_INFO): no shared counter on the post path. */
 static DEFINE_PER_CPU(u64, cos_messages);
@@ -256,7 +257,7 @@ void cos_ring_poke(struct cos_enclave *e)
 static void __cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot *t, u64 arg,
 		       bool lazy)
 {
-	bool ovf_end = false;
+	bool ovf_end = false, wake;
 	u64 seq, ts;
 
 	if (t)
@@ -277,7 +278,9 @@ static void __cos_post(struct cos_enclave *e, u32 type, s32 cpu, struct cos_slot
 		}
 	}
 	/* a dropped message wakes the lord: the ring is full, it must catch up */
-	if (lazy && seq && !ovf_end && cos_msg_may_wait(e, seq))
+	wake = !(lazy && seq && !ovf_end && cos_msg_may_wait(e, seq));
+	trace_cos_post(e->id, type, cpu, t && t->p ? t->p->pid : 0, seq, arg, wake);
+	if (!wake)
 		return;
 	if (e->flags & COS_LORD_F_LAZY_WAKE)
 		cos_ring_mark_urgent(e, seq ?: cos_ring_produced(e));

@@ -23,6 +23,7 @@
 #include <linux/uaccess.h>
 
 #include "cos_internal.h"
+#include "cos_trace.h"
 
 /*
  * Local shoot: the lord (current, on its CPU) gives the CPU up when the ioctl returns.  With its
@@ -131,6 +132,9 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 				status = cos_shoot_one(e, cpu, &req, args.consumed, &need_kick);
 			WRITE_ONCE(slot->status, status);
 			WRITE_ONCE(slot->flags, 0);
+			if (status != COS_SHOOT_EMPTY && trace_cos_shoot_enabled())
+				trace_cos_shoot(e->id, cpu, cos_slot_pid(req.slot, req.gen), req.slot,
+						req.flags, req.slice_ns, status);
 			if (status == COS_SHOOT_OK) {
 				placed++;
 				if (need_kick)	/* a latch only where the CPU is not armed */

@@ -21,6 +21,7 @@
 #include <linux/uaccess.h>
 
 #include "cos_internal.h"
+#include "cos_trace.h"
 
 #define COS_GET_TASKS_RESCHED	256	/* slots COS_IOC_GET_TASKS reads between cond_resched() */
 
@@ -282,6 +283,7 @@ s32 cos_task_select_cpu(struct task_struct *p, s32 slot, s32 prev_cpu,
 	}
 	if (cpu < 0 && t && READ_ONCE(t->p) == p && cos_wake_preempts(e, t))
 		cpu = cos_wake_pick_preempt(e, t, p, prev_cpu);
+	trace_cos_select_cpu(p->pid, prev_cpu, cpu);
 	return cpu;
 }
 
@@ -293,30 +295,54 @@ enum cos_start {
 };
 
 /*
+ * Why the wake rules did not start waking @t (enum cos_trace_wake), @free and @urgent as
+ * cos_wake_place() saw them: for the cos_wake_rule tracepoint.  Lock-free.
+ */
+static u32 cos_wake_none(struct cos_enclave *e, bool free, bool urgent)
+{
+	if (!READ_ONCE(e->active))
+		return COS_TRACE_WAKE_NO_LORD;
+	if (!free && urgent)
+		return COS_TRACE_WAKE_CPU_BUSY;	/* urgent, but what runs there is urgent too */
+	if (cos_tasks_waiting(e))
+		return COS_TRACE_WAKE_OTHERS_WAIT;
+	if (!(READ_ONCE(e->ctl->wake_rules) & (COS_WAKE_PREV | COS_WAKE_IDLE)))
+		return COS_TRACE_WAKE_NO_RULE;
+	return COS_TRACE_WAKE_CPU_BUSY;
+}
+
+/*
  * The wake rules start @t (waking) on its CPU, if they apply and that CPU is free, or, for an
  * urgent task (COS_WAKE_PREEMPT), runs a task it may displace.  @t becomes the CPU's taken
  * task, as a shot task taken by ops.dispatch: QUEUED with the lord's wake slice, and the
  * caller puts it at the head of the local DSQ (preempting what runs there).  The claim is a
  * cmpxchg on cos_taken[cpu], which only this CPU's ops write (this rq lock) and a detach
- * clears: two tasks woken onto one CPU cannot both get it.  Caller holds t->lock and the rq
- * lock of task_cpu(@p).
+ * clears: two tasks woken onto one CPU cannot both get it.  COS_START_NOT sets *@why (enum
+ * cos_trace_wake, for the cos_wake_rule tracepoint).  Caller holds t->lock and the rq lock of
+ * task_cpu(@p).
  */
 static enum cos_start cos_wake_place(struct cos_enclave *e, struct cos_slot *t,
-					struct task_struct *p)
+					struct task_struct *p, u32 *why)
 {
 	s32 cpu = task_cpu(p);
 	bool free, urgent;
 
 	lockdep_assert_held(&t->lock);
-	if (!e)
-		return COS_START_NOT;	/* no lord's enclave to start it in */
+	if (!e) {
+		*why = COS_TRACE_WAKE_NO_LORD;	/* no lord's enclave to start it in */
+		return COS_START_NOT;
+	}
 	free = cos_wake_cpu_free(e, p, cpu);
 	urgent = cos_wake_preempts(e, t);
 	if (!(free && (cos_wake_rules(e) || urgent)) &&
-	    !(urgent && cos_wake_cpu_preemptible(e, p, cpu)))
+	    !(urgent && cos_wake_cpu_preemptible(e, p, cpu))) {
+		*why = cos_wake_none(e, free, urgent);
 		return COS_START_NOT;
-	if (!cos_taken_claim(cpu, t))
+	}
+	if (!cos_taken_claim(cpu, t)) {
+		*why = COS_TRACE_WAKE_LOST;
 		return COS_START_NOT;
+	}
 	cos_task_set_state(t, COS_TASK_QUEUED);
 	t->placed = true;
 	t->slice = READ_ONCE(e->ctl->wake_slice_ns);
@@ -521,7 +547,7 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	struct cos_enclave *e;
 	enum cos_enq ret = COS_ENQ_FAIR;
 	enum cos_start how;
-	u32 msg;
+	u32 msg, why = COS_TRACE_WAKE_THROTTLED;
 	u64 gid;
 	COS_TASK_LOCK(t, p, slot, COS_ENQ_FAIR);
 
@@ -535,7 +561,10 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	gid = cos_group_throttled(cgid);
 	how = COS_START_NOT;
 	if (!gid && wake && msg == COS_MSG_TASK_RUNNABLE)
-		how = cos_wake_place(e, t, p);
+		how = cos_wake_place(e, t, p, &why);
+	if (how != COS_START_NOT)
+		trace_cos_wake_rule(e->id, p->pid, t->cpu, how == COS_START_FREE ?
+				    COS_TRACE_WAKE_FREE : COS_TRACE_WAKE_DISPLACE);
 	if (how == COS_START_FREE && !cos_tasks_waiting(e)) {
 		/* no task waits: nothing for the lord to decide */
 		cos_post_lazy(e, COS_MSG_TASK_PLACED, t->cpu, t, t->cpu);
@@ -550,10 +579,14 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	}
 	if (cos_task_wait(t, e)) {	/* its CPUs include @e's (cos_task_home()) */
 		ret = COS_ENQ_CUSTODY;
-		if (cos_task_throttled(e, t, gid))
+		if (cos_task_throttled(e, t, gid)) {
+			if (wake && msg == COS_MSG_TASK_RUNNABLE)
+				trace_cos_wake_rule(e->id, p->pid, t->cpu, COS_TRACE_WAKE_THROTTLED);
 			return ret;
+		}
 		if (wake && msg == COS_MSG_TASK_RUNNABLE && cos_wake_next(e, t, p)) {
 			/* behind an urgent task: it starts when that one stops */
+			trace_cos_wake_rule(e->id, p->pid, t->cpu, COS_TRACE_WAKE_NEXT);
 			cos_post(e, COS_MSG_TASK_PLACED, t->cpu, t,
 				 (u64)t->cpu | COS_PLACED_F_NEXT);
 			return ret;
@@ -568,6 +601,8 @@ enum cos_enq cos_task_enqueue(struct task_struct *p, s32 slot, bool wake, u64 cg
 	} else {
 		cos_task_set_state(t, COS_TASK_FAIR);
 	}
+	if (wake && msg == COS_MSG_TASK_RUNNABLE)
+		trace_cos_wake_rule(e ? e->id : 0, p->pid, t->cpu, why);
 	cos_post(e, msg, t->cpu, t, msg == COS_MSG_TASK_PREEMPTED ? t->next_arg : 0);
 	return ret;
 }
@@ -872,6 +907,25 @@ u32 cos_task_shoot(struct cos_enclave *e, u32 slot, u32 gen, s32 cpu, u64 slice,
 	WRITE_ONCE(t->urgent, !!(flags & COS_SHOOT_F_URGENT));
 	cos_status_sync(t);
 	return COS_SHOOT_OK;
+}
+
+/**
+ * cos_slot_pid() - the thread id of the task in @slot, if its generation is @gen
+ * @slot: a slot number from the lord (checked here); @gen: its generation
+ *
+ * For the cos_shoot tracepoint only.
+ * Context: any, IRQs off; takes the slot's t->lock (after e->lock, as cos_task_shoot()).
+ * Return: the pid, or 0 (no such slot, free, or another generation).
+ */
+pid_t cos_slot_pid(u32 slot, u32 gen)
+{
+	struct cos_slot *t;
+
+	if (slot >= cos_max_tasks)
+		return 0;
+	t = &cos_slots[slot];
+	guard(raw_spinlock)(&t->lock);
+	return t->state != COS_TASK_FREE && t->gen == gen && t->p ? t->p->pid : 0;
 }
 
 /**

@@ -72,7 +72,10 @@ pid_t sleeper(int n, int ms)
  * Facts of a Perfetto trace, read with Perfetto's own protos: the CPUs with sched_switch
  * events, the lord's placements, the flows that run from a wake-up through the lord's message
  * and placement to the run, and for the task PID its episodes in order (woken <= message <=
- * placement <= runs, with 1 us of slack: the kernel's text has microseconds).
+ * placement <= runs, with 1 us of slack: the kernel's text has microseconds); cos.ko's tracks,
+ * and the episodes whose flow also holds cos.ko's post and dispatch, in order (woken <= post,
+ * placement <= dispatch <= runs; the post's event comes once the message is in the ring, and
+ * the lord may read it before).
  */
 const char *CHECK_PY = R"PY(
 import sys, collections
@@ -96,16 +99,25 @@ places = [e for ts, e in ev if e.name.startswith("place ")]
 by_flow = collections.defaultdict(dict)
 for ts, e in ev:
     kind = ("woken" if e.name == "woken" else "msg" if e.name.startswith("msg ") else
-            "place" if e.name.startswith("place ") else "runs" if e.name.startswith("runs ") else None)
+            "place" if e.name.startswith("place ") else "runs" if e.name.startswith("runs ") else
+            "post" if e.name.startswith("post ") else
+            "dispatch" if e.name.startswith("dispatch ") else None)
     if kind:
         for f in list(e.flow_ids) + list(e.terminating_flow_ids):
             by_flow[f][kind] = (ts, tracks.get(e.track_uuid))
-whole = [f for f, k in by_flow.items() if len(k) == 4]
-mine = [k for f, k in by_flow.items() if len(k) == 4 and k["runs"][1] == pid]
+LORD = ("woken", "msg", "place", "runs")
+whole = [f for f, k in by_flow.items() if all(x in k for x in LORD)]
+mine = [k for f, k in by_flow.items() if all(x in k for x in LORD) and k["runs"][1] == pid]
 ordered = [k for k in mine if k["woken"][0] <= k["msg"][0] + 1000 and k["msg"][0] <= k["place"][0]
            and k["place"][0] <= k["runs"][0] + 1000]
+kmine = [k for k in mine if "post" in k and "dispatch" in k]
+# the post's event fires once the message is in the ring: the lord may read it first
+kordered = [k for k in kmine if k["woken"][0] <= k["post"][0] + 1000
+            and k["place"][0] <= k["dispatch"][0] and k["dispatch"][0] <= k["runs"][0] + 1000]
+cosko = [n for n in tracks.values() if isinstance(n, str) and n.startswith("cos.ko CPU")]
 print(f"cpus {len(cpus)} lords {len(lords)} places {len(places)} flows {len(whole)} "
-      f"episodes {len(mine)} ordered {len(ordered)}")
+      f"episodes {len(mine)} ordered {len(ordered)} cosko {len(cosko)} kepisodes {len(kmine)} "
+      f"kordered {len(kordered)}")
 )PY";
 
 int field(const std::string &facts, const std::string &key)
@@ -151,6 +163,9 @@ TEST_CASE("cosctl trace beside cos-fifo and redis: CPUs, decisions and flows in 
 	CHECK(summary.find("wait of runnable COS tasks") != std::string::npos);
 	CHECK(summary.find("longest waits:") != std::string::npos);
 	CHECK(summary.find("redis-server:") != std::string::npos);	/* the server's waits are named */
+	/* cos.ko's events: the dispatch split at the CPU's take, and why no wake rule applied */
+	CHECK(summary.find("decides -> its CPU takes it (cos.ko)") != std::string::npos);
+	CHECK(summary.find("wake rules (cos.ko), per waking task: none:no_rule") != std::string::npos);
 
 	std::string facts;
 	{
@@ -169,6 +184,10 @@ TEST_CASE("cosctl trace beside cos-fifo and redis: CPUs, decisions and flows in 
 	/* the sleeper: most of its wake-ups linked through, each in order */
 	CHECK(field(facts, "episodes") >= 20);
 	CHECK(field(facts, "ordered") == field(facts, "episodes"));
+	/* cos.ko's tracks, and its post and dispatch in most of those flows, in order */
+	CHECK(field(facts, "cosko") >= 3);
+	CHECK(field(facts, "kepisodes") >= field(facts, "episodes") / 2);
+	CHECK(field(facts, "kordered") == field(facts, "kepisodes"));
 
 	sh("redis-cli -p 6399 shutdown nosave >/dev/null 2>&1");
 	CHECK(lord.stop(SIGINT) == 0);
@@ -187,6 +206,24 @@ TEST_CASE("cosctl trace: no lord, a bad option, a busy lord", "[trace]")
 	CHECK(sh(cosctl + " trace extra 2>&1", &out) == 2);
 	CHECK(sh(cosctl + " trace --buffer-mb 65 2>&1", &out) == 2);	/* the lord's memory is locked */
 	CHECK(out.find("bad value '65' for --buffer-mb") != std::string::npos);
+	{
+		/* a "lord" that hands out a ring not sealed against shrinking: refused, not mapped */
+		TmpDir fake;
+		pid_t srv = spawn("python3 -c '\n"
+				  "import os, socket, sys\n"
+				  "s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)\n"
+				  "c, _ = s.accept(); c.recv(8)\n"
+				  "fd = os.memfd_create(\"fake\"); os.ftruncate(fd, 1 << 20)\n"
+				  "socket.send_fds(c, [b\"ok\\n\"], [fd]); c.recv(1)' " +
+				  fake.path + "/fake.trace");
+		for (int i = 0; i < 100 && access((fake.path + "/fake.trace").c_str(), F_OK); i++)
+			usleep(50000);
+		CHECK(sh("COS_STATS_DIR=" + fake.path + " " + cosctl + " trace --raw --no-kernel "
+			 "--seconds 1 -o " + fake.path + "/u 2>&1", &out) == 1);
+		CHECK(out.find("the lord's ring is not one") != std::string::npos);
+		kill(srv, SIGKILL);
+		reap(srv);
+	}
 
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
@@ -281,4 +318,115 @@ TEST_CASE("cos-replay: cos-fifo's recording replays to the same decisions; anoth
 	CHECK(sh(build_path("bin/cos-replay") + " " + dir.path + "/cos-fifo.stats 2>&1", &out) == 2);
 	CHECK(sh(build_path("bin/cos-replay") + " /etc/hostname 2>&1", &out) == 2);
 	CHECK(out.find("not a cos recording") != std::string::npos);
+}
+
+namespace {
+
+/* A tracefs instance of its own (no other reader's settings touched), gone with the object. */
+struct TraceInstance {
+	std::string dir = "/sys/kernel/tracing/instances/cos-tp-test";
+	TraceInstance()
+	{
+		if (access("/sys/kernel/tracing/instances", F_OK))
+			sh("mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null");
+		sh("rmdir " + dir + " 2>/dev/null");
+		REQUIRE(sh("mkdir " + dir) == 0);
+		REQUIRE(sh("echo 8192 >" + dir + "/buffer_size_kb && echo 1 >" + dir +
+			   "/events/cos/enable && echo 1 >" + dir + "/tracing_on") == 0);
+	}
+	~TraceInstance() { sh("echo 0 >" + dir + "/tracing_on; rmdir " + dir + " 2>/dev/null"); }
+	std::string text()
+	{
+		sh("echo 0 >" + dir + "/tracing_on");
+		return read_file(dir + "/trace");
+	}
+};
+
+/* Does a line of @text hold event @name (as tracefs prints it: "name: ") and every one of @parts? */
+bool has_event(const std::string &text, const std::string &name,
+	       std::initializer_list<std::string> parts)
+{
+	std::istringstream in(text);
+	std::string line;
+	while (std::getline(in, line)) {
+		if (line.find(" " + name + ": ") == std::string::npos)
+			continue;
+		bool all = true;
+		for (const auto &p : parts)
+			all = all && line.find(p) != std::string::npos;
+		if (all)
+			return true;
+	}
+	return false;
+}
+
+/* @n COS tasks, each spinning @spin_ms and sleeping @sleep_ms, @rounds times: a process group. */
+pid_t cos_workers(int n, int spin_ms, int sleep_ms, int rounds)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		unpin_self();
+		for (int i = 1; i < n; i++)
+			if (fork() == 0)
+				break;
+		if (become_cos_task())
+			_exit(10);
+		for (int r = 0; r < rounds; r++) {
+			uint64_t until = now_ns() + spin_ms * 1000000ull;
+			while (now_ns() < until)
+				;
+			usleep(sleep_ms * 1000);
+		}
+		while (wait(nullptr) > 0)
+			;
+		_exit(0);
+	}
+	return pid;
+}
+
+} // namespace
+
+TEST_CASE("cos.ko's tracepoints: each event with its fields, from a lord's life", "[trace][kernel]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	TraceInstance tr;
+	/* wake rules on (cos-fifo's default); a short stall limit: the stall below must fire */
+	PolicyProc lord({build_path("bin/cos-fifo"), "--name", "tpt", "--cpus", "1-3", "--stall-ms",
+			 "200", "--starve-ms", "5000"});
+	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+	const std::string lord_pid = std::to_string(lord.pid);	/* stop() forgets it */
+	/* one task that sleeps: its wake-ups find free CPUs, the wake rules start it */
+	CHECK(reap(cos_workers(1, 1, 5, 40)) == 0);
+	/* six busy tasks on three CPUs: the lord's turns shoot them onto busy CPUs (kicks) */
+	pid_t busy = cos_workers(6, 3, 1, 1000000);
+	usleep(500000);
+	/* the lord stopped while they post messages: declared stalled, its tasks fall back */
+	REQUIRE(kill(lord.pid, SIGSTOP) == 0);
+	usleep(1000000);
+	REQUIRE(kill(lord.pid, SIGCONT) == 0);
+	usleep(300000);
+	kill(-busy, SIGKILL);
+	reap(busy);
+	CHECK(lord.stop(SIGINT) == 0);	/* unregisters: the enclave ends */
+	std::string text = tr.text();
+	{	/* kept beside the suite's reports, for a failure's reader */
+		const char *run = getenv("COS_RUN_DIR");
+		std::ofstream(std::string(run ? run : "/tmp") + "/test_trace-kernel-events.txt") << text;
+	}
+	INFO("the events: test_trace-kernel-events.txt in the run directory");
+	CHECK(has_event(text, "cos_enclave", {"name=tpt", "lord=" + lord_pid,
+					      "lord_cpu=0", "registered=1"}));
+	CHECK(has_event(text, "cos_post", {"type=TASK_NEW", "seq="}));
+	CHECK(has_event(text, "cos_post", {"type=TASK_RUNNABLE", "woke=1"}));
+	CHECK(has_event(text, "cos_shoot", {"status=OK", "flags=0x"}));
+	CHECK(has_event(text, "cos_dispatch", {"latched=0"}));
+	CHECK(has_event(text, "cos_kick", {"why=shoot"}));
+	CHECK(has_event(text, "cos_select_cpu", {"prev_cpu="}));
+	CHECK(has_event(text, "cos_wake_rule", {"how=free"}));
+	CHECK(has_event(text, "cos_wake_rule", {"how=none:"}));
+	CHECK(has_event(text, "cos_stall", {"reason=unconsumed: lord " + lord_pid}));
+	CHECK(has_event(text, "cos_fallback", {"tasks="}));
+	CHECK(has_event(text, "cos_enclave", {"name=tpt", "registered=0"}));
 }

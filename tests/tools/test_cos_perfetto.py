@@ -64,6 +64,30 @@ def recording(tmp_path, name="r"):
     return tmp_path / name
 
 
+def with_cos_events(tmp_path, name="r"):
+    """recording(), and cos.ko's events as tracefs prints them (kmod/cos_trace.h): no wake rule
+    for redis at its wake-up (others wait), its message posted at +110 us (seq 1), the shoot
+    committed at +335 us with a kick of CPU 2, CPU 2's dispatch takes it at +380 us."""
+    base = recording(tmp_path, name)
+    sec = lambda n: f"{(T0 + n * 1000) // 10**9}.{(T0 + n * 1000) % 10**9 // 1000:06d}"
+    lines = [
+        f"      ksoftirqd/1-25      [001] d.s3.  {sec(105)}: cos_wake_rule: enclave=1 pid=500 cpu=2 "
+        "how=none:others_wait\n",
+        f"      ksoftirqd/1-25      [001] d.s3.  {sec(110)}: cos_post: enclave=1 type=TASK_RUNNABLE "
+        "cpu=2 pid=500 seq=1 arg=0 woke=1\n",
+        f"        cos-fifo-42      [000] d..1.  {sec(335)}: cos_shoot: enclave=1 cpu=2 pid=500 slot=7 "
+        "flags=0x1 slice=0 status=OK\n",
+        f"        cos-fifo-42      [000] d..1.  {sec(336)}: cos_kick: cpu=2 why=shoot\n",
+        f"          worker-600     [002] d..2.  {sec(380)}: cos_dispatch: cpu=2 pid=500 slice=0 "
+        "latched=0\n",
+        f"        cos-fifo-42      [000] d.h1.  {sec(390)}: cos_stall: enclave=1 reason=starved: lord 42 "
+        "stalled: pid 501 waited 10 ms for a shoot (state 2 cpu 3); pending: cpu2=500\n",
+    ]
+    k = base.parent / f"{name}.kernel"
+    k.write_text(k.read_text() + "".join(lines))
+    return base
+
+
 def run(*args, python="python3"):
     return subprocess.run([python, str(TOOL), *map(str, args)], capture_output=True, text=True)
 
@@ -89,6 +113,46 @@ def test_summary_phases_are_the_recorded_differences(tmp_path):
     assert re.search(r"redis-server:500 waited 300.0 us .* ran on CPU 2: lord read its message "
                      r"after 190.0 us, placed it 20.0 us later, shoot 20.0 us, started 60.0 us "
                      r"after; meanwhile CPU 2 ran worker:600 300 us", out), out
+
+
+def test_summary_with_cos_ko_events_splits_the_dispatch_and_names_the_wake_rule(tmp_path):
+    r = run(with_cos_events(tmp_path), "--summary", "--no-trace")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert phase(out, "dispatch: committed -> runs") == [1, 60.0, 60.0, 60.0]
+    assert phase(out, "decides -> its CPU takes it (cos.ko)") == [1, 60.0, 60.0, 60.0]
+    assert phase(out, "taken -> runs") == [1, 20.0, 20.0, 20.0]
+    assert "wake rules (cos.ko), per waking task: none:others_wait 1" in out
+    assert re.search(r"redis-server:500 waited 300.0 us .*started 60.0 us after; wake rule: "
+                     r"none:others_wait; meanwhile CPU 2 ran worker:600 300 us", out), out
+    # without them, no such lines (the first test's recording)
+    r = run(recording(tmp_path, "plain"), "--summary", "--no-trace")
+    assert "cos.ko" not in r.stdout and "wake rule:" not in r.stdout
+
+
+@pytest.mark.skipif(not VENV_PYTHON.exists(), reason="no venv with Perfetto's protos here")
+def test_trace_draws_cos_ko_events_in_the_flow(tmp_path):
+    r = run(with_cos_events(tmp_path), "-o", tmp_path / "t.pftrace", python=str(VENV_PYTHON))
+    assert r.returncode == 0, r.stderr
+    check = subprocess.run([str(VENV_PYTHON), "-c", f"""
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+t = Trace(); t.ParseFromString(open({str(tmp_path / 't.pftrace')!r}, 'rb').read())
+names = sorted(p.track_descriptor.name for p in t.packet if p.HasField('track_descriptor')
+               and p.track_descriptor.name.startswith('cos.ko'))
+ev = [(p.timestamp, p.track_event) for p in t.packet if p.HasField('track_event')]
+flow = {{}}
+for ts, e in ev:
+    for f in list(e.flow_ids) + list(e.terminating_flow_ids):
+        flow.setdefault(f, []).append(e.name)
+stall = [dict((a.name, a.string_value or a.int_value) for a in e.debug_annotations)
+         for ts, e in ev if e.name == 'stall']
+print(names, [sorted(v) for v in flow.values()], stall[0]['reason'], stall[0]['report'][:15])
+"""], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.strip() == (
+        "['cos.ko CPU 0', 'cos.ko CPU 1', 'cos.ko CPU 2'] "
+        "[['dispatch redis-server:500', 'msg TASK_RUNNABLE', 'place redis-server:500 -> CPU 2', "
+        "'post TASK_RUNNABLE redis-server:500', 'runs on CPU 2', 'woken']] starved lord 42 stalled")
 
 
 @pytest.mark.skipif(not VENV_PYTHON.exists(), reason="no venv with Perfetto's protos here")
