@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define COS_TRACE_MAGIC		0x63727463u	/* "ctrc" */
-#define COS_TRACE_VERSION	1
+#define COS_TRACE_VERSION	2
 #define COS_TRACE_ALIGN		16		/* every record's size is a multiple */
 #define COS_TRACE_CPU_WORDS	16		/* enclave_cpus: 1024 CPUs */
 #define COS_TRACE_MAX_MB	64		/* a ring's size at most: a lord's memory is locked */
@@ -121,8 +121,11 @@ struct cos_trace_status {
 	struct cos_trace_rec h;
 	__u32 slot;
 	__s32 ret;
-	struct cos_task_status st;
+	struct cos_task_status st;	/* BOOK: st.last_seq orders the waiting tasks as the
+					 * lord's queues held them (from 1; trace_books()) */
 	__u64 placed_at;		/* BOOK: the task's placed_at; STATUS: 0 */
+	__u64 runnable_at;		/* BOOK: the task's runnable_at; STATUS: 0 */
+	__u64 __pad;
 };
 
 struct cos_trace_affinity {

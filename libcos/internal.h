@@ -60,7 +60,8 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 			     unsigned int max_tasks, unsigned int nr_cpus);
 int cos_sched_step(struct cos_sched *s);
 /* replay.c: the books' times a recording gives (BOOK), and the framework's last tick */
-void cos_sched_replay_seed(struct cos_sched *s, unsigned int slot, unsigned long long placed_at);
+void cos_sched_replay_seed(struct cos_sched *s, unsigned int slot, unsigned long long placed_at,
+			   unsigned long long runnable_at);
 void cos_sched_replay_tick(struct cos_sched *s, unsigned long long last_tick);
 void cos_sched_free(struct cos_sched *s);
 void cos_sched_set_lord(struct cos_sched *s, struct cos_lord *lord, const char *name);

@@ -406,7 +406,7 @@ COS_EXPORT int cos_sched_create_replay(struct cos_sched **sp, const struct cos_p
 		const struct cos_trace_status *b = (const void *)rec_at(r, off);
 
 		if (b->h.type == COS_TREC_BOOK)
-			cos_sched_replay_seed(*sp, b->slot, b->placed_at);
+			cos_sched_replay_seed(*sp, b->slot, b->placed_at, b->runnable_at);
 	}
 	cos_sched_replay_tick(*sp, r->hdr.last_tick_ns);
 	return 0;

@@ -63,6 +63,7 @@ struct cos_sched {
 	struct cos_task **cpu_task;	/* [nr_cpus] */
 	struct cos_task **resuming;	/* [nr_cpus]: cpu_task, latched back, not started */
 	bool *queued_next;		/* [max_tasks]: latched by COS_WAKE_NEXT, no news since */
+	struct learn_key *order;	/* [max_tasks]: learn()'s and trace_books()' sorting */
 	struct cos_task **placing;	/* [nr_cpus]: placements of the current step */
 	struct cos_taskq **placing_from;	/* [nr_cpus]: the latch a re-placed task left */
 	bool *placing_latch;		/* [nr_cpus]: that placement is a latch */
@@ -99,6 +100,24 @@ struct cos_sched {
 	pthread_mutex_t trace_lock;	/* guards trace_want; see trace below */
 	char name[COS_ENCLAVE_NAME_LEN];	/* the enclave's ("" if none) */
 };
+
+/* A waiting task and where it goes in the order the policy learns the waiting ones. */
+struct learn_key {
+	unsigned long long key, key2;
+	unsigned int slot;
+	unsigned int rank;		/* trace_books(): its place in the order, from 1 */
+};
+
+static int learn_key_cmp(const void *a, const void *b)
+{
+	const struct learn_key *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->key2 != y->key2)
+		return x->key2 < y->key2 ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
 
 /* ---------------------------------------------------------------- task queues */
 
@@ -205,12 +224,36 @@ static void trace_affinity(struct cos_sched *s, int pid, int ret, const cpu_set_
 
 /*
  * What the lord knew when the recording began, which a replay learns first: each task (its
- * state, CPU, when it was placed) and its allowed CPUs.  Not the offline CPUs, nor which
- * tasks were latched or throttled: a replay may differ until those have changed.
+ * state, CPU, when it was placed and became runnable) and its allowed CPUs.  Not the offline
+ * CPUs, nor which tasks were latched or throttled: a replay may differ until those have changed.
+ *
+ * The waiting tasks' st.last_seq gives their order as the policy's queues held them (place in
+ * its queue, then since when runnable): learn() hands them to the replayed policy in that
+ * order, as it hands a kernel's table in the order of its messages, so each of the policy's
+ * queues is rebuilt as it was, whatever the slots.
  */
 static bool trace_books(struct cos_sched *s)
 {
+	unsigned int n = 0;
+
 	for (unsigned int i = 0; i < s->max_tasks; i++) {
+		const struct cos_task *t = &s->tasks[i];
+		unsigned long long pos = 0;
+
+		if (t->state != COS_TASK_WAITING)
+			continue;
+		if (t->q)
+			for (const struct cos_task *p = t->q_prev; p && pos < s->max_tasks; p = p->q_prev)
+				pos++;
+		s->order[n++] = (struct learn_key){ .key = pos, .key2 = t->runnable_at, .slot = i };
+	}
+	qsort(s->order, n, sizeof(*s->order), learn_key_cmp);
+	for (unsigned int k = 0; k < n; k++)	/* its rank, then back in slot order */
+		s->order[k] = (struct learn_key){ .key = 0, .key2 = 0, .slot = s->order[k].slot,
+						  .rank = k + 1 };
+	qsort(s->order, n, sizeof(*s->order), learn_key_cmp);
+
+	for (unsigned int i = 0, k = 0; i < s->max_tasks; i++) {
 		const struct cos_task *t = &s->tasks[i];
 		struct cos_task_status ts = { .gen = t->gen, .state = t->state, .pid = (__u32)t->pid,
 					      .cpu = (__u32)t->cpu };
@@ -218,11 +261,14 @@ static bool trace_books(struct cos_sched *s)
 
 		if (t->state == COS_TASK_FREE)
 			continue;
+		if (k < n && s->order[k].slot == i)
+			ts.last_seq = s->order[k++].rank;
 		r = cos_trace_put(s->trace, COS_TREC_BOOK, 0, cos_clock_real());
 		if (r) {
 			r->slot = i;
 			r->st = ts;
 			r->placed_at = t->placed_at;
+			r->runnable_at = t->runnable_at;
 		}
 		trace_affinity(s, t->pid, 0, &s->allowed[i]);
 	}
@@ -452,9 +498,15 @@ static void make_runnable(struct cos_sched *s, struct cos_task *t, unsigned int 
 		s->policy->task_runnable(s, t);
 }
 
-/* Learn every live task from the status table (the books are empty). */
+/*
+ * Learn every live task from the status table (the books are empty).  The waiting ones go to
+ * the policy in the order of their last messages (st.last_seq), the order in which they
+ * became runnable, not in slot order: a policy's queue starts as the kernel saw it fill.
+ */
 static void learn(struct cos_sched *s)
 {
+	unsigned int n = 0;
+
 	for (unsigned int i = 0; i < s->max_tasks; i++) {
 		struct cos_task_status ts;
 		struct cos_task *t;
@@ -467,7 +519,7 @@ static void learn(struct cos_sched *s)
 			continue;
 		t = task_new(s, i, ts.gen, ts.pid, ts.cpu);
 		if (ts.state == COS_TASK_WAITING) {
-			make_runnable(s, t, COS_MSG_TASK_RUNNABLE, 0, cos_now_ns());
+			s->order[n++] = (struct learn_key){ .key = ts.last_seq, .slot = i };
 		} else if ((ts.state == COS_TASK_QUEUED || ts.state == COS_TASK_RUNNING) &&
 			   ts.cpu < s->nr_cpus) {
 			task_set_state(s, t, ts.state);
@@ -478,6 +530,9 @@ static void learn(struct cos_sched *s)
 				s->cpu_task[ts.cpu] = t;
 		}
 	}
+	qsort(s->order, n, sizeof(*s->order), learn_key_cmp);
+	for (unsigned int k = 0; k < n; k++)
+		make_runnable(s, &s->tasks[s->order[k].slot], COS_MSG_TASK_RUNNABLE, 0, cos_now_ns());
 }
 
 /* Forget everything and learn it again. */
@@ -1273,6 +1328,7 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->cpu_task = calloc(nr_cpus, sizeof(*s->cpu_task));
 	s->resuming = calloc(nr_cpus, sizeof(*s->resuming));
 	s->queued_next = calloc(max_tasks, sizeof(*s->queued_next));
+	s->order = calloc(max_tasks, sizeof(*s->order));
 	s->placing = calloc(nr_cpus, sizeof(*s->placing));
 	s->placing_from = calloc(nr_cpus, sizeof(*s->placing_from));
 	s->placing_latch = calloc(nr_cpus, sizeof(*s->placing_latch));
@@ -1280,7 +1336,7 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->latched = calloc(nr_cpus, sizeof(*s->latched));
 	if (!s->tasks || !s->by_pid || !s->allowed || !s->throttled_on ||
 	    (policy->task_data_size && !s->data) ||
-	    !s->cpu_task || !s->resuming || !s->queued_next || !s->placing || !s->placing_from ||
+	    !s->cpu_task || !s->resuming || !s->queued_next || !s->order || !s->placing || !s->placing_from ||
 	    !s->placing_latch || !s->placing_slice ||
 	    !s->latched) {
 		cos_sched_free(s);
@@ -1293,10 +1349,13 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	return 0;
 }
 
-void cos_sched_replay_seed(struct cos_sched *s, unsigned int slot, unsigned long long placed_at)
+void cos_sched_replay_seed(struct cos_sched *s, unsigned int slot, unsigned long long placed_at,
+			   unsigned long long runnable_at)
 {
-	if (slot < s->max_tasks && s->tasks[slot].state != COS_TASK_FREE)
+	if (slot < s->max_tasks && s->tasks[slot].state != COS_TASK_FREE) {
 		s->tasks[slot].placed_at = placed_at;
+		s->tasks[slot].runnable_at = runnable_at;
+	}
 }
 
 void cos_sched_replay_tick(struct cos_sched *s, unsigned long long last_tick)
@@ -1328,6 +1387,7 @@ void cos_sched_free(struct cos_sched *s)
 	free(s->cpu_task);
 	free(s->resuming);
 	free(s->queued_next);
+	free(s->order);
 	free(s->placing);
 	free(s->placing_from);
 	free(s->placing_slice);

@@ -39,7 +39,7 @@ def recording(tmp_path, name="r"):
     +340 us; it ran at +400 us.  Another task (600) ran on CPU 2 before it."""
     words = [0] * 16
     words[0] = 0b1110            # CPUs 1-3
-    h = HEADER.pack(0x63727463, 1, HEADER_SIZE, 0, T0, 42, 0, 4, 64, 0, *words,
+    h = HEADER.pack(0x63727463, 2, HEADER_SIZE, 0, T0, 42, 0, 4, 64, 0, *words,
                     b"cos-fifo", b"cos-fifo", b"--cpus 1-3")
     h += b"\0" * (HEADER_SIZE - len(h))
     us = lambda n: T0 + n * 1000

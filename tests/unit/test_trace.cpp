@@ -29,6 +29,7 @@ struct Kernel {
 	uint64_t seq = 0;
 	std::map<int, std::pair<unsigned, unsigned>> prepared;	/* cpu -> slot, gen */
 	std::map<int, unsigned> on_cpu;				/* cpu -> slot running */
+	std::map<unsigned, cos_task_status> table;		/* slot -> status (learn()) */
 	void post(unsigned type, unsigned slot, int cpu, uint64_t arg = 0)
 	{
 		cos_msg m{};
@@ -54,9 +55,10 @@ const cos_msg *k_peek(void *b)
 }
 void k_consume(void *b) { static_cast<Kernel *>(b)->ring.pop_front(); }
 void k_publish(void *) {}
-int k_status(void *, unsigned, cos_task_status *out)
+int k_status(void *b, unsigned slot, cos_task_status *out)
 {
-	*out = {};
+	auto *k = static_cast<Kernel *>(b);
+	*out = k->table.count(slot) ? k->table[slot] : cos_task_status{};
 	return 0;
 }
 int k_prepare(void *b, int cpu, unsigned slot, unsigned gen, unsigned long long, unsigned)
@@ -172,12 +174,13 @@ struct Recording {
 };
 
 /*
- * Four tasks on two CPUs for @steps steps 200 us apart (task 3 allowed on CPU 1 only),
- * recorded from step @from on through a ring of @ring bytes that is drained every
- * @drain_every steps (0: at the end only).  The policy also reads the clock as an observer.
+ * Four tasks on two CPUs for @steps steps 200 us apart (task 3 allowed on CPU 1 only), woken
+ * in the order @woken, recorded from step @from on through a ring of @ring bytes that is
+ * drained every @drain_every steps (0: at the end only).  The policy also reads the clock as
+ * an observer.
  */
 void record(Recording &rec, unsigned long long slice_ns, int steps, size_t ring, int drain_every,
-	    int from = 0)
+	    int from = 0, std::vector<unsigned> woken = {0, 1, 2, 3})
 {
 	char tmpl[] = "/tmp/cos-trace-XXXXXX";
 	int out = mkstemp(tmpl);
@@ -193,10 +196,10 @@ void record(Recording &rec, unsigned long long slice_ns, int steps, size_t ring,
 	cos_sched *s;
 	REQUIRE(cos_sched_create_backend(&s, &p, &be, &k, &o, 16, 4) == 0);
 
-	for (unsigned i = 0; i < 4; i++) {
+	for (unsigned i = 0; i < 4; i++)
 		k.post(COS_MSG_TASK_NEW, i, 3);
+	for (unsigned i : woken)
 		k.post(COS_MSG_TASK_RUNNABLE, i, 3);
-	}
 	for (int i = 0; i < from; i++) {	/* the lord at work before anyone records it */
 		cos_sched_step(s);
 		usleep(200);
@@ -300,6 +303,46 @@ TEST_CASE("a recording begun mid-run replays the same: the books with their turn
 	CHECK(same.recorded == same.replayed);
 	CHECK(turns == rec.turns);
 	CHECK(ticks == rec.ticks);
+}
+
+TEST_CASE("a recording begun while tasks wait out of slot order replays them in their queue's order", "[trace][midrun]")
+{
+	/* woken 3, 2, 1, 0: after a step 2 and 3 run, 1 and 0 wait in that order */
+	Recording rec;
+	record(rec, 1000000, 60, 1 << 20, 7, 1, {3, 2, 1, 0});
+	REQUIRE(rec.turns > 0);
+	unsigned long long turns;
+	cos_replay_result same = replay(rec.path, 1000000, &turns);
+	CHECK(same.differing == 0);
+	CHECK(same.recorded == same.replayed);
+	CHECK(turns == rec.turns);
+}
+
+TEST_CASE("a lord learns the waiting tasks in the order of their last messages, not their slots", "[trace][learn]")
+{
+	Kernel k;
+	for (unsigned slot = 0; slot < 4; slot++) {	/* runnable in the order 2, 0, 3, 1 */
+		static const unsigned long long seq[] = {20, 40, 10, 30};
+		cos_task_status ts{};
+		ts.gen = 1;
+		ts.state = COS_TASK_WAITING;
+		ts.pid = 100 + slot;
+		ts.cpu = 3;
+		ts.last_seq = seq[slot];
+		k.table[slot] = ts;
+	}
+	cos_backend be = make_backend();
+	Rr r{{}, 1000000};
+	cos_policy p = rr_policy(&r);
+	cpu_set_t enclave;
+	cos_sched_opts o = opts_for(&enclave);
+	cos_sched *s;
+	REQUIRE(cos_sched_create_backend(&s, &p, &be, &k, &o, 16, 4) == 0);
+	std::vector<unsigned> order;
+	for (cos_task *t = r.q.head; t; t = t->q_next)
+		order.push_back(t->slot);
+	CHECK(order == std::vector<unsigned>{2, 0, 3, 1});
+	cos_sched_free(s);
 }
 
 TEST_CASE("a small ring drained often wraps and loses nothing", "[trace]")
