@@ -150,7 +150,11 @@ TEST_CASE("cosctl trace beside cos-fifo and redis: CPUs, decisions and flows in 
 	pid_t trace = spawn("COS_STATS_DIR=" + dir.path + " PATH=" + PYTHON_DIR + ":$PATH " + cosctl +
 			    " trace --seconds 4 -o " + dir.path + "/t.pftrace --summary >" + dir.path +
 			    "/summary 2>" + dir.path + "/trace.err");
-	usleep(500000);		/* recording by now (the lord adopts its ring at its next step) */
+	/* the sleeper starts once cosctl records (a debug kernel takes seconds to set up) */
+	bool recording = false;
+	for (int i = 0; i < 300 && !recording; i++, usleep(100000))
+		recording = read_file(dir.path + "/trace.err").find("recording") != std::string::npos;
+	CHECK(recording);
 	pid_t task = sleeper(40, 50);
 	CHECK(sh("redis-benchmark -p 6399 -n 20000 -c 4 -q -t set,get >/dev/null 2>&1") == 0);
 	CHECK(reap(task) == 0);
