@@ -130,53 +130,50 @@ def test_summary_with_cos_ko_events_splits_the_dispatch_and_names_the_wake_rule(
     assert "cos.ko" not in r.stdout and "wake rule:" not in r.stdout
 
 
-@pytest.mark.skipif(not VENV_PYTHON.exists(), reason="no venv with Perfetto's protos here")
-def test_trace_draws_cos_ko_events_in_the_flow(tmp_path):
-    r = run(with_cos_events(tmp_path), "-o", tmp_path / "t.pftrace", python=str(VENV_PYTHON))
-    assert r.returncode == 0, r.stderr
+def perfetto_facts(trace, script):
+    """Run @script on @trace read with Perfetto's protos, given `t` (the Trace), `ev` (its
+    track events with their times) and `flow` (each flow's events, in order); its output."""
     check = subprocess.run([str(VENV_PYTHON), "-c", f"""
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
-t = Trace(); t.ParseFromString(open({str(tmp_path / 't.pftrace')!r}, 'rb').read())
-names = sorted(p.track_descriptor.name for p in t.packet if p.HasField('track_descriptor')
-               and p.track_descriptor.name.startswith('cos.ko'))
+t = Trace(); t.ParseFromString(open({str(trace)!r}, 'rb').read())
 ev = [(p.timestamp, p.track_event) for p in t.packet if p.HasField('track_event')]
 flow = {{}}
 for ts, e in ev:
     for f in list(e.flow_ids) + list(e.terminating_flow_ids):
-        flow.setdefault(f, []).append(e.name)
+        flow.setdefault(f, []).append((ts, e.name))
+""" + script], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    return check.stdout.strip()
+
+
+@pytest.mark.skipif(not VENV_PYTHON.exists(), reason="no venv with Perfetto's protos here")
+def test_trace_draws_cos_ko_events_in_the_flow(tmp_path):
+    r = run(with_cos_events(tmp_path), "-o", tmp_path / "t.pftrace", python=str(VENV_PYTHON))
+    assert r.returncode == 0, r.stderr
+    assert perfetto_facts(tmp_path / "t.pftrace", """
+names = sorted(p.track_descriptor.name for p in t.packet if p.HasField('track_descriptor')
+               and p.track_descriptor.name.startswith('cos.ko'))
 stall = [dict((a.name, a.string_value or a.int_value) for a in e.debug_annotations)
          for ts, e in ev if e.name == 'stall']
-print(names, [sorted(v) for v in flow.values()], stall[0]['reason'], stall[0]['report'][:15])
-"""], capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
-    assert check.stdout.strip() == (
-        "['cos.ko CPU 0', 'cos.ko CPU 1', 'cos.ko CPU 2'] "
-        "[['dispatch redis-server:500', 'msg TASK_RUNNABLE', 'place redis-server:500 -> CPU 2', "
-        "'post TASK_RUNNABLE redis-server:500', 'runs on CPU 2', 'woken']] starved lord 42 stalled")
+print(names, [sorted(n for ts, n in v) for v in flow.values()], stall[0]['reason'],
+      stall[0]['report'][:15])
+""") == ("['cos.ko CPU 0', 'cos.ko CPU 1', 'cos.ko CPU 2'] "
+         "[['dispatch redis-server:500', 'msg TASK_RUNNABLE', 'place redis-server:500 -> CPU 2', "
+         "'post TASK_RUNNABLE redis-server:500', 'runs on CPU 2', 'woken']] starved lord 42 stalled")
 
 
 @pytest.mark.skipif(not VENV_PYTHON.exists(), reason="no venv with Perfetto's protos here")
 def test_trace_has_cpus_the_lord_and_a_whole_flow(tmp_path):
     r = run(recording(tmp_path), "-o", tmp_path / "t.pftrace", python=str(VENV_PYTHON))
     assert r.returncode == 0, r.stderr
-    check = subprocess.run([str(VENV_PYTHON), "-c", f"""
-from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
-t = Trace(); t.ParseFromString(open({str(tmp_path / 't.pftrace')!r}, 'rb').read())
-cpus = {{p.ftrace_events.cpu for p in t.packet if p.HasField('ftrace_events')}}
-names = [p.track_descriptor.name for p in t.packet if p.HasField('track_descriptor')]
-ev = [(p.timestamp, p.track_event) for p in t.packet if p.HasField('track_event')]
-flow = {{}}
-for ts, e in ev:
-    for f in list(e.flow_ids) + list(e.terminating_flow_ids):
-        flow.setdefault(f, []).append((ts, e.name))
-print(sorted(cpus), [n for n in names if n.startswith('lord')], [sorted(v) for v in flow.values()])
-"""], capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
     us = lambda n: T0 + n * 1000
-    assert check.stdout.strip() == (
-        "[1, 2] [\"lord cos-fifo 'cos-fifo' (pid 42, CPU 0)\"] "
-        f"[[({us(100)}, 'woken'), ({us(300)}, 'msg TASK_RUNNABLE'), "
-        f"({us(320)}, 'place redis-server:500 -> CPU 2'), ({us(400)}, 'runs on CPU 2')]]")
+    assert perfetto_facts(tmp_path / "t.pftrace", """
+cpus = {p.ftrace_events.cpu for p in t.packet if p.HasField('ftrace_events')}
+names = [p.track_descriptor.name for p in t.packet if p.HasField('track_descriptor')]
+print(sorted(cpus), [n for n in names if n.startswith('lord')], [sorted(v) for v in flow.values()])
+""") == ("[1, 2] [\"lord cos-fifo 'cos-fifo' (pid 42, CPU 0)\"] "
+         f"[[({us(100)}, 'woken'), ({us(300)}, 'msg TASK_RUNNABLE'), "
+         f"({us(320)}, 'place redis-server:500 -> CPU 2'), ({us(400)}, 'runs on CPU 2')]]")
 
 
 def test_damaged_recordings_are_refused(tmp_path):

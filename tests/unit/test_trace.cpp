@@ -167,6 +167,24 @@ cos_sched_opts opts_for(cpu_set_t *enclave)
 	return o;
 }
 
+/* A round-robin lord on the scripted kernel @k, its framework made (and freed at the end). */
+struct RrLord {
+	cos_backend be = make_backend();
+	Rr r;
+	cos_policy p;
+	cpu_set_t enclave;
+	cos_sched_opts o;
+	cos_sched *s = nullptr;
+	RrLord(Kernel &k, unsigned long long slice_ns, bool observe = false) : r{{}, slice_ns}
+	{
+		r.observe = observe;
+		p = rr_policy(&r);
+		o = opts_for(&enclave);
+		REQUIRE(cos_sched_create_backend(&s, &p, &be, &k, &o, 16, 4) == 0);
+	}
+	~RrLord() { cos_sched_free(s); }
+};
+
 struct Recording {
 	std::string path;
 	unsigned long long turns = 0, lost = 0, ticks = 0;
@@ -187,14 +205,9 @@ void record(Recording &rec, unsigned long long slice_ns, int steps, size_t ring,
 	REQUIRE(out >= 0);
 	rec.path = tmpl;
 	Kernel k;
-	cos_backend be = make_backend();
-	Rr r{{}, slice_ns};
-	r.observe = true;
-	cos_policy p = rr_policy(&r);
-	cpu_set_t enclave;
-	cos_sched_opts o = opts_for(&enclave);
-	cos_sched *s;
-	REQUIRE(cos_sched_create_backend(&s, &p, &be, &k, &o, 16, 4) == 0);
+	RrLord lord(k, slice_ns, true);
+	cos_sched *s = lord.s;
+	Rr &r = lord.r;
 
 	for (unsigned i = 0; i < 4; i++)
 		k.post(COS_MSG_TASK_NEW, i, 3);
@@ -237,7 +250,6 @@ void record(Recording &rec, unsigned long long slice_ns, int steps, size_t ring,
 	munmap(h, map_size);
 	close(fd);
 	close(out);
-	cos_sched_free(s);
 }
 
 /* Replay @path with a round robin of @slice_ns; the differing steps. */
@@ -331,18 +343,11 @@ TEST_CASE("a lord learns the waiting tasks in the order of their last messages, 
 		ts.last_seq = seq[slot];
 		k.table[slot] = ts;
 	}
-	cos_backend be = make_backend();
-	Rr r{{}, 1000000};
-	cos_policy p = rr_policy(&r);
-	cpu_set_t enclave;
-	cos_sched_opts o = opts_for(&enclave);
-	cos_sched *s;
-	REQUIRE(cos_sched_create_backend(&s, &p, &be, &k, &o, 16, 4) == 0);
+	RrLord lord(k, 1000000);
 	std::vector<unsigned> order;
-	for (cos_task *t = r.q.head; t; t = t->q_next)
+	for (cos_task *t = lord.r.q.head; t; t = t->q_next)
 		order.push_back(t->slot);
 	CHECK(order == std::vector<unsigned>{2, 0, 3, 1});
-	cos_sched_free(s);
 }
 
 TEST_CASE("a small ring drained often wraps and loses nothing", "[trace]")
@@ -429,13 +434,8 @@ TEST_CASE("a damaged recording is refused, not replayed", "[trace]")
 TEST_CASE("a reader's nonsense in the ring is caught, not followed", "[trace]")
 {
 	Kernel k;
-	cos_backend be = make_backend();
-	Rr r{{}, 1000000};
-	cos_policy p = rr_policy(&r);
-	cpu_set_t enclave;
-	cos_sched_opts o = opts_for(&enclave);
-	cos_sched *s;
-	REQUIRE(cos_sched_create_backend(&s, &p, &be, &k, &o, 16, 4) == 0);
+	RrLord lord(k, 1000000);
+	cos_sched *s = lord.s;
 	/* a ring over 64 MiB is refused: a lord's memory is locked */
 	CHECK(cos_sched_trace_start(s, (64u << 20) + 1, nullptr) == -EINVAL);
 	CHECK(cos_sched_trace_start(s, SIZE_MAX, nullptr) == -EINVAL);	/* the worst a reader sends */
@@ -467,6 +467,5 @@ TEST_CASE("a reader's nonsense in the ring is caught, not followed", "[trace]")
 	close(null);
 	munmap(h, (size_t)st.st_size);
 	close(fd);
-	cos_sched_trace_stop(s);
-	cos_sched_free(s);		/* frees the ring it still had */
+	cos_sched_trace_stop(s);	/* the lord's end frees the ring it still had */
 }
