@@ -18,6 +18,11 @@
  * slice.  A latched task is bound to its CPU, so an idle CPU with an empty queue takes the
  * oldest latched task of the CPU with the longest latch.  Arrival order holds per CPU only.
  *
+ * Woken first (--wake-first, off by default): a task that wakes or is new goes before the tasks
+ * whose turn ended, and ends a busy task's turn after a quarter, as a fair scheduler's wake-up
+ * preemption would; threads that hand a lock to each other then wait a quarter turn for it, not
+ * a round.  A task whose turn ended goes first once it has waited a turn per task of its queue.
+ *
  * Put workloads under it with `cosctl run -- CMD` (their threads become SCHED_EXT tasks).
  *
  * Its decision records (`cosctl trace`, cos-replay) give each placement a reason: FIFO_IDLE, a
@@ -32,19 +37,30 @@
 
 enum fifo_reason { FIFO_IDLE = 1, FIFO_STOLEN, FIFO_TURN, FIFO_LATCH };
 
+/*
+ * A queue: tasks whose turn ended (or that yielded) in arrival order, and with --wake-first
+ * the woken and new ones apart, in theirs.  Without it every task goes to @turned.
+ */
+struct fifo_q {
+	struct cos_taskq woken, turned;
+};
+
 struct fifo {
-	struct cos_taskq global;
-	struct cos_taskq percpu[LORD_MAX_CPUS];
+	struct fifo_q global;
+	struct fifo_q percpu[LORD_MAX_CPUS];
 	const int *cpus;		/* the enclave (struct lord_main's) */
 	int nr_cpus;
 	const char *in_enclave;
 	int per_cpu;
+	int wake_first;			/* --wake-first: woken tasks before turned ones */
 	unsigned int latch;		/* --latch: tasks latched behind each CPU's at most */
 	unsigned long long slice_ns;	/* a turn while others wait; 0: run to block */
 	unsigned long long runnable, blocked, preempted, latched, stolen, turns;
+	unsigned long long woken_first;	/* --wake-first: a woken task went before a turned one */
+	unsigned long long early_turns;	/* --wake-first: a turn ended early for a woken task */
 };
 
-static struct cos_taskq *queue_for(struct fifo *f, struct cos_task *t)
+static struct fifo_q *queue_for(struct fifo *f, struct cos_task *t)
 {
 	if (!f->per_cpu)
 		return &f->global;
@@ -56,9 +72,18 @@ static struct cos_taskq *queue_for(struct fifo *f, struct cos_task *t)
 static void fifo_runnable(struct cos_sched *s, struct cos_task *t)
 {
 	struct fifo *f = cos_sched_policy_ctx(s);
+	struct fifo_q *q = queue_for(f, t);
 
 	f->runnable++;
-	cos_taskq_push(queue_for(f, t), t);
+	cos_taskq_push(f->wake_first ? &q->woken : &q->turned, t);
+}
+
+static void fifo_yield(struct cos_sched *s, struct cos_task *t)
+{
+	struct fifo *f = cos_sched_policy_ctx(s);
+
+	f->runnable++;
+	cos_taskq_push(&queue_for(f, t)->turned, t);
 }
 
 static void fifo_preempted(struct cos_sched *s, struct cos_task *t, unsigned int why)
@@ -68,9 +93,10 @@ static void fifo_preempted(struct cos_sched *s, struct cos_task *t, unsigned int
 	f->preempted++;
 	/* preempted by a kthread or another class: it did not use up its turn, keep it first */
 	if (why == COS_PREEMPT_BY_OTHER)
-		cos_taskq_push_head(queue_for(f, t), t);
+		cos_taskq_push_head(f->wake_first ? &queue_for(f, t)->woken : &queue_for(f, t)->turned,
+				    t);
 	else
-		cos_taskq_push(queue_for(f, t), t);
+		cos_taskq_push(&queue_for(f, t)->turned, t);
 }
 
 static void fifo_blocked(struct cos_sched *s, struct cos_task *t)
@@ -80,16 +106,35 @@ static void fifo_blocked(struct cos_sched *s, struct cos_task *t)
 	f->blocked++;
 }
 
+/*
+ * The first task of @q for @cpu: a woken one before one whose turn ended, unless that one has
+ * waited a turn for each task of its queue (as long as arrival order would have let it wait,
+ * plus a turn): woken tasks cannot keep it waiting longer than that.
+ */
+static struct cos_task *fifo_first_in(struct cos_sched *s, struct fifo *f, struct fifo_q *q,
+				      int cpu)
+{
+	struct cos_task *woken = cos_sched_first_for(s, &q->woken, cpu);
+	struct cos_task *turned = cos_sched_first_for(s, &q->turned, cpu);
+
+	if (!woken || !turned)
+		return woken ?: turned;
+	if (f->slice_ns && cos_now_ns() - turned->runnable_at >= q->turned.len * f->slice_ns)
+		return turned;
+	f->woken_first++;
+	return woken;
+}
+
 /* The first waiting task for @cpu: its own queue, else (per-CPU queues) any other's. */
 static struct cos_task *fifo_first(struct cos_sched *s, struct fifo *f, int cpu)
 {
 	struct cos_task *t;
 
 	if (!f->per_cpu)
-		return cos_sched_first_for(s, &f->global, cpu);
-	t = cos_sched_first_for(s, &f->percpu[cpu], cpu);
+		return fifo_first_in(s, f, &f->global, cpu);
+	t = fifo_first_in(s, f, &f->percpu[cpu], cpu);
 	for (int j = 0; !t && j < f->nr_cpus; j++)	/* steal */
-		t = cos_sched_first_for(s, &f->percpu[f->cpus[j]], cpu);
+		t = fifo_first_in(s, f, &f->percpu[f->cpus[j]], cpu);
 	return t;
 }
 
@@ -110,9 +155,9 @@ static struct cos_task *fifo_latched_for(struct cos_sched *s, struct fifo *f, in
 static bool fifo_waiting(const struct fifo *f)
 {
 	if (!f->per_cpu)
-		return f->global.head;
+		return f->global.woken.head || f->global.turned.head;
 	for (int i = 0; i < f->nr_cpus; i++)
-		if (f->percpu[f->cpus[i]].head)
+		if (f->percpu[f->cpus[i]].woken.head || f->percpu[f->cpus[i]].turned.head)
 			return true;
 	return false;
 }
@@ -154,8 +199,15 @@ static void fifo_schedule(struct cos_sched *s)
 			continue;
 		if (!now)
 			now = cos_now_ns();
-		if (now - cur->placed_at < f->slice_ns)
-			continue;
+		/* with --wake-first a woken task ends the turn after a quarter (a tick), as a
+		 * fair scheduler's wake-up preemption would: a lock it waited for was just freed */
+		if (now - cur->placed_at < f->slice_ns) {
+			if (!f->wake_first || now - cur->placed_at < f->slice_ns / 4 ||
+			    !cos_sched_first_for(s, f->per_cpu ? &f->percpu[cpu].woken :
+								 &f->global.woken, cpu))
+				continue;
+			f->early_turns++;
+		}
 		if (!t)
 			t = fifo_first(s, f, cpu);
 		cos_sched_reason(s, FIFO_TURN);
@@ -189,7 +241,9 @@ static void fifo_stats(struct cos_sched *s, struct lord_stats *st)
 	lord_stat(st, "latched", f->latched);
 	lord_stat(st, "stolen", f->stolen);
 	lord_stat(st, "turns", f->turns);
-	lord_stat(st, "queued", f->per_cpu ? 0 : f->global.len);
+	lord_stat(st, "woken-first", f->woken_first);
+	lord_stat(st, "early-turns", f->early_turns);
+	lord_stat(st, "queued", f->per_cpu ? 0 : f->global.woken.len + f->global.turned.len);
 }
 
 #define FIFO_SLICE_NS	(5ULL * 1000 * 1000)	/* the kernel's fair slice is 3-5 ms too */
@@ -203,6 +257,7 @@ static int fifo_parse(int opt, const char *arg)
 
 	switch (opt) {
 	case 'p': f.per_cpu = 1; return 0;
+	case 'W': f.wake_first = 1; return 0;
 	case 's':
 		if (lord_number(arg, 0, 10ULL * 1000 * 1000, &v))
 			return -1;
@@ -238,6 +293,8 @@ static void fifo_banner(FILE *out)
 		fputs("run to block", out);
 	if (f.latch)
 		fprintf(out, ", latch %u", f.latch);
+	if (f.wake_first)
+		fputs(", woken tasks first", out);
 }
 
 int main(int argc, char **argv)
@@ -246,6 +303,7 @@ int main(int argc, char **argv)
 		{ "per-cpu", no_argument, NULL, 'p' },
 		{ "slice-us", required_argument, NULL, 's' },
 		{ "latch", required_argument, NULL, 'L' },
+		{ "wake-first", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cos_policy policy = {
@@ -253,7 +311,7 @@ int main(int argc, char **argv)
 		.name = "fifo",
 		.task_runnable = fifo_runnable,
 		.task_preempted = fifo_preempted,
-		.task_yield = fifo_runnable,
+		.task_yield = fifo_yield,
 		.task_blocked = fifo_blocked,
 		.schedule = fifo_schedule,
 		.ctx = &f,
@@ -268,7 +326,9 @@ int main(int argc, char **argv)
 		"                       each task until it blocks, which lets one busy thread hold a\n"
 		"                       CPU that others wait for)\n"
 		"      --latch N        latch up to N waiting tasks behind each busy CPU's task (0-4,\n"
-		"                       default 0): it starts there without a round trip to the lord\n";
+		"                       default 0): it starts there without a round trip to the lord\n"
+		"      --wake-first     a woken task goes before the tasks whose turn ended (each of\n"
+		"                       those waits at most a turn per task of its queue, and one)\n";
 	m.own_short = "ps:";
 	m.own_long = own;
 	m.parse = fifo_parse;

@@ -940,6 +940,59 @@ TEST_CASE("cos-fifo's default turn gives busy COS tasks on one CPU turns, latche
 	}
 }
 
+/* The value after " NAME " in the last statistics line of @err, or -1. */
+long long last_stat(const std::string &err, const std::string &name)
+{
+	size_t at = err.rfind(" " + name + " ");
+	return at == std::string::npos ? -1 : std::stoll(err.substr(at + name.size() + 2));
+}
+
+TEST_CASE("cos-fifo --wake-first: a task that wakes goes before busy tasks whose turn ended, which still get theirs", "[policies][fifo][wake-first]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	for (bool wake_first : {false, true}) {
+		CAPTURE(wake_first);
+		std::vector<std::string> argv = {build_path("bin/cos-fifo"), "--cpus", "1", "--stall-ms",
+						 stall_arg(1000), "--starve-ms", starve_arg(10000)};
+		if (wake_first)
+			argv.push_back("--wake-first");
+		PolicyProc lord(argv);
+		REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+		CHECK((lord.err.find("woken tasks first") != std::string::npos) == wake_first);
+		unsigned ran;
+		int sleeper_rc;
+		{
+			BusyCosTasks busy(3);
+			/* a task that sleeps 2 ms at a time beside them, 100 times */
+			pid_t sleeper = fork();
+			if (sleeper == 0) {
+				if (become_cos_task())
+					_exit(1);
+				for (int i = 0; i < 100; i++)
+					usleep(2000);
+				_exit(0);
+			}
+			REQUIRE(sleeper > 0);
+			ran = busy.running(1500);
+			int st = 0;
+			waitpid(sleeper, &st, 0);
+			sleeper_rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		}
+		CHECK(lord.stop(SIGINT) == 0);
+		INFO(lord.err);
+		CHECK(sleeper_rc == 0);
+		CHECK(ran == 3);	/* the busy ones still took turns */
+		if (wake_first) {
+			CHECK(last_stat(lord.err, "woken-first") > 0);	/* the sleeper went first */
+			CHECK(last_stat(lord.err, "early-turns") > 0);	/* and ended busy turns */
+		} else {
+			CHECK(last_stat(lord.err, "woken-first") == 0);	/* arrival order only */
+			CHECK(last_stat(lord.err, "early-turns") == 0);
+		}
+	}
+}
+
 TEST_CASE("cos-shinjuku's slice is never shorter than 4 of its measured round trips; --fixed-slice keeps it", "[policies][shinjuku][slice]")
 {
 	Shim shim;
