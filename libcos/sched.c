@@ -1336,9 +1336,8 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->latched = calloc(nr_cpus, sizeof(*s->latched));
 	if (!s->tasks || !s->by_pid || !s->allowed || !s->throttled_on ||
 	    (policy->task_data_size && !s->data) ||
-	    !s->cpu_task || !s->resuming || !s->queued_next || !s->order || !s->placing || !s->placing_from ||
-	    !s->placing_latch || !s->placing_slice ||
-	    !s->latched) {
+	    !s->cpu_task || !s->resuming || !s->queued_next || !s->order || !s->placing ||
+	    !s->placing_from || !s->placing_latch || !s->placing_slice || !s->latched) {
 		cos_sched_free(s);
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
 	}
