@@ -367,10 +367,9 @@ static inline void cos_test_delay_atomic(const u32 *us)
 }
 
 /* cos_trace.c: the tracepoints cos_lord.c fires (kmod/cos_trace.h has each one's context) */
-void cos_trace_stall(u32 enclave, u64 reason, const char *report);
-void cos_trace_fallback(u32 enclave, u32 tasks);
-void cos_trace_enclave(u32 id, const char *name, pid_t lord, s32 lord_cpu,
-		       const struct cpumask *cpus, bool registered);
+void cos_trace_stall(struct cos_enclave *e, u64 reason);
+void cos_trace_fallback(struct cos_enclave *e, u32 tasks);
+void cos_trace_enclave(struct cos_enclave *e, bool registered);
 
 /* cos_uaccess.c (process context, may fault) */
 long cos_user_size(const void __user *uarg, size_t min_size);
@@ -517,7 +516,7 @@ void cos_task_stopping(struct task_struct *p, s32 slot, bool runnable);
 void cos_task_quiescent(struct task_struct *p, s32 slot, bool sleep);
 bool cos_task_yield(struct task_struct *p, s32 slot);
 void cos_task_affinity(struct task_struct *p, s32 slot);
-pid_t cos_slot_pid(u32 slot, u32 gen);
+pid_t cos_slot_pid(struct cos_enclave *e, u32 slot, u32 gen);
 u32 cos_task_shoot(struct cos_enclave *e, u32 slot, u32 gen, s32 cpu, u64 slice, u64 consumed,
 		   u32 flags, bool *kick);
 u32 cos_fallback_all(struct cos_enclave *e);

@@ -88,7 +88,7 @@ void cos_fallback_locked(struct cos_enclave *e, struct cpumask *kick)
 	atomic64_inc(&cos_counters.fallbacks);
 	e->fallbacks++;
 	n = cos_fallback_all(e);
-	cos_trace_fallback(e->id, n);
+	cos_trace_fallback(e, n);
 	cpumask_or(kick, kick, e->cpus);
 	/* a local shoot's task may hold it: it goes back through ops.enqueue, to the fair policy */
 	cpumask_set_cpu(e->lord_cpu, kick);
@@ -278,7 +278,7 @@ void cos_stall_locked(struct cos_enclave *e, u64 reason, struct cpumask *kick)
 	cos_set_active_locked(e, false);
 	WRITE_ONCE(e->ctl->stalls, e->ctl->stalls + 1);
 	atomic64_inc(&cos_counters.stalls);
-	cos_trace_stall(e->id, reason, e->stall_report);
+	cos_trace_stall(e, reason);
 	cos_post(e, COS_MSG_LORD_STALL, smp_processor_id(), NULL, reason);
 	cos_fallback_locked(e, kick);
 }
@@ -725,7 +725,7 @@ long cos_ioc_register_lord(struct file *file, void __user *uarg)
 				      HRTIMER_MODE_REL_HARD);
 			cos_registry_add(e, idx);	/* e set up before it is seen */
 			cos_set_active_locked(e, true);
-			cos_trace_enclave(e->id, e->name, e->lord->pid, e->lord_cpu, e->cpus, true);
+			cos_trace_enclave(e, true);
 		}
 	}
 	if (ret) {
@@ -776,7 +776,7 @@ static void cos_unregister(struct cos_enclave *e)
 		cos_fallback_locked(e, e->kick_mask);
 		WRITE_ONCE(e->registered, false);
 		cos_registry_remove(e);
-		cos_trace_enclave(e->id, e->name, e->lord->pid, e->lord_cpu, e->cpus, false);
+		cos_trace_enclave(e, false);
 	}
 
 	cos_kick_cpus(e->kick_mask);

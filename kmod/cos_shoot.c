@@ -133,7 +133,7 @@ static long cos_shoot_commit(struct cos_enclave *e, void __user *uarg, bool nonb
 			WRITE_ONCE(slot->status, status);
 			WRITE_ONCE(slot->flags, 0);
 			if (status != COS_SHOOT_EMPTY && trace_cos_shoot_enabled())
-				trace_cos_shoot(e->id, cpu, cos_slot_pid(req.slot, req.gen), req.slot,
+				trace_cos_shoot(e->id, cpu, cos_slot_pid(e, req.slot, req.gen), req.slot,
 						req.flags, req.slice_ns, status);
 			if (status == COS_SHOOT_OK) {
 				placed++;

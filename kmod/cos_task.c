@@ -911,16 +911,18 @@ u32 cos_task_shoot(struct cos_enclave *e, u32 slot, u32 gen, s32 cpu, u64 slice,
 
 /**
  * cos_slot_pid() - the thread id of the task in @slot, if its generation is @gen
- * @slot: a slot number from the lord (checked here); @gen: its generation
+ * @e: the enclave whose shoot names it
+ * @slot: a slot number from @e's lord (checked here); @gen: its generation
  *
  * For the cos_shoot tracepoint only.
- * Context: any, IRQs off; takes the slot's t->lock (after e->lock, as cos_task_shoot()).
+ * Context: e->lock held, IRQs off; takes the slot's t->lock (as cos_task_shoot()).
  * Return: the pid, or 0 (no such slot, free, or another generation).
  */
-pid_t cos_slot_pid(u32 slot, u32 gen)
+pid_t cos_slot_pid(struct cos_enclave *e, u32 slot, u32 gen)
 {
 	struct cos_slot *t;
 
+	lockdep_assert_held(&e->lock);
 	if (slot >= cos_max_tasks)
 		return 0;
 	t = &cos_slots[slot];

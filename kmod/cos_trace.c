@@ -8,21 +8,23 @@
 #include "cos_internal.h"
 #include "cos_trace.h"
 
-/* trace_cos_stall() for cos_lord.c.  Context: as the tracepoint's. */
-void cos_trace_stall(u32 enclave, u64 reason, const char *report)
+/* @e's lord declared stalled for @reason (cos_stall).  Caller holds e->lock. */
+void cos_trace_stall(struct cos_enclave *e, u64 reason)
 {
-	trace_cos_stall(enclave, reason, report);
+	lockdep_assert_held(&e->lock);
+	trace_cos_stall(e->id, reason, e->stall_report);
 }
 
-/* trace_cos_fallback() for cos_lord.c.  Context: as the tracepoint's. */
-void cos_trace_fallback(u32 enclave, u32 tasks)
+/* @tasks of @e's handed to the fair policy (cos_fallback).  Caller holds e->lock. */
+void cos_trace_fallback(struct cos_enclave *e, u32 tasks)
 {
-	trace_cos_fallback(enclave, tasks);
+	lockdep_assert_held(&e->lock);
+	trace_cos_fallback(e->id, tasks);
 }
 
-/* trace_cos_enclave() for cos_lord.c.  Context: as the tracepoint's. */
-void cos_trace_enclave(u32 id, const char *name, pid_t lord, s32 lord_cpu,
-		       const struct cpumask *cpus, bool registered)
+/* @e registered, or its end (cos_enclave).  Caller holds e->lock (inside the registry's lock). */
+void cos_trace_enclave(struct cos_enclave *e, bool registered)
 {
-	trace_cos_enclave(id, name, lord, lord_cpu, cpus, registered);
+	lockdep_assert_held(&e->lock);
+	trace_cos_enclave(e->id, e->name, e->lord->pid, e->lord_cpu, e->cpus, registered);
 }

@@ -343,7 +343,8 @@ TRACE_EVENT(cos_fallback,
  * @cpus: the enclave's CPUs
  * @registered: true at registration, false at its end
  *
- * Context: process context (COS_IOC_REGISTER_LORD, unregistration); cos_lock held.
+ * Context: process context (COS_IOC_REGISTER_LORD, unregistration); cos_lock and the
+ * enclave's e->lock held, IRQs off.
  */
 TRACE_EVENT(cos_enclave,
 	TP_PROTO(u32 id, const char *name, pid_t lord, s32 lord_cpu, const struct cpumask *cpus,
