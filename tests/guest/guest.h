@@ -194,6 +194,13 @@ inline std::string kernel_log(const std::string &regex, int n = 5)
 }
 
 /* delete_module(2); returns 0 or errno. */
+/* A lord's statistic @key from the last statistics line it printed (its stderr), or -1. */
+inline long long last_stat(const std::string &err, const std::string &key)
+{
+	size_t at = err.rfind(" " + key + " ");
+	return at == std::string::npos ? -1 : std::atoll(err.c_str() + at + key.size() + 2);
+}
+
 inline int unload_module_once() { return syscall(SYS_delete_module, "cos", O_NONBLOCK) ? errno : 0; }
 
 /* Unload cos.ko, retrying transient EAGAIN (BPF objects are freed after an RCU grace period). */

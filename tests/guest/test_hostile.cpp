@@ -22,13 +22,6 @@ using namespace guest;
 
 namespace {
 
-/* A lord's statistic @key from the last statistics line it printed, or -1. */
-long long last_stat(const std::string &err, const std::string &key)
-{
-	size_t at = err.rfind(" " + key + " ");
-	return at == std::string::npos ? -1 : std::atoll(err.c_str() + at + key.size() + 2);
-}
-
 /* Spin @us microseconds, then sleep @sleep_us: a task that keeps waking for the lord. */
 void work(int rounds, int us, int sleep_us)
 {

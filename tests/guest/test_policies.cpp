@@ -940,13 +940,6 @@ TEST_CASE("cos-fifo's default turn gives busy COS tasks on one CPU turns, latche
 	}
 }
 
-/* The value after " NAME " in the last statistics line of @err, or -1. */
-long long last_stat(const std::string &err, const std::string &name)
-{
-	size_t at = err.rfind(" " + name + " ");
-	return at == std::string::npos ? -1 : std::stoll(err.substr(at + name.size() + 2));
-}
-
 TEST_CASE("cos-fifo --wake-first: a task that wakes goes before busy tasks whose turn ended, which still get theirs", "[policies][fifo][wake-first]")
 {
 	Shim shim;
