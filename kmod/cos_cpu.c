@@ -141,7 +141,9 @@ u32 cos_delay_latch_take_us;
  * cos_hold_dispatch() - hold (@cpu >= 0) or release (-1) the pending shoot of one CPU
  * @cpu: the CPU to hold, or -1
  *
- * Releasing kicks the CPU that was held, so that its ops.dispatch takes the shoot at once.
+ * Releasing kicks the CPU that was held, so that its ops.dispatch takes the shoot at once: the
+ * kick of a shoot, which leaves the shot task alone should a dispatch there have started it
+ * meanwhile (a plain kick would preempt it, and it would wait for its lord again).
  * Context: process context (the debugfs write); no lock.  Return: 0, or -EINVAL for a CPU
  * that does not exist.
  */
@@ -153,7 +155,7 @@ int cos_hold_dispatch(int cpu)
 		return -EINVAL;
 	old = xchg(&cos_hold_cpu, cpu);
 	if (old >= 0 && old != cpu)
-		cos_kick_cpus(cpumask_of(old));
+		cos_kick_shot_cpus(cpumask_of(old));
 	return 0;
 }
 
