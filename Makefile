@@ -232,7 +232,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.cpp)
 
 .PHONY: inner-kver inner-user inner-unit inner-man
 inner-user: $(O)/lib/libcos.a $(O)/lib/libcos.so $(O)/lib/libcos-lock.so $(O)/bin/cosctl $(O)/bin/cos-oci-hook $(O)/bin/cos-replay $(O)/bin/cos-perfetto $(POLICIES)
-inner-kver: inner-user inner-man $(O)/bin/cos-nri $(O)/man/cos-nri.1 $(O)/tests/cri-client $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-framework $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-pair $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
+inner-kver: inner-user inner-man $(O)/bin/cos-nri $(O)/man/cos-nri.1 $(O)/tests/cri-client $(O)/kmod/cos.ko $(O)/kmod/cos-nobtf.ko $(O)/kmod/cos-distilled.ko $(O)/bin/cos-bench-delegation $(O)/bin/cos-bench-lord $(O)/bin/cos-bench-framework $(O)/bin/cos-bench-shinjuku $(O)/bin/cos-bench-wakeup $(O)/bin/cos-bench-pair $(O)/bin/cos-bench-bandwidth $(O)/bin/cos-bench-lock $(O)/bin/cos-bench-leveldb $(O)/bin/cos-bench-waits $(O)/bin/example-policy $(GUEST_TESTS) $(ROGUE_OBJS)
 inner-unit: $(U)/cos-unit $(U)/libcos-lock.so $(U)/lock-helper $(U)/fuzz-hint
 
 # Man pages from each program's --help and --version (help2man): `make build` makes them, so a
@@ -384,6 +384,18 @@ $(O)/bin/cos-bench-lock: bench/cos-bench-lock.c $(BENCH_LIB) $(O)/lib/libcos.a l
 $(O)/bin/cos-bench-leveldb: bench/cos-bench-leveldb.c $(BENCH_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench $< bench/bench.c -o $@ -lleveldb -lm -lpthread
+
+# cos-bench-waits: a BPF program on the scheduler's tracepoints, as a libbpf skeleton
+$(GEN)/cos-bench-waits.bpf.o: bench/cos-bench-waits.bpf.c bench/cos-bench-waits.h $(GEN)/vmlinux.h
+	$(CLANG) -g -O2 -Wall -Wno-missing-declarations -target bpf -D__TARGET_ARCH_x86 -I$(GEN) -Ibench -c $< -o $@.tmp
+	llvm-strip -g $@.tmp -o $@ && rm -f $@.tmp
+
+$(GEN)/cos-bench-waits.skel.h: $(GEN)/cos-bench-waits.bpf.o
+	$(BPFTOOL) gen skeleton $< name cos_bench_waits_bpf > $@.tmp && mv $@.tmp $@
+
+$(O)/bin/cos-bench-waits: bench/cos-bench-waits.c bench/cos-bench-waits.h $(GEN)/cos-bench-waits.skel.h $(BENCH_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(COS_CFLAGS) -Ibench -I$(GEN) $< bench/bench.c -o $@ -lbpf -lelf -lz -lm
 
 # policies: one program per policies/*.c
 $(O)/bin/cos-%: policies/cos-%.c policies/lord_main.c policies/lord_main.h policies/lord_stats.c policies/lord_trace.c policies/lord_trace.h \

@@ -503,30 +503,52 @@ def work_lines(work):
 
 
 def read_apps(out):
-    """apps/apps.csv: per app and scheduler, the medians over repetitions and the ratios to the
-    default's (throughput: higher is better; p99: lower is better)."""
-    vals = read_grouped(os.path.join(out, "apps", "apps.csv"), ("app", "scheduler"),
-                        lambda r: (float(r["requests_per_s"]), float(r["p50_us"]),
-                                   float(r["p99_us"])))
-    order = ["default", "shim", "cos-fifo", "cos-fifo-nospin", "cos-fifo-wake-all", "cos-shinjuku",
-             "shim-partial", "cos-fifo-partial"]  # then the peers
+    """apps/apps.csv: per app, client placement and scheduler, the medians over repetitions and
+    the ratios to the default's with the same placement (throughput: higher is better; p99, the
+    longest request and the longest wait for a CPU: lower is better).  `client` is pinned,
+    unpinned or none (an app without a client); files from before it count as pinned."""
+    path = os.path.join(out, "apps", "apps.csv")
+    if not os.path.exists(path):
+        return []
+
+    def num(r, k):
+        try:
+            return float(r[k]) if r.get(k) not in (None, "", "-") else None
+        except ValueError:
+            return None
+
+    vals = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            v = {k: num(r, k) for k in ("requests_per_s", "p50_us", "p99_us", "max_us",
+                                        "wait_max_us", "client_wait_max_us")}
+            if v["requests_per_s"] is None or v["p99_us"] is None:
+                continue  # a run that printed nothing
+            key = (r["app"], r.get("client") or "pinned", r["scheduler"])
+            vals.setdefault(key, []).append(v)
+    order = ["default", "shim", "cos-fifo", "cos-fifo-wf", "cos-fifo-nospin", "cos-fifo-wake-all",
+             "cos-shinjuku", "shim-partial", "cos-fifo-partial"]  # then the peers
+
+    def med(v, k):
+        xs = [x[k] for x in v if x[k] is not None]
+        return statistics.median(xs) if xs else None
+
     rows = []
-    for app in sorted({a for a, _ in vals}):
-        base = vals.get((app, "default"))
-        for sched in sorted({s for a, s in vals if a == app},
+    for app, client in sorted({(a, c) for a, c, _ in vals}, key=lambda k: (k[0], k[1] != "pinned", k[1])):
+        base = vals.get((app, client, "default"))
+        for sched in sorted({s for a, c, s in vals if (a, c) == (app, client)},
                             key=lambda s: (order.index(s) if s in order else len(order), s)):
-            v = vals[(app, sched)]
-            r = {"app": app, "scheduler": sched, "reps": len(v),
-                 "requests_per_s": statistics.median(x[0] for x in v),
-                 "p50_us": statistics.median(x[1] for x in v),
-                 "p99_us": statistics.median(x[2] for x in v)}
+            v = vals[(app, client, sched)]
+            r = {"app": app, "client": client, "scheduler": sched, "reps": len(v)}
+            for k in v[0]:
+                r[k] = med(v, k)
             if base and sched != "default":
-                b_tp = statistics.median(x[0] for x in base)
-                b_p99 = statistics.median(x[2] for x in base)
-                if b_tp:
-                    r["throughput_ratio"] = r["requests_per_s"] / b_tp
-                if b_p99:
-                    r["p99_ratio"] = r["p99_us"] / b_p99
+                for k, name in (("requests_per_s", "throughput_ratio"), ("p99_us", "p99_ratio"),
+                                ("max_us", "max_ratio"), ("wait_max_us", "wait_ratio"),
+                                ("client_wait_max_us", "client_wait_ratio")):
+                    b = med(base, k)
+                    if b and r[k] is not None:
+                        r[name] = r[k] / b
             rows.append(r)
     return rows
 
@@ -901,6 +923,8 @@ def plots(out, runs, deleg, over, wake=(), lord=(), sj=()):
 
 
 def fmt_us(v):
+    if v is None:
+        return "—"
     if math.isinf(v):
         return "unserved"
     return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.0f} µs"
@@ -1043,25 +1067,31 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 [[r["scheduler"], r["rounds"], fmt_us(r["p99_mean"]), fmt_us(r["p99_median"]),
                   fmt_us(r["p99_stdev"]), ratio(r, "p99_median_ratio")] for r in wake])
     if apps:
-        section("## Unmodified servers (nginx, redis-server, PostgreSQL, RocksDB)",
+        section("## Unmodified servers (nginx, redis-server, PostgreSQL, RocksDB, sysbench)",
                 "Debian's nginx (a worker per server CPU, a 5 KiB static page) under wrk, "
                 "redis-server (an I/O thread per server CPU) under redis-benchmark and PostgreSQL "
                 "17 under pgbench (`select`: -S, `update`: -N; scale 4, on tmpfs), closed loop, "
                 "16 connections; RocksDB's db_bench readrandom, 8 threads (the whole process under "
-                "the configuration: ops/s and the per-read p50/p99). "
-                "The servers on CPUs 1..N-2 and the client (a normal task) on the "
-                "last CPU in every configuration (2 CPUs: servers on CPU 1, client on CPU 0 "
-                "beside the lord). `shim`: the shim attached, the server a COS "
-                "task under its fair policy (no lord); `cos-fifo`, `cos-shinjuku`: `cosctl run --` "
-                "under that lord (on CPU 0); `cos-fifo-nospin`: under `cos-fifo --spin-us 0`, a lord "
+                "the configuration: ops/s and the per-read p50/p99); sysbench threads and mutex. "
+                "The servers on CPUs 1..N-2; the client (a normal task) `pinned` on the "
+                "last CPU (2 CPUs: servers on CPU 1, client on CPU 0 beside the lord) or "
+                "`unpinned`, wherever its scheduler puts it; `none`: no client. `shim`: the shim "
+                "attached, the server a COS task under its fair policy (no lord); `cos-fifo`, "
+                "`cos-shinjuku`: `cosctl run --` under that lord (on CPU 0); `cos-fifo-wf`: "
+                "`cos-fifo --wake-first`; `cos-fifo-nospin`: under `cos-fifo --spin-us 0`, a lord "
                 "that sleeps between events; `-partial`: the same in partial mode (only the "
-                "servers on sched_ext, their CPUs its partition). Medians over the repetitions; "
-                "ratios to `default`.",
-                ["app", "scheduler", "reps", "requests/s", "p50", "p99", "throughput ratio",
-                 "p99 ratio"],
-                [[r["app"], r["scheduler"], r["reps"], f"{r['requests_per_s']:.0f}",
-                  fmt_us(r["p50_us"]), fmt_us(r["p99_us"]), ratio(r, "throughput_ratio"),
-                  ratio(r, "p99_ratio")] for r in apps])
+                "servers on sched_ext, their CPUs its partition). `max`: the longest request; "
+                "`wait`: the longest wait for a CPU of any server thread (and of any client "
+                "thread), from the kernel's tracepoints (cos-bench-waits). Medians over the "
+                "repetitions; ratios to `default` with the same client placement.",
+                ["app", "client", "scheduler", "reps", "requests/s", "p50", "p99", "max",
+                 "wait (server)", "wait (client)", "throughput ratio", "p99 ratio", "max ratio",
+                 "wait ratio"],
+                [[r["app"], r["client"], r["scheduler"], r["reps"], f"{r['requests_per_s']:.0f}",
+                  fmt_us(r["p50_us"]), fmt_us(r["p99_us"]), fmt_us(r.get("max_us")),
+                  fmt_us(r.get("wait_max_us")), fmt_us(r.get("client_wait_max_us")),
+                  ratio(r, "throughput_ratio"), ratio(r, "p99_ratio"), ratio(r, "max_ratio"),
+                  ratio(r, "wait_ratio")] for r in apps])
     if bw:
         section("## CPU bandwidth (COS's sandbox, scaled)",
                 "A server thread doing 50 ms of work per repetition beside CPU-bound submissions "

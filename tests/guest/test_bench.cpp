@@ -2,13 +2,17 @@
 // throughput tool places and starts tasks (several per call in mask mode) and leaves the
 // scheduler as it found it; the Shinjuku server serves every request as COS tasks under
 // cos-shinjuku with hints; the lock benchmarks count every run and operation, under cos-lock
-// too; every tool explains itself and refuses bad usage.  The benchmarks'
+// too; cos-bench-waits counts the waits of threads that take turns; every tool explains itself
+// and refuses bad usage.  The benchmarks'
 // enclave is every online CPU but CPU 0, so nothing here assumes a CPU count.  No timing is
 // asserted: that is the benchmarks' job.  See docs/testing.md and docs/performance.md.
 #include <catch2/catch_test_macros.hpp>
 
 #include <fstream>
 #include <map>
+#include <optional>
+#include <pthread.h>
+#include <set>
 #include <sstream>
 
 #include "guest.h"
@@ -179,12 +183,13 @@ TEST_CASE("cos-bench-shinjuku --pin keeps each worker on one enclave CPU, two pe
 TEST_CASE("benchmark programs explain themselves and refuse bad usage with status 2", "[bench][usage]")
 {
 	for (const char *p : {"bin/cos-bench-delegation", "bin/cos-bench-lord", "bin/cos-bench-shinjuku",
-			      "bin/cos-bench-wakeup", "bin/cos-bench-bandwidth"}) {
+			      "bin/cos-bench-wakeup", "bin/cos-bench-bandwidth", "bin/cos-bench-waits"}) {
 		CAPTURE(p);
 		std::string out;
 		CHECK(sh(build_path(p) + " --help", &out) == 0);
 		CHECK(out.find("usage: ") == 0);
-		if (std::string(p) != "bin/cos-bench-wakeup")	/* the others name this enclave */
+		if (std::string(p) != "bin/cos-bench-wakeup" &&	/* the others name this enclave */
+		    std::string(p) != "bin/cos-bench-waits")
 			CHECK(out.find("Here N = " + std::to_string(enclave_size() + 1) +
 				       ": the enclave is " + enclave_text() + ".") != std::string::npos);
 		CHECK(sh(build_path(p) + " --bogus 2>/dev/null") == 2);
@@ -218,6 +223,66 @@ TEST_CASE("benchmark programs explain themselves and refuse bad usage with statu
 	CHECK(sh(bw + " --cgroup /tmp 2>&1", &out) == 1);		/* not a cgroup */
 	CHECK(out.find("/tmp/cgroup.procs") != std::string::npos);
 	CHECK(sh(bw + " --cgroup /sys/fs/cgroup --submissions 2000 2>&1", &out) == 2);
+	std::string waits = build_path("bin/cos-bench-waits");
+	CHECK(sh(waits + " --comm abcdefghijklmnop 2>&1", &out) == 2);	/* 16 characters */
+	CHECK(out.find("cos-bench-waits: --comm abcdefghijklmnop: at most 32 names of 1 to 15") == 0);
+	CHECK(sh(waits + " --comm a,,b 2>/dev/null") == 2);
+	CHECK(sh(waits + " --seconds 0 2>/dev/null") == 2);
+}
+
+/*
+ * Two threads pinned to one CPU, each spinning until both have started and then for a while:
+ * they take turns there, so each waits at least once, under the default scheduler and under the
+ * shim alike (cos-bench-waits sits on the kernel's tracepoints, not on a scheduler).  Only the
+ * threads named by --comm are kept; each record is consistent (the longest wait within the
+ * total, the histogram counting every wait).
+ */
+TEST_CASE("cos-bench-waits records the waits of two threads taking turns on a CPU", "[bench][waits]")
+{
+	for (bool under_shim : {false, true}) {
+		CAPTURE(under_shim);
+		std::optional<Shim> shim;
+		if (under_shim)
+			shim.emplace();
+		std::string csv = "/tmp/test-bench-waits." + std::to_string(getpid()) + ".csv";
+		PolicyProc w({build_path("bin/cos-bench-waits"), "--comm", "waits-spin,nothing", "--csv", csv});
+		REQUIRE(w.wait_for("recording"));
+		struct Ids {
+			pid_t pid, tid[2];
+			std::atomic<int> started;
+		};
+		Shared<Ids> ids;
+		CHECK(in_child_threads(2, [&](int i) {
+			pthread_setname_np(pthread_self(), "waits-spin");
+			pin_self(1);
+			ids->pid = getpid();
+			ids->tid[i] = gettid();
+			ids->started++;
+			while (ids->started < 2)	/* the first must give way to the second */
+				;
+			spin_for(std::chrono::milliseconds(200));
+		}) == 0);
+		CHECK(w.stop(SIGINT) == 0);
+		auto rows = read_csv(csv);
+		unlink(csv.c_str());
+		REQUIRE(rows.size() == 2);
+		std::set<std::string> tids;
+		for (auto &r : rows) {
+			CAPTURE(r["tid"], r["hist"]);
+			tids.insert(r["tid"]);
+			CHECK(r["comm"] == "waits-spin");
+			CHECK(r["pid"] == std::to_string(ids->pid));
+			long long n = std::stoll(r["waits"]);
+			CHECK(n >= 1);
+			CHECK(std::stod(r["max_us"]) <= std::stod(r["total_us"]));
+			long long counted = 0;
+			std::stringstream h(r["hist"]);
+			for (std::string pair; h >> pair;)
+				counted += std::stoll(pair.substr(pair.find(':') + 1));
+			CHECK(counted == n);
+		}
+		CHECK(tids == std::set<std::string>{std::to_string(ids->tid[0]), std::to_string(ids->tid[1])});
+	}
 }
 
 TEST_CASE("cos-bench-lock and cos-bench-leveldb count what they ran, under cos-lock too", "[bench][lock]")

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cos-bench-waits.h — the record cos-bench-waits.bpf.c keeps per thread and its user part
+ * (cos-bench-waits.c) reads.  Included by both: plain types only.
+ */
+#ifndef COS_BENCH_WAITS_H
+#define COS_BENCH_WAITS_H
+
+#define WAITS_MAX_THREADS	16384	/* threads recorded at most (then counted as lost) */
+#define WAITS_BUCKETS		32	/* a power of two: hist[b] counts waits in [2^(b-1), 2^b) us */
+
+/* One thread's runnable waits. */
+struct waits_rec {
+	unsigned int tgid;		/* its process */
+	char comm[16];			/* its name when it last ran */
+	unsigned long long n;		/* waits */
+	unsigned long long sum_ns;	/* their total */
+	unsigned long long max_ns;	/* the longest */
+	unsigned int hist[WAITS_BUCKETS];	/* bucket 0: under 1 us */
+};
+
+#endif
