@@ -6,8 +6,9 @@
  * sched_wakeup_new and sched_switch tracepoints, which every scheduler class passes through, so
  * the default scheduler, a sched_ext peer and a cos lord are measured the same way.  Records
  * until SIGINT or SIGTERM (or --seconds), then prints the threads that waited longest and,
- * with --csv, every thread's waits with its histogram.  `make bench` (BENCH=apps) runs it
- * beside each server.  A benchmark: it asserts nothing about time.  See docs/performance.md.
+ * with --csv, every thread's waits with its histogram, its time on a CPU, the CPUs it ran on
+ * and its migrations.  `make bench` (BENCH=apps) runs it beside each server.  A benchmark: it
+ * asserts nothing about time.  See docs/performance.md.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -44,9 +45,10 @@ static void usage(FILE *f)
 		"  --comm NAMES  only threads with one of these comma-separated names (as the kernel\n"
 		"                keeps them: their first 15 characters)\n"
 		"  --top N       print the N threads that waited longest (default 10)\n"
-		"  --csv FILE    every thread: tid,pid,comm,waits,total_us,max_us,hist, where hist is\n"
-		"                space-separated U:COUNT pairs, COUNT waits shorter than U us (and at\n"
-		"                least U/2)\n"
+		"  --csv FILE    every thread that ran: tid,pid,comm,waits,total_us,max_us,hist,run_us,\n"
+		"                migrations,cpus, where hist is space-separated U:COUNT pairs, COUNT\n"
+		"                waits shorter than U us (and at least U/2), run_us its time on a CPU\n"
+		"                and cpus the CPUs it ran on (space-separated, those below 64)\n"
 		"The last line: threads, waits, the longest wait in us and its thread, the mean wait.\n");
 }
 
@@ -112,6 +114,13 @@ static void write_csv(FILE *f, const struct thread *t, int n)
 			fprintf(f, "%s%llu:%u", first ? "" : " ", 1ull << b, t[i].r.hist[b]);
 			first = 0;
 		}
+		fprintf(f, ",%.1f,%llu,", t[i].r.run_ns / 1e3, t[i].r.migrations);
+		for (int cpu = 0, first = 1; cpu < 64; cpu++) {
+			if (!(t[i].r.cpus >> cpu & 1))
+				continue;
+			fprintf(f, "%s%d", first ? "" : " ", cpu);
+			first = 0;
+		}
 		fputc('\n', f);
 	}
 }
@@ -169,7 +178,8 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
-	if (csv && !(out = bench_csv_open(PROG, csv, "tid,pid,comm,waits,total_us,max_us,hist")))
+	if (csv && !(out = bench_csv_open(PROG, csv,
+						   "tid,pid,comm,waits,total_us,max_us,hist,run_us,migrations,cpus")))
 		return 1;
 	skel = cos_bench_waits_bpf__open_and_load();
 	if (!skel) {
@@ -197,14 +207,15 @@ int main(int argc, char **argv)
 	qsort(t, n, sizeof(*t), by_max_desc);
 	if (out)
 		write_csv(out, t, n);
-	printf("%8s %8s %-16s %10s %12s %12s\n", "tid", "pid", "comm", "waits", "mean_us", "max_us");
+	printf("%8s %8s %-16s %10s %12s %12s %12s %10s\n", "tid", "pid", "comm", "waits", "mean_us",
+	       "max_us", "run_us", "migrations");
 	for (int i = 0; i < n; i++) {
 		waits += t[i].r.n;
 		sum_ns += t[i].r.sum_ns;
 		if (i < top)
-			printf("%8u %8u %-16s %10llu %12.1f %12.1f\n", t[i].tid, t[i].r.tgid, t[i].r.comm,
-			       t[i].r.n, t[i].r.n ? t[i].r.sum_ns / 1e3 / t[i].r.n : 0.0,
-			       t[i].r.max_ns / 1e3);
+			printf("%8u %8u %-16s %10llu %12.1f %12.1f %12.1f %10llu\n", t[i].tid, t[i].r.tgid,
+			       t[i].r.comm, t[i].r.n, t[i].r.n ? t[i].r.sum_ns / 1e3 / t[i].r.n : 0.0,
+			       t[i].r.max_ns / 1e3, t[i].r.run_ns / 1e3, t[i].r.migrations);
 	}
 	if (skel->bss->waits_lost)
 		fprintf(stderr, "%s: %llu threads not recorded: more than %d threads\n", PROG,

@@ -235,7 +235,7 @@ TEST_CASE("benchmark programs explain themselves and refuse bad usage with statu
  * they take turns there, so each waits at least once, under the default scheduler and under the
  * shim alike (cos-bench-waits sits on the kernel's tracepoints, not on a scheduler).  Only the
  * threads named by --comm are kept; each record is consistent (the longest wait within the
- * total, the histogram counting every wait).
+ * total, the histogram counting every wait) and says that the thread ran, on CPU 1.
  */
 TEST_CASE("cos-bench-waits records the waits of two threads taking turns on a CPU", "[bench][waits]")
 {
@@ -280,6 +280,12 @@ TEST_CASE("cos-bench-waits records the waits of two threads taking turns on a CP
 			for (std::string pair; h >> pair;)
 				counted += std::stoll(pair.substr(pair.find(':') + 1));
 			CHECK(counted == n);
+			CHECK(std::stod(r["run_us"]) > 0);
+			std::stringstream cpus(r["cpus"]);	/* pinned to CPU 1: it ran there */
+			bool on1 = false;
+			for (int cpu; cpus >> cpu;)
+				on1 |= cpu == 1;
+			CHECK(on1);
 		}
 		CHECK(tids == std::set<std::string>{std::to_string(ids->tid[0]), std::to_string(ids->tid[1])});
 	}
