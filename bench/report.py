@@ -526,7 +526,7 @@ def read_apps(out):
                 continue  # a run that printed nothing
             key = (r["app"], r.get("client") or "pinned", r["scheduler"])
             vals.setdefault(key, []).append(v)
-    order = ["default", "shim", "cos-fifo", "cos-fifo-wf", "cos-fifo-nospin", "cos-fifo-wake-all",
+    order = ["default", "shim", "cos-fifo", "cos-fifo-wf", "cos-fifo-nowf", "cos-fifo-nospin", "cos-fifo-wake-all",
              "cos-shinjuku", "shim-partial", "cos-fifo-partial"]  # then the peers
 
     def med(v, k):
@@ -1077,8 +1077,8 @@ def report(out, meta, deleg, over, made, wake=(), lord=(), sj=(), sj_best=(), ho
                 "last CPU (2 CPUs: servers on CPU 1, client on CPU 0 beside the lord) or "
                 "`unpinned`, wherever its scheduler puts it; `none`: no client. `shim`: the shim "
                 "attached, the server a COS task under its fair policy (no lord); `cos-fifo`, "
-                "`cos-shinjuku`: `cosctl run --` under that lord (on CPU 0); `cos-fifo-wf`: "
-                "`cos-fifo --wake-first`; `cos-fifo-nospin`: under `cos-fifo --spin-us 0`, a lord "
+                "`cos-shinjuku`: `cosctl run --` under that lord (on CPU 0); `cos-fifo-nowf`: "
+                "`cos-fifo --no-wake-first`; `cos-fifo-nospin`: under `cos-fifo --spin-us 0`, a lord "
                 "that sleeps between events; `-partial`: the same in partial mode (only the "
                 "servers on sched_ext, their CPUs its partition). `max`: the longest request; "
                 "`wait`: the longest wait for a CPU of any server thread (and of any client "

@@ -18,10 +18,11 @@
  * slice.  A latched task is bound to its CPU, so an idle CPU with an empty queue takes the
  * oldest latched task of the CPU with the longest latch.  Arrival order holds per CPU only.
  *
- * Woken first (--wake-first, off by default): a task that wakes or is new goes before the tasks
+ * Woken first (on unless --no-wake-first): a task that wakes or is new goes before the tasks
  * whose turn ended, and ends a busy task's turn after a quarter, as a fair scheduler's wake-up
  * preemption would; threads that hand a lock to each other then wait a quarter turn for it, not
- * a round.  A task whose turn ended goes first once it has waited a turn per task of its queue.
+ * a round (in plain arrival order, a lock convoy: every waiter a whole round of busy turns).  A
+ * task whose turn ended goes first once it has waited a turn per task of its queue.
  *
  * Put workloads under it with `cosctl run -- CMD` (their threads become SCHED_EXT tasks).
  *
@@ -38,8 +39,8 @@
 enum fifo_reason { FIFO_IDLE = 1, FIFO_STOLEN, FIFO_TURN, FIFO_LATCH };
 
 /*
- * A queue: tasks whose turn ended (or that yielded) in arrival order, and with --wake-first
- * the woken and new ones apart, in theirs.  Without it every task goes to @turned.
+ * A queue: tasks whose turn ended (or that yielded) in arrival order, and the woken and new
+ * ones apart, in theirs.  With --no-wake-first every task goes to @turned.
  */
 struct fifo_q {
 	struct cos_taskq woken, turned;
@@ -52,12 +53,12 @@ struct fifo {
 	int nr_cpus;
 	const char *in_enclave;
 	int per_cpu;
-	int wake_first;			/* --wake-first: woken tasks before turned ones */
+	int wake_first;			/* woken tasks before turned ones (--no-wake-first: 0) */
 	unsigned int latch;		/* --latch: tasks latched behind each CPU's at most */
 	unsigned long long slice_ns;	/* a turn while others wait; 0: run to block */
 	unsigned long long runnable, blocked, preempted, latched, stolen, turns;
-	unsigned long long woken_first;	/* --wake-first: a woken task went before a turned one */
-	unsigned long long early_turns;	/* --wake-first: a turn ended early for a woken task */
+	unsigned long long woken_first;	/* a woken task went before a turned one */
+	unsigned long long early_turns;	/* a turn ended early for a woken task */
 };
 
 static struct fifo_q *queue_for(struct fifo *f, struct cos_task *t)
@@ -199,7 +200,7 @@ static void fifo_schedule(struct cos_sched *s)
 			continue;
 		if (!now)
 			now = cos_now_ns();
-		/* with --wake-first a woken task ends the turn after a quarter (a tick), as a
+		/* a woken task (unless --no-wake-first) ends the turn after a quarter (a tick), as a
 		 * fair scheduler's wake-up preemption would: a lock it waited for was just freed */
 		if (now - cur->placed_at < f->slice_ns) {
 			if (!f->wake_first || now - cur->placed_at < f->slice_ns / 4 ||
@@ -248,7 +249,7 @@ static void fifo_stats(struct cos_sched *s, struct lord_stats *st)
 
 #define FIFO_SLICE_NS	(5ULL * 1000 * 1000)	/* the kernel's fair slice is 3-5 ms too */
 
-static struct fifo f = { .slice_ns = FIFO_SLICE_NS };
+static struct fifo f = { .slice_ns = FIFO_SLICE_NS, .wake_first = 1 };
 static struct lord_main m;
 
 static int fifo_parse(int opt, const char *arg)
@@ -258,6 +259,7 @@ static int fifo_parse(int opt, const char *arg)
 	switch (opt) {
 	case 'p': f.per_cpu = 1; return 0;
 	case 'W': f.wake_first = 1; return 0;
+	case 'w': f.wake_first = 0; return 0;
 	case 's':
 		if (lord_number(arg, 0, 10ULL * 1000 * 1000, &v))
 			return -1;
@@ -293,8 +295,7 @@ static void fifo_banner(FILE *out)
 		fputs("run to block", out);
 	if (f.latch)
 		fprintf(out, ", latch %u", f.latch);
-	if (f.wake_first)
-		fputs(", woken tasks first", out);
+	fputs(f.wake_first ? ", woken tasks first" : ", arrival order", out);
 }
 
 int main(int argc, char **argv)
@@ -303,7 +304,8 @@ int main(int argc, char **argv)
 		{ "per-cpu", no_argument, NULL, 'p' },
 		{ "slice-us", required_argument, NULL, 's' },
 		{ "latch", required_argument, NULL, 'L' },
-		{ "wake-first", no_argument, NULL, 'W' },
+		{ "wake-first", no_argument, NULL, 'W' },	/* the default; kept for scripts */
+		{ "no-wake-first", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cos_policy policy = {
@@ -327,8 +329,10 @@ int main(int argc, char **argv)
 		"                       CPU that others wait for)\n"
 		"      --latch N        latch up to N waiting tasks behind each busy CPU's task (0-4,\n"
 		"                       default 0): it starts there without a round trip to the lord\n"
-		"      --wake-first     a woken task goes before the tasks whose turn ended (each of\n"
-		"                       those waits at most a turn per task of its queue, and one)\n";
+		"      --no-wake-first  plain arrival order: a woken task waits behind the tasks whose\n"
+		"                       turn ended (by default it goes first and ends a busy task's\n"
+		"                       turn after a quarter; each of those waits at most a turn per\n"
+		"                       task of its queue, and one)\n";
 	m.own_short = "ps:";
 	m.own_long = own;
 	m.parse = fifo_parse;

@@ -940,7 +940,7 @@ TEST_CASE("cos-fifo's default turn gives busy COS tasks on one CPU turns, latche
 	}
 }
 
-TEST_CASE("cos-fifo --wake-first: a task that wakes goes before busy tasks whose turn ended, which still get theirs", "[policies][fifo][wake-first]")
+TEST_CASE("cos-fifo: a task that wakes goes before busy tasks whose turn ended, which still get theirs; not with --no-wake-first", "[policies][fifo][wake-first]")
 {
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
@@ -948,8 +948,8 @@ TEST_CASE("cos-fifo --wake-first: a task that wakes goes before busy tasks whose
 		CAPTURE(wake_first);
 		std::vector<std::string> argv = {build_path("bin/cos-fifo"), "--cpus", "1", "--stall-ms",
 						 stall_arg(1000), "--starve-ms", starve_arg(10000)};
-		if (wake_first)
-			argv.push_back("--wake-first");
+		if (!wake_first)
+			argv.push_back("--no-wake-first");	/* woken first is the default */
 		PolicyProc lord(argv);
 		REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
 		unsigned ran;
@@ -975,6 +975,7 @@ TEST_CASE("cos-fifo --wake-first: a task that wakes goes before busy tasks whose
 		INFO(lord.err);
 		/* the banner says so (read whole: the lord writes it in parts) */
 		CHECK((lord.err.find("woken tasks first") != std::string::npos) == wake_first);
+		CHECK((lord.err.find("arrival order") != std::string::npos) == !wake_first);
 		CHECK(sleeper_rc == 0);
 		CHECK(ran == 3);	/* the busy ones still took turns */
 		if (wake_first) {
