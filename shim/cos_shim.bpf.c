@@ -14,9 +14,10 @@
  * next (cos_kf_dispatch()).  Three tiers: per-CPU kthreads and the lord, then shot COS tasks at
  * the head of their CPU's local DSQ, then everything else.
  *
- * Everything else gets a weighted fair policy: one DSQ ordered by virtual time.  cgroups'
- * cpu.max and cpu.weight apply to it through cos.ko's bandwidth groups (kmod/cos_group.c): a
- * throttled group's tasks park in a DSQ of the group's own.  Kernel API drift is met in
+ * Everything else gets a weighted fair policy: one DSQ ordered by virtual time, where a task
+ * waits only while no CPU it may run on idles (cos_fair_to_idle()).  cgroups' cpu.max and
+ * cpu.weight apply to it through cos.ko's bandwidth groups (kmod/cos_group.c): a throttled
+ * group's tasks park in a DSQ of the group's own.  Kernel API drift is met in
  * shim_compat.h: a kfunc this kernel lacks costs a feature, not the attach.
  *
  * See docs/design.md, "The shim".
@@ -41,6 +42,7 @@ _Static_assert(COS_SHIM_OPS_SWITCH_PARTIAL == SCX_OPS_SWITCH_PARTIAL, "libcos se
 #define COS_NO_SLOT	(-1)
 #define COS_FALLBACK_BATCH 16	/* fallback tasks one dispatch drains at most */
 #define COS_FAIR_WAIT_NS	(1000ULL * 1000 * 1000)	/* the longest wait the lag bound allows */
+#define COS_FAIR_MIN_SLICE_NS	(1000ULL * 1000)	/* a fair slice shrinks to this at least */
 #define COS_GROUP_DSQ(cgid)	((1ULL << 48) | (cgid))	/* a throttled group's parked tasks */
 #define COS_RELEASE_BATCH	8	/* released groups one dispatch drains at most */
 #define COS_DSQ_ITER		(&___it)	/* bpf_for_each()'s iterator (libbpf's bpf_helpers.h) */
@@ -87,6 +89,27 @@ struct {
 
 /* Global virtual time: the largest vtime of any task that started running. */
 static u64 cos_vtime_now;
+
+/* What runs on a CPU, as the fair policy sees it; read from other CPUs (a moment stale). */
+struct cos_cpu_ctx {
+	u32 movable;		/* a fair task that may run on other CPUs too */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct cos_cpu_ctx);
+} cos_cpu_ctxs SEC(".maps");
+
+/* @cpu's context, this CPU's if @cpu < 0 */
+static struct cos_cpu_ctx *cos_cpu_ctx(s32 cpu)
+{
+	u32 zero = 0;
+
+	return cpu < 0 ? bpf_map_lookup_elem(&cos_cpu_ctxs, &zero) :
+			 bpf_map_lookup_percpu_elem(&cos_cpu_ctxs, &zero, cpu);
+}
 
 struct cos_task_ctx {
 	u64 exec_at_start;	/* se.sum_exec_runtime when it last started running */
@@ -158,6 +181,67 @@ static void cos_share_runnable(struct task_struct *p, struct cos_task_ctx *tctx)
 	cos_kf_group_runnable(tctx->share_cgid, tctx->share_weight);
 }
 
+static bool cos_have_idle_pick(void)
+{
+	return cos_have(scx_bpf_kick_cpu) && cos_have(scx_bpf_test_and_clear_cpu_idle) &&
+	       cos_have(scx_bpf_pick_idle_cpu) && cos_have(scx_bpf_get_idle_cpumask);
+}
+
+/* Whether any CPU idles. */
+static bool cos_some_cpu_idles(void)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool some = !bpf_cpumask_empty(idle);
+
+	scx_bpf_put_idle_cpumask(idle);
+	return some;
+}
+
+/*
+ * @p, a fair task about to wait in the fair DSQ: a CPU that idles runs it now instead, its own
+ * first (SCX_DSQ_LOCAL_ON moves it and wakes that CPU).  Without this it waits until a busy CPU
+ * reschedules while another idles: the core wakes a CPU only for its local DSQ.  A task that
+ * may run only on its CPU, woken while a fair task that may run elsewhere holds that CPU and
+ * another idles, preempts that task rather than wait for its slice to end, as EEVDF's wake-up
+ * preemption would: a server pinned to its CPU does not wait a slice behind its own client,
+ * which may go on elsewhere.  False if @p is to wait in the DSQ.
+ */
+static bool cos_fair_to_idle(struct task_struct *p, u64 enq_flags)
+{
+	s32 cpu = scx_bpf_task_cpu(p), idle;
+	struct cos_cpu_ctx *cctx;
+
+	if (!cos_have_idle_pick())
+		return false;
+	if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, cos_slice_ns, enq_flags);
+		return true;
+	}
+	if (p->nr_cpus_allowed > 1 && !p->migration_disabled) {	/* else it may not move */
+		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		if (idle < 0)
+			return false;
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, cos_slice_ns, enq_flags);
+		return true;
+	}
+	cctx = cos_cpu_ctx(cpu);
+	if ((enq_flags & SCX_ENQ_WAKEUP) && cctx && cctx->movable && cos_some_cpu_idles())
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	return false;
+}
+
+/*
+ * A fair task's slice: cos_slice_ns while at most one task per CPU waits, shorter as more do
+ * (each waits about cos_slice_ns per round, as under EEVDF), COS_FAIR_MIN_SLICE_NS at least.
+ */
+static u64 cos_fair_slice(void)
+{
+	s32 waiting = cos_have(scx_bpf_dsq_nr_queued) ? scx_bpf_dsq_nr_queued(COS_FAIR_DSQ) : 0;
+	u64 slice = cos_slice_ns * cos_nr_cpus / ((waiting > 0 ? waiting : 0) + cos_nr_cpus);
+
+	return slice < COS_FAIR_MIN_SLICE_NS ? COS_FAIR_MIN_SLICE_NS : slice;
+}
+
 static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 {
 	u64 vtime = p->scx.dsq_vtime;
@@ -172,6 +256,8 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, cos_slice_ns, enq_flags);
 		return;
 	}
+	if (!parked && cos_fair_to_idle(p, enq_flags))
+		return;
 	if ((s64)(vtime - (cos_vtime_now - cos_slice_ns)) < 0) {
 		vtime = cos_vtime_now - cos_slice_ns;
 	} else if (cos_have(scx_bpf_dsq_nr_queued)) {
@@ -182,8 +268,8 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 		if ((s64)(vtime - (cos_vtime_now + lag_max)) > 0)
 			vtime = cos_vtime_now + lag_max;
 	}
-	scx_bpf_dsq_insert_vtime(p, parked ? COS_GROUP_DSQ(parked) : COS_FAIR_DSQ, cos_slice_ns,
-				 vtime, enq_flags);
+	scx_bpf_dsq_insert_vtime(p, parked ? COS_GROUP_DSQ(parked) : COS_FAIR_DSQ,
+				 parked ? cos_slice_ns : cos_fair_slice(), vtime, enq_flags);
 }
 
 /*
@@ -244,6 +330,18 @@ s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags
 	if (!cos_have(scx_bpf_select_cpu_dfl))
 		return prev_cpu;	/* hidden by this kernel's BTF (Debian 7.2.11): no idle pick */
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	/*
+	 * A sync wake-up's pick is the waker's CPU, busy, even while another CPU idles: take the
+	 * idle one, as EEVDF's select_idle_sibling() does.
+	 */
+	if (!is_idle && cos_have_idle_pick()) {
+		s32 idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+
+		if (idle >= 0) {
+			cpu = idle;
+			is_idle = true;
+		}
+	}
 	if (is_idle && !cos_parked_group(p)) {	/* a throttled one parks at enqueue */
 		cos_share_runnable(p, tctx);	/* no ops.enqueue follows */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_slice_ns, 0);
@@ -354,9 +452,13 @@ SEC("struct_ops/cos_running")
 void BPF_PROG(cos_running, struct task_struct *p)
 {
 	struct cos_task_ctx *tctx = cos_ctx(p);
+	struct cos_cpu_ctx *cctx = cos_cpu_ctx(-1);
 
 	if ((s64)(p->scx.dsq_vtime - cos_vtime_now) > 0)
 		cos_vtime_now = p->scx.dsq_vtime;
+	if (cctx)
+		cctx->movable = tctx && tctx->slot < 0 && p->nr_cpus_allowed > 1 &&
+				!(p->flags & COS_PF_KTHREAD);
 	if (!tctx)
 		return;
 	tctx->exec_at_start = p->se.sum_exec_runtime;
@@ -377,9 +479,12 @@ SEC("struct_ops/cos_stopping")
 void BPF_PROG(cos_stopping, struct task_struct *p, bool runnable)
 {
 	struct cos_task_ctx *tctx = cos_ctx(p);
+	struct cos_cpu_ctx *cctx = cos_cpu_ctx(-1);
 	u64 used;
 	u32 weight = p->scx.weight;
 
+	if (cctx)
+		cctx->movable = 0;
 	if (!tctx)
 		return;
 	/* the charge first: it draws on this CPU's reservation, whose rest the stop gives back */

@@ -24,6 +24,7 @@ extern const struct cpumask *scx_bpf_get_idle_cpumask(void) __weak __ksym;
 extern void scx_bpf_put_idle_cpumask(const struct cpumask *idle_mask) __weak __ksym;
 extern void scx_bpf_destroy_dsq(u64 dsq_id) __weak __ksym;
 extern s32 scx_bpf_pick_idle_cpu(const struct cpumask *cpus_allowed, u64 flags) __weak __ksym;
+extern bool scx_bpf_test_and_clear_cpu_idle(s32 cpu) __weak __ksym;
 extern int bpf_iter_scx_dsq_new(struct bpf_iter_scx_dsq *it, u64 dsq_id, u64 flags) __weak __ksym;
 extern struct task_struct *bpf_iter_scx_dsq_next(struct bpf_iter_scx_dsq *it) __weak __ksym;
 extern void bpf_iter_scx_dsq_destroy(struct bpf_iter_scx_dsq *it) __weak __ksym;

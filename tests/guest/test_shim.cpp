@@ -151,6 +151,68 @@ TEST_CASE("a lone busy task is not left waiting on an idle CPU at its slices' en
 	CHECK(sched_ext_state() == "enabled");
 }
 
+/* A thread's wait on a run queue per time it ran, in ns (/proc's schedstat: run, wait, runs). */
+static std::pair<uint64_t, uint64_t> wait_and_runs(pid_t tid)
+{
+	unsigned long long run = 0, wait = 0, runs = 0;
+	std::string st = read_file("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+	sscanf(st.c_str(), "%llu %llu %llu", &run, &wait, &runs);
+	return {wait, runs};
+}
+
+/*
+ * A task pinned to CPU 1 wakes every millisecond beside a busy task free to run anywhere that
+ * holds CPU 1, while other CPUs idle (an unpinned client on its pinned server's CPU,
+ * 2026-12-07-apps).  Through the shared fair DSQ each wake-up waited for the busy task's slice
+ * to end (about 4 of its 5 ms); the fair policy lets the pinned task preempt it
+ * (cos_fair_to_idle()), as EEVDF's wake-up preemption would.
+ */
+TEST_CASE("a task pinned to its CPU does not wait a slice behind a movable busy task there", "[shim][fairness][placement]")
+{
+	if (std::thread::hardware_concurrency() < 2)
+		SKIP("needs 2 CPUs");
+	Attached a;
+	std::atomic<bool> stop{false}, pinned_ok{true};
+	std::atomic<pid_t> busy_tid{0}, sleeper_tid{0};
+	std::thread busy([&] {
+		if (set_cpus({1}) != 0)
+			pinned_ok = false;
+		busy_tid = gettid();
+		while (!stop)
+			;
+	});
+	while (!busy_tid)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	cpu_set_t all;
+	CPU_ZERO(&all);
+	for (unsigned c = 0; c < std::thread::hardware_concurrency(); c++)
+		CPU_SET(c, &all);
+	REQUIRE(sched_setaffinity(busy_tid, sizeof(all), &all) == 0);	/* movable, still on CPU 1 */
+	std::thread sleeper([&] {
+		if (set_cpus({1}) != 0)
+			pinned_ok = false;
+		sleeper_tid = gettid();
+		while (!stop)
+			usleep(1000);
+	});
+	while (!sleeper_tid)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	auto [w0, n0] = wait_and_runs(sleeper_tid);
+	std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+	auto [w1, n1] = wait_and_runs(sleeper_tid);
+	stop = true;
+	busy.join();
+	sleeper.join();
+	REQUIRE(pinned_ok);
+	REQUIRE(n1 > n0);
+	uint64_t per_wake = (w1 - w0) / (n1 - n0);
+	CAPTURE(n1 - n0, per_wake);
+	/* behind the busy task's slice (cos_slice_ns, 5 ms) each wake-up waits about 4 ms */
+	CHECK(per_wake < 5000000 / 5);
+	CHECK(sched_ext_state() == "enabled");
+}
+
 /*
  * A nice-19 task is charged many times its run time in virtual time; beside many busy tasks the
  * global clock advances slowly, so without a bound on how far ahead it may be it waits for
