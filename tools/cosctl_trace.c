@@ -105,9 +105,19 @@ static int ask_lord(const char *path, uint64_t bytes, int *sock)
 	}
 	memcpy(sa.sun_path, path, strlen(path));
 	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    send(s, &bytes, sizeof(bytes), MSG_NOSIGNAL) != sizeof(bytes)) {
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
 		fprintf(stderr, "cosctl: %s: %s (is its lord running?)\n", path, strerror(errno));
+		close(s);
+		return -1;
+	}
+	/* a lord that refuses (busy) answers at once and closes: its answer, not EPIPE, says why */
+	if (send(s, &bytes, sizeof(bytes), MSG_NOSIGNAL) != sizeof(bytes)) {
+		int err = errno;
+
+		n = recv(s, answer, sizeof(answer) - 1, 0);
+		answer[n > 0 ? n : 0] = '\0';
+		answer[strcspn(answer, "\n")] = '\0';
+		fprintf(stderr, "cosctl: %s: %s\n", path, n > 0 ? answer : strerror(err));
 		close(s);
 		return -1;
 	}

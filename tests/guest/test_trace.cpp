@@ -257,6 +257,7 @@ TEST_CASE("cosctl trace: no lord, a bad option, a busy lord", "[trace]")
 	usleep(1000000);
 	CHECK(sh("COS_STATS_DIR=" + dir.path + " " + cosctl + " trace --raw --no-kernel --seconds 1 -o " +
 		 dir.path + "/b 2>&1", &out) == 1);
+	CAPTURE(out);
 	CHECK(out.find("busy") != std::string::npos);	/* one reader at a time */
 	CHECK(reap(first) == 0);
 	/* the first ended: the lord lets go of its ring, and serves the next reader */
