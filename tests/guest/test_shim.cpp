@@ -20,16 +20,23 @@ using namespace guest;
 
 namespace {
 /* The shim attached for the scope; detached (and checked) at its end. */
-/* Can a lord register on this kernel (not on 7.2.12: see REQUIRE_LORD_SUPPORT())? */
-bool lord_supported()
+/* Is @feature among cos.ko's features now (struct cos_info)? */
+bool feature_on(uint64_t feature)
 {
 	int fd = cos_open();
-	cos_info info;
-	bool ok = fd >= 0 && cos_get_info(fd, &info) == 0 && (info.features & COS_FEAT_LORD);
+	cos_info info = {};
+	info.size = sizeof(info);
+	bool on = fd >= 0 && cos_get_info(fd, &info) == 0 && (info.features & feature);
 
 	if (fd >= 0)
 		close(fd);
-	return ok;
+	return on;
+}
+
+/* Can a lord register on this kernel (not on 7.2.12: see REQUIRE_LORD_SUPPORT())? */
+bool lord_supported()
+{
+	return feature_on(COS_FEAT_LORD);
 }
 
 struct Attached {
@@ -112,13 +119,17 @@ TEST_CASE("a task that ran alone keeps getting CPU when load arrives", "[shim][f
 	CHECK(sched_ext_state() == "enabled");
 }
 
-/* A thread's time on a CPU and time waiting on a run queue, in ns (/proc's schedstat). */
-static std::pair<uint64_t, uint64_t> run_and_wait(pid_t tid)
+/* A thread's /proc schedstat: its time on a CPU and waiting on a run queue (ns), its runs. */
+struct SchedStat {
+	unsigned long long run = 0, wait = 0, runs = 0;
+};
+
+static SchedStat schedstat(pid_t tid)
 {
-	unsigned long long run = 0, wait = 0;
-	std::string st = read_file("/proc/self/task/" + std::to_string(tid) + "/schedstat");
-	sscanf(st.c_str(), "%llu %llu", &run, &wait);
-	return {run, wait};
+	SchedStat st;
+	std::string line = read_file("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+	sscanf(line.c_str(), "%llu %llu %llu", &st.run, &st.wait, &st.runs);
+	return st;
 }
 
 /*
@@ -140,37 +151,15 @@ TEST_CASE("a lone busy task is not left waiting on an idle CPU at its slices' en
 	while (!tid)
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
 	std::this_thread::sleep_for(std::chrono::milliseconds(100));
-	auto [run0, wait0] = run_and_wait(tid);
+	auto [run0, wait0, runs0] = schedstat(tid);
 	std::this_thread::sleep_for(std::chrono::milliseconds(1500));	/* dozens of slices */
-	auto [run1, wait1] = run_and_wait(tid);
+	auto [run1, wait1, runs1] = schedstat(tid);
 	stop = true;
 	t.join();
 	CAPTURE(run1 - run0, wait1 - wait0);
 	CHECK(run1 - run0 > 0);
 	CHECK(wait1 - wait0 < (run1 - run0) / 4);	/* stranded, it waits far longer than it runs */
 	CHECK(sched_ext_state() == "enabled");
-}
-
-/* Is @feature among cos.ko's features now (struct cos_info)? */
-static bool feature_on(uint64_t feature)
-{
-	int fd = cos_open();
-	cos_info info = {};
-	info.size = sizeof(info);
-	bool on = fd >= 0 && cos_get_info(fd, &info) == 0 && (info.features & feature);
-
-	if (fd >= 0)
-		close(fd);
-	return on;
-}
-
-/* A thread's wait on a run queue per time it ran, in ns (/proc's schedstat: run, wait, runs). */
-static std::pair<uint64_t, uint64_t> wait_and_runs(pid_t tid)
-{
-	unsigned long long run = 0, wait = 0, runs = 0;
-	std::string st = read_file("/proc/self/task/" + std::to_string(tid) + "/schedstat");
-	sscanf(st.c_str(), "%llu %llu %llu", &run, &wait, &runs);
-	return {wait, runs};
 }
 
 /*
@@ -215,16 +204,17 @@ TEST_CASE("a task pinned to its CPU does not wait a slice behind a movable busy 
 	while (!sleeper_tid)
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
 	std::this_thread::sleep_for(std::chrono::milliseconds(100));
-	auto [w0, n0] = wait_and_runs(sleeper_tid);
+	SchedStat before = schedstat(sleeper_tid);
 	std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-	auto [w1, n1] = wait_and_runs(sleeper_tid);
+	SchedStat after = schedstat(sleeper_tid);
 	stop = true;
 	busy.join();
 	sleeper.join();
 	REQUIRE(pinned_ok);
-	REQUIRE(n1 > n0);
-	uint64_t per_wake = (w1 - w0) / (n1 - n0);
-	CAPTURE(n1 - n0, per_wake);
+	REQUIRE(after.runs > before.runs);
+	unsigned long long wakes = after.runs - before.runs;
+	unsigned long long per_wake = (after.wait - before.wait) / wakes;
+	CAPTURE(wakes, per_wake);
 	/* behind the busy task's slice (cos_slice_ns, 5 ms) each wake-up waits about 4 ms */
 	CHECK(per_wake < 5000000 / 5);
 	CHECK(sched_ext_state() == "enabled");
