@@ -118,6 +118,7 @@ struct cos_task_ctx {
 	u32 share_weight;	/* with this weight */
 	s32 slot;		/* slot in cos.ko's task table, COS_NO_SLOT if not a COS task */
 	bool budgeted;		/* ops.running asked cos_kf_group_budget() */
+	bool fair;		/* queued last by the fair policy: its sched_yield() is the policy's */
 };
 
 struct {
@@ -244,8 +245,12 @@ static u64 cos_fair_slice(void)
 
 static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 {
+	struct cos_task_ctx *tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
 	u64 vtime = p->scx.dsq_vtime;
 	u64 parked = cos_parked_group(p);
+
+	if (tctx)
+		tctx->fair = true;
 
 	if (enq_flags & SCX_ENQ_LAST && !parked) {
 		/* nothing else to run here: it goes on (a shared DSQ would leave the CPU idle) */
@@ -344,6 +349,8 @@ s32 BPF_PROG(cos_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags
 	}
 	if (is_idle && !cos_parked_group(p)) {	/* a throttled one parks at enqueue */
 		cos_share_runnable(p, tctx);	/* no ops.enqueue follows */
+		if (tctx)
+			tctx->fair = true;
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_slice_ns, 0);
 	}
 	return cpu;
@@ -355,6 +362,8 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 	struct cos_task_ctx *tctx = cos_ctx(p);
 	s32 slot = tctx ? cos_slot(p, tctx, true) : COS_NO_SLOT;
 
+	if (tctx)
+		tctx->fair = false;	/* until cos_fair_insert() */
 	if (cos_is_pcpu_kthread(p)) {
 		/*
 		 * Short work others may wait for: it preempts whatever runs, COS tasks too.  A busy
@@ -564,8 +573,23 @@ bool BPF_PROG(cos_yield, struct task_struct *from, struct task_struct *to)
 	struct cos_task_ctx *tctx = cos_ctx(from);
 
 	/* handed to the task it woke (COS_WAKE_HANDOFF): its CPU's ops.dispatch takes that one */
-	if (tctx && tctx->slot >= 0 && cos_kf_yield(from, tctx->slot))
+	if (tctx && tctx->slot >= 0 && cos_kf_yield(from, tctx->slot)) {
 		from->scx.slice = 0;
+		return false;
+	}
+	/*
+	 * A task of the fair policy (a COS task too while no lord has it) that calls sched_yield():
+	 * its slice ends and it goes behind every task that has started running, as EEVDF pushes
+	 * the yielder's deadline.  With ops.yield defined the core does neither by itself, and a
+	 * thread spinning on sched_yield() kept its CPU for whole slices.  A lord's task runs on,
+	 * the lord decides (docs/design.md, "The handoff at a yield").  yield_to() (@to set) is
+	 * not supported, as without ops.yield.
+	 */
+	if (!to && (!tctx || tctx->fair)) {
+		if ((s64)(from->scx.dsq_vtime - cos_vtime_now) < 0)
+			from->scx.dsq_vtime = cos_vtime_now;
+		from->scx.slice = 0;
+	}
 	return false;
 }
 

@@ -221,6 +221,63 @@ TEST_CASE("a task pinned to its CPU does not wait a slice behind a movable busy 
 }
 
 /*
+ * Two threads on CPU 1 each call sched_yield() in a loop: how many of @a's yields let @b run
+ * (its count moved) before @a ran again, out of how many.
+ */
+static std::pair<unsigned, unsigned> yields_that_let_the_other_run(bool cos_tasks = false)
+{
+	constexpr unsigned nr_yields = 400;
+	std::atomic<unsigned long> count[2] = {0, 0};
+	std::atomic<int> ready{0};
+	std::atomic<bool> stop{false}, pinned_ok{true};
+	unsigned turns = 0;
+	auto yielder = [&](int me, bool measure) {
+		if (set_cpus({1}) != 0 || (cos_tasks && become_cos_task() != 0))
+			pinned_ok = false;
+		ready++;
+		while (ready < 2)
+			;
+		for (unsigned i = 0; !stop && (!measure || i < nr_yields); i++) {
+			unsigned long other = count[!me];
+
+			count[me]++;
+			sched_yield();
+			if (measure && count[!me] != other)
+				turns++;
+		}
+		stop = true;
+	};
+	std::thread a(yielder, 0, true), b(yielder, 1, false);
+	a.join();
+	b.join();
+	REQUIRE(pinned_ok);
+	return {turns, nr_yields};
+}
+
+/*
+ * sched_yield() gives the CPU to a task waiting there, as under EEVDF.  With ops.yield defined
+ * sched_ext leaves the slice alone, and the shim ignored a fair task's yield: a thread spinning
+ * on sched_yield() kept its CPU for whole slices (sysbench threads' longest waits grew).
+ */
+TEST_CASE("a fair task's sched_yield() lets a task waiting on its CPU run", "[shim][fairness][yield]")
+{
+	if (std::thread::hardware_concurrency() < 2)
+		SKIP("needs 2 CPUs");
+	auto [eevdf_turns, n] = yields_that_let_the_other_run();
+	CAPTURE(eevdf_turns, n);
+	CHECK(eevdf_turns > n / 2);	/* the default, the behaviour to match */
+	Attached a;
+	auto [turns, yields] = yields_that_let_the_other_run();
+	CAPTURE(turns, yields);
+	CHECK(turns > yields / 2);
+	/* COS tasks with no lord (`cosctl run` alone) are the fair policy's too */
+	auto [cos_turns, cos_yields] = yields_that_let_the_other_run(true);
+	CAPTURE(cos_turns, cos_yields);
+	CHECK(cos_turns > cos_yields / 2);
+	CHECK(sched_ext_state() == "enabled");
+}
+
+/*
  * A nice-19 task is charged many times its run time in virtual time; beside many busy tasks the
  * global clock advances slowly, so without a bound on how far ahead it may be it waits for
  * seconds per turn, up to sched_ext's watchdog ejecting the shim.  The lag bound (the fair
