@@ -579,15 +579,18 @@ bool BPF_PROG(cos_yield, struct task_struct *from, struct task_struct *to)
 	}
 	/*
 	 * A task of the fair policy (a COS task too while no lord has it) that calls sched_yield():
-	 * its slice ends and it goes behind every task that has started running, as EEVDF pushes
-	 * the yielder's deadline.  With ops.yield defined the core does neither by itself, and a
-	 * thread spinning on sched_yield() kept its CPU for whole slices.  A lord's task runs on,
-	 * the lord decides (docs/design.md, "The handoff at a yield").  yield_to() (@to set) is
-	 * not supported, as without ops.yield.
+	 * its slice ends, and it goes behind every task that has started running and a fair slice
+	 * (of its weight) further, as EEVDF pushes the yielder's deadline by a slice.  Threads that
+	 * yield in a loop then take one turn each, whatever each turn cost; behind only the clock
+	 * they went in order of the CPU time of their turns, and one whose turn ran long waited
+	 * for hundreds of the others'.  With ops.yield defined the core does none of this itself.
+	 * A lord's task runs on, the lord decides (docs/design.md, "The handoff at a yield").
+	 * yield_to() (@to set) is not supported, as without ops.yield.
 	 */
 	if (!to && (!tctx || tctx->fair)) {
 		if ((s64)(from->scx.dsq_vtime - cos_vtime_now) < 0)
 			from->scx.dsq_vtime = cos_vtime_now;
+		from->scx.dsq_vtime += cos_fair_slice() * 100 / (from->scx.weight ?: 1);
 		from->scx.slice = 0;
 	}
 	return false;
