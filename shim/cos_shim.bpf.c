@@ -248,6 +248,7 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 	struct cos_task_ctx *tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
 	u64 vtime = p->scx.dsq_vtime;
 	u64 parked = cos_parked_group(p);
+	u64 floor;
 
 	if (tctx)
 		tctx->fair = true;
@@ -263,8 +264,15 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 	}
 	if (!parked && cos_fair_to_idle(p, enq_flags))
 		return;
-	if ((s64)(vtime - (cos_vtime_now - cos_slice_ns)) < 0) {
-		vtime = cos_vtime_now - cos_slice_ns;
+	/*
+	 * The floor, one fair slice behind the clock: a task that slept comes back with at most a
+	 * turn's credit.  With cos_slice_ns it came back up to 5 ms ahead of a task that was
+	 * preempted, which then waited while each task that had slept spent that: PostgreSQL's
+	 * backends blocking for their client between queries.
+	 */
+	floor = cos_vtime_now - cos_fair_slice();
+	if ((s64)(vtime - floor) < 0) {
+		vtime = floor;
 	} else if (cos_have(scx_bpf_dsq_nr_queued)) {
 		s32 waiting = scx_bpf_dsq_nr_queued(COS_FAIR_DSQ);
 		/* the lag bound: no task waits much longer than COS_FAIR_WAIT_NS */
@@ -287,6 +295,7 @@ static void cos_group_drain(u64 id)
 {
 	struct task_struct *p;
 	bool first = true;
+	u64 floor = cos_vtime_now - cos_fair_slice();
 
 	if (!cos_have(bpf_iter_scx_dsq_new))
 		return;
@@ -295,8 +304,8 @@ static void cos_group_drain(u64 id)
 		u64 vtime = p->scx.dsq_vtime;
 		s32 cpu;
 
-		if ((s64)(vtime - (cos_vtime_now - cos_slice_ns)) < 0)
-			vtime = cos_vtime_now - cos_slice_ns;
+		if ((s64)(vtime - floor) < 0)
+			vtime = floor;
 		scx_bpf_dsq_move_set_vtime(COS_DSQ_ITER, vtime);
 		if (!scx_bpf_dsq_move_vtime(COS_DSQ_ITER, p,
 					    parked ? COS_GROUP_DSQ(parked) : COS_FAIR_DSQ, 0) || parked)
