@@ -2,7 +2,7 @@
 # A/B in one boot: the default, the shim as built (new) and the shim of build/oldshim (old), the
 # redis server on CPU 1, its client pinned to CPU 0 or unpinned; wrk on nginx unpinned.
 export PATH=$COS_BUILD/bin:$PATH
-OLD=/src/build/oldshim/bin/cosctl
+OLD=${OLD:-/src/build/oldshim/bin/cosctl}
 cd /tmp
 www=$(mktemp -d); mkdir -p $www/www $www/tmp; head -c 3840 /dev/urandom | base64 > $www/www/index.html
 cat > $www/nginx.conf <<EOC
