@@ -13,10 +13,12 @@
  * once on a free enclave CPU, without a round trip to the lord.  This lord would do the same, and
  * the kernel applies the rule only while nobody waits, so arrival order is kept.
  *
- * Latch (--latch N, off by default): while tasks wait and every CPU is busy, up to N of them are
+ * Latch (--latch N, 1 by default): while tasks wait and every CPU is busy, up to N of them are
  * latched behind each CPU's task, which the CPU starts itself when its task blocks or ends its
- * slice.  A latched task is bound to its CPU, so an idle CPU with an empty queue takes the
- * oldest latched task of the CPU with the longest latch.  Arrival order holds per CPU only.
+ * slice: no CPU idles for a round trip to the lord between a task that blocks and the next.  A
+ * latched task is bound to its CPU, so an idle CPU with an empty queue takes the oldest latched
+ * task of the CPU with the longest latch.  Arrival order holds per CPU only.  Woken first, only
+ * woken tasks are latched.
  *
  * Woken first (on unless --no-wake-first): a task that wakes or is new goes before the tasks
  * whose turn ended, and ends a busy task's turn after a quarter, as a fair scheduler's wake-up
@@ -112,6 +114,11 @@ static void fifo_blocked(struct cos_sched *s, struct cos_task *t)
  * waited a turn for each task of its queue (as long as arrival order would have let it wait,
  * plus a turn): woken tasks cannot keep it waiting longer than that.
  */
+static bool fifo_aged(const struct fifo *f, const struct fifo_q *q, const struct cos_task *turned)
+{
+	return f->slice_ns && cos_now_ns() - turned->runnable_at >= q->turned.len * f->slice_ns;
+}
+
 static struct cos_task *fifo_first_in(struct cos_sched *s, struct fifo *f, struct fifo_q *q,
 				      int cpu)
 {
@@ -120,7 +127,7 @@ static struct cos_task *fifo_first_in(struct cos_sched *s, struct fifo *f, struc
 
 	if (!woken || !turned)
 		return woken ?: turned;
-	if (f->slice_ns && cos_now_ns() - turned->runnable_at >= q->turned.len * f->slice_ns)
+	if (fifo_aged(f, q, turned))
 		return turned;
 	f->woken_first++;
 	return woken;
@@ -151,6 +158,16 @@ static struct cos_task *fifo_latched_for(struct cos_sched *s, struct fifo *f, in
 			best = q;
 	}
 	return best ? cos_sched_first_for(s, best, cpu) : NULL;
+}
+
+static bool fifo_woken(const struct fifo *f, const struct cos_task *t)
+{
+	if (!f->per_cpu)
+		return t->q == &f->global.woken;
+	for (int i = 0; i < f->nr_cpus; i++)
+		if (t->q == &f->percpu[f->cpus[i]].woken)
+			return true;
+	return false;
 }
 
 static bool fifo_waiting(const struct fifo *f)
@@ -201,13 +218,21 @@ static void fifo_schedule(struct cos_sched *s)
 		if (!now)
 			now = cos_now_ns();
 		/* a woken task (unless --no-wake-first) ends the turn after a quarter (a tick), as a
-		 * fair scheduler's wake-up preemption would: a lock it waited for was just freed */
+		 * fair scheduler's wake-up preemption would: a lock it waited for was just freed.
+		 * The latched task is a woken one too. */
 		if (now - cur->placed_at < f->slice_ns) {
 			if (!f->wake_first || now - cur->placed_at < f->slice_ns / 4 ||
-			    !cos_sched_first_for(s, f->per_cpu ? &f->percpu[cpu].woken :
-								 &f->global.woken, cpu))
+			    (!t && !cos_sched_first_for(s, f->per_cpu ? &f->percpu[cpu].woken :
+									&f->global.woken, cpu)))
 				continue;
 			f->early_turns++;
+		}
+		if (t && f->wake_first) {	/* only woken tasks are latched: an aged one first */
+			struct fifo_q *q = f->per_cpu ? &f->percpu[cpu] : &f->global;
+			struct cos_task *turned = cos_sched_first_for(s, &q->turned, cpu);
+
+			if (turned && fifo_aged(f, q, turned))
+				t = turned;
 		}
 		if (!t)
 			t = fifo_first(s, f, cpu);
@@ -226,6 +251,10 @@ static void fifo_schedule(struct cos_sched *s)
 		if (!cos_sched_cpu_task(s, cpu) || cos_sched_cpu_latched(s, cpu)->len >= f->latch)
 			continue;
 		t = fifo_first(s, f, cpu);
+		/* a task whose turn ended waits for the next turn's end, where a woken one would go
+		 * before it: latched, it would keep those waiting behind it */
+		if (t && f->wake_first && !fifo_woken(f, t))
+			continue;
 		cos_sched_reason(s, FIFO_LATCH);
 		if (t && cos_sched_latch(s, t, cpu, 0) == 0)
 			f->latched++;
@@ -249,7 +278,7 @@ static void fifo_stats(struct cos_sched *s, struct lord_stats *st)
 
 #define FIFO_SLICE_NS	(5ULL * 1000 * 1000)	/* the kernel's fair slice is 3-5 ms too */
 
-static struct fifo f = { .slice_ns = FIFO_SLICE_NS, .wake_first = 1 };
+static struct fifo f = { .slice_ns = FIFO_SLICE_NS, .wake_first = 1, .latch = 1 };
 static struct lord_main m;
 
 static int fifo_parse(int opt, const char *arg)
@@ -328,7 +357,7 @@ int main(int argc, char **argv)
 		"                       each task until it blocks, which lets one busy thread hold a\n"
 		"                       CPU that others wait for)\n"
 		"      --latch N        latch up to N waiting tasks behind each busy CPU's task (0-4,\n"
-		"                       default 0): it starts there without a round trip to the lord\n"
+		"                       default 1): it starts there without a round trip to the lord\n"
 		"      --no-wake-first  plain arrival order: a woken task waits behind the tasks whose\n"
 		"                       turn ended (by default it goes first and ends a busy task's\n"
 		"                       turn after a quarter; each of those waits at most a turn per\n"

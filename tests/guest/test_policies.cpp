@@ -899,8 +899,9 @@ TEST_CASE("cos-fifo's default turn gives busy COS tasks on one CPU turns, latche
 	Shim shim;
 	REQUIRE_LORD_SUPPORT();
 	/*
-	 * sliced, run to block, sliced with a latch (a latched task must get its turn too), and
-	 * that with 2 tasks: the other is latched and none is queued, so the turn is the latch's
+	 * sliced without a latch, run to block, sliced with the default latch (a latched task must
+	 * get its turn too), and that with 2 tasks: the other is latched and none is queued, so the
+	 * turn is the latch's
 	 */
 	for (int mode : {0, 1, 2, 3}) {
 		bool sliced = mode != 1;
@@ -909,11 +910,13 @@ TEST_CASE("cos-fifo's default turn gives busy COS tasks on one CPU turns, latche
 						 stall_arg(1000), "--starve-ms", starve_arg(10000)};
 		if (!sliced)
 			argv.insert(argv.end(), {"--slice-us", "0"});
-		if (mode >= 2)
-			argv.insert(argv.end(), {"--latch", "1"});
+		if (mode == 0)
+			argv.insert(argv.end(), {"--latch", "0"});
 		int nr = mode == 3 ? 2 : 3;
 		PolicyProc lord(argv);
 		REQUIRE(lord.wait_for(sliced ? "slice 5000 us" : "run to block"));
+		REQUIRE(lord.wait_for("woken tasks first"));	/* the banner's end */
+		CHECK((lord.err.find(", latch 1") != std::string::npos) == (mode != 0));
 		/* the loop ticks at a quarter turn to end turns (100 ms, for statistics, without) */
 		CHECK(lord.err.find(sliced ? ", tick 1250 us" : ", tick 100000 us") != std::string::npos);
 		int fd = cos_open();

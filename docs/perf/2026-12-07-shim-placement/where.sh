@@ -1,10 +1,14 @@
 #!/bin/bash
-# where.sh [occupancy|migrations] — in the guest: an unpinned redis client beside its server on
-# CPU 1, under the default and under the shim (`cosctl run --`), seen through the kernel's events.
+# where.sh [occupancy|migrations] [CONFIG...] — in the guest: an unpinned redis client beside its
+# server on CPU 1, under the default and under the shim (`cosctl run --`), seen through the
+# kernel's events.  CONFIGs: default, shim, and any lord (e.g. cos-fifo: the lord on CPU 0, its
+# enclave CPU 1); "default shim" if none.
 #   occupancy:  per CPU, what ran there and for how long; where client and server ran and waited
 #   migrations: each migration of the client with its call stack (where in the kernel it moved)
 # Run as: tests/vm/run --kver 7.3.4+deb13-cloud-amd64 --smp 2 -- docs/perf/2026-12-07-shim-placement/where.sh MODE
 mode=${1:-occupancy}
+shift
+configs=${*:-default shim}
 case $mode in
 occupancy) events=(-e sched:sched_switch -e sched:sched_wakeup) fields=comm,tid,cpu,time,event,trace ;;
 migrations) events=(-e sched:sched_migrate_task -e sched:sched_wakeup -g) fields=comm,cpu,event,trace,ip,sym ;;
@@ -83,7 +87,21 @@ run() {  # LABEL PREFIX...
 	perf script -i /tmp/$label.data -F $fields 2>/dev/null > /tmp/$label.script
 	$mode /tmp/$label.script
 }
-run default
-cosctl shim attach >/dev/null
-run shim cosctl run --
-cosctl shim detach >/dev/null
+for config in $configs; do
+	case $config in
+	default) run default ;;
+	shim)
+		cosctl shim attach >/dev/null
+		run shim cosctl run --
+		cosctl shim detach >/dev/null
+		;;
+	*)
+		$config --cpus 1 --lord-cpu 0 2>/tmp/$config.lord &
+		lord=$!
+		for i in $(seq 100); do grep -q "lord on CPU" /tmp/$config.lord && break; sleep 0.05; done
+		run "$config" cosctl run --
+		kill -INT $lord; wait $lord
+		tail -3 /tmp/$config.lord
+		;;
+	esac
+done
