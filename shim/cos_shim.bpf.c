@@ -93,6 +93,8 @@ static u64 cos_vtime_now;
 /* What runs on a CPU, as the fair policy sees it; read from other CPUs (a moment stale). */
 struct cos_cpu_ctx {
 	u32 movable;		/* a fair task that may run on other CPUs too */
+	u32 lord_preempt;	/* the lord was put first here and has not started yet: the task
+				 * it preempts resumes here after it */
 };
 
 struct {
@@ -243,9 +245,36 @@ static u64 cos_fair_slice(void)
 	return slice < COS_FAIR_MIN_SLICE_NS ? COS_FAIR_MIN_SLICE_NS : slice;
 }
 
+/*
+ * The lord woke on @cpu and preempts what runs there, for a moment: it handles its messages and
+ * sleeps again.  The fair task it preempts stays behind it (cos_fair_insert()), as under EEVDF,
+ * instead of going to the shared DSQ, where another CPU would take it: an unpinned client moved
+ * to its server's CPU at each of the lord's wake-ups, and back when the server woke.  Not for
+ * per-CPU kthreads: ksoftirqd may run long.
+ */
+static void cos_lord_preempts(s32 cpu)
+{
+	struct cos_cpu_ctx *cctx = cos_cpu_ctx(cpu);
+
+	if (cctx)
+		cctx->lord_preempt = 1;
+}
+
+/*
+ * The floor of a queued task's vtime, one fair slice behind the clock: a task that slept comes
+ * back with at most a turn's credit.  With cos_slice_ns it came back up to 5 ms ahead of a task
+ * that was preempted, which then waited while each task that had slept spent that: PostgreSQL's
+ * backends blocking for their client between queries.
+ */
+static u64 cos_fair_floor(void)
+{
+	return cos_vtime_now - cos_fair_slice();
+}
+
 static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 {
 	struct cos_task_ctx *tctx = bpf_task_storage_get(&cos_task_ctxs, p, 0, 0);
+	struct cos_cpu_ctx *cctx;
 	u64 vtime = p->scx.dsq_vtime;
 	u64 parked = cos_parked_group(p);
 	u64 floor;
@@ -258,19 +287,21 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_slice_ns, enq_flags);
 		return;
 	}
+	/* preempted by the lord (cos_lord_preempts()), on this CPU: it resumes after it */
+	cctx = cos_cpu_ctx(-1);
+	if (!(enq_flags & SCX_ENQ_WAKEUP) && !parked && cctx && cctx->lord_preempt &&
+	    scx_bpf_task_cpu(p) == bpf_get_smp_processor_id()) {
+		cctx->lord_preempt = 0;
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_fair_slice(), enq_flags);
+		return;
+	}
 	if (!cos_have(scx_bpf_create_dsq)) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, cos_slice_ns, enq_flags);
 		return;
 	}
 	if (!parked && cos_fair_to_idle(p, enq_flags))
 		return;
-	/*
-	 * The floor, one fair slice behind the clock: a task that slept comes back with at most a
-	 * turn's credit.  With cos_slice_ns it came back up to 5 ms ahead of a task that was
-	 * preempted, which then waited while each task that had slept spent that: PostgreSQL's
-	 * backends blocking for their client between queries.
-	 */
-	floor = cos_vtime_now - cos_fair_slice();
+	floor = cos_fair_floor();
 	if ((s64)(vtime - floor) < 0) {
 		vtime = floor;
 	} else if (cos_have(scx_bpf_dsq_nr_queued)) {
@@ -287,7 +318,7 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 
 /*
  * Group @id was refilled: its parked tasks go back to the fair DSQ, each with its vtime
- * clamped as cos_fair_insert() would, or to an ancestor's DSQ if that is still throttled.  An
+ * clamped to cos_fair_floor(), or to an ancestor's DSQ if that is still throttled.  An
  * idle CPU is kicked for each task but the first (this CPU's): the refill's kick woke every
  * idle CPU at once, and those that dispatched before this drain found nothing and went idle.
  */
@@ -295,7 +326,7 @@ static void cos_group_drain(u64 id)
 {
 	struct task_struct *p;
 	bool first = true;
-	u64 floor = cos_vtime_now - cos_fair_slice();
+	u64 floor = cos_fair_floor();
 
 	if (!cos_have(bpf_iter_scx_dsq_new))
 		return;
@@ -395,8 +426,10 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_dsq_insert(p, COS_LORD_DSQ, cos_slice_ns, enq_flags);
 		return;
 	case COS_ENQ_LORD:
-		if (enq_flags & SCX_ENQ_WAKEUP)
+		if (enq_flags & SCX_ENQ_WAKEUP) {
 			enq_flags |= SCX_ENQ_HEAD | SCX_ENQ_PREEMPT;
+			cos_lord_preempts(scx_bpf_task_cpu(p));
+		}
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | scx_bpf_task_cpu(p), cos_slice_ns,
 				   enq_flags);
 		return;
@@ -474,9 +507,12 @@ void BPF_PROG(cos_running, struct task_struct *p)
 
 	if ((s64)(p->scx.dsq_vtime - cos_vtime_now) > 0)
 		cos_vtime_now = p->scx.dsq_vtime;
-	if (cctx)
+	if (cctx) {
 		cctx->movable = tctx && tctx->slot < 0 && p->nr_cpus_allowed > 1 &&
 				!(p->flags & COS_PF_KTHREAD);
+		/* a preempted task was enqueued before the next one runs: the mark is spent */
+		cctx->lord_preempt = 0;
+	}
 	if (!tctx)
 		return;
 	tctx->exec_at_start = p->se.sum_exec_runtime;

@@ -991,6 +991,84 @@ TEST_CASE("cos-fifo: a task that wakes goes before busy tasks whose turn ended, 
 	}
 }
 
+/* A field of /proc/PID/task/TID/sched ("se.nr_migrations" ...), 0 if it is not there. */
+static unsigned long long proc_sched_field(pid_t pid, pid_t tid, const std::string &field)
+{
+	std::istringstream in(read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
+					"/sched"));
+	std::string line;
+	while (std::getline(in, line))
+		if (line.compare(0, field.size(), field) == 0 && line.size() > field.size() &&
+		    (line[field.size()] == ' ' || line[field.size()] == ':'))
+			return strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
+	return 0;
+}
+
+TEST_CASE("a normal task on the lord's CPU stays there when the lord wakes, not moving to the enclave's", "[policies][fifo][placement]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	if (std::thread::hardware_concurrency() < 2)
+		SKIP("needs 2 CPUs");
+	/* no wake rules and no spin: each wake-up of the COS task wakes the lord to place it */
+	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1", "--lord-cpu", "0", "--no-wake-rules",
+			 "--spin-us", "0", "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(10000)});
+	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
+	std::atomic<bool> stop{false}, pinned_ok{true};
+	std::atomic<pid_t> busy_tid{0};
+	std::thread busy([&] {
+		if (set_cpus({0}) != 0)
+			pinned_ok = false;
+		busy_tid = gettid();
+		while (!stop)
+			;
+	});
+	while (!busy_tid)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	cpu_set_t both;
+	CPU_ZERO(&both);
+	CPU_SET(0, &both);
+	CPU_SET(1, &both);
+	REQUIRE(sched_setaffinity(busy_tid, sizeof(both), &both) == 0);	/* movable, still on CPU 0 */
+	pid_t sleeper = fork();
+	if (sleeper == 0) {	/* a COS task on the enclave's CPU that sleeps 1 ms at a time */
+		if (set_cpus({1}) != 0 || become_cos_task() != 0)
+			_exit(1);
+		for (;;)
+			usleep(1000);
+	}
+	REQUIRE(sleeper > 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	auto wakes = [&] {
+		unsigned long long run, wait, runs = 0;
+		sscanf(read_file("/proc/" + std::to_string(sleeper) + "/schedstat").c_str(), "%llu %llu %llu",
+		       &run, &wait, &runs);
+		return runs;
+	};
+	unsigned long long w0 = wakes(), m0 = proc_sched_field(getpid(), busy_tid, "se.nr_migrations");
+	std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+	unsigned long long w1 = wakes(), m1 = proc_sched_field(getpid(), busy_tid, "se.nr_migrations");
+	stop = true;
+	busy.join();
+	kill(sleeper, SIGKILL);
+	int st = 0;
+	waitpid(sleeper, &st, 0);
+	CHECK(lord.stop(SIGINT) == 0);
+	INFO(lord.err);
+	REQUIRE(pinned_ok);
+	REQUIRE(WIFSIGNALED(st));	/* it slept until killed, a COS task */
+	unsigned long long woke = w1 - w0, moved = m1 - m0;
+	CAPTURE(woke, moved);
+	REQUIRE(woke > 100);
+	/*
+	 * Each wake-up of the lord preempts the busy task for a moment.  Sent to the shared queue,
+	 * it was taken now and then by the enclave's CPU (about once in 50 wake-ups, then moved
+	 * back); behind the lord it stays, and only a kthread's preemption may still move it.
+	 */
+	CHECK(moved * 150 < woke);
+	CHECK(sched_ext_state() == "enabled");
+}
+
 TEST_CASE("cos-shinjuku's slice is never shorter than 4 of its measured round trips; --fixed-slice keeps it", "[policies][shinjuku][slice]")
 {
 	Shim shim;
