@@ -547,6 +547,46 @@ struct Shim {
 	~Shim() { cos_shim_detach(shim); }
 };
 
+/*
+ * A thread that spins until stopped: it starts on CPU @first, then may run on @cpus, so that it
+ * is movable but begins where the test put it.  ok() is false if either affinity failed.
+ */
+class MovableBusyThread {
+public:
+	MovableBusyThread(int first, const std::vector<int> &cpus)
+	{
+		thread_ = std::thread([this, first] {
+			if (set_cpus({first}) != 0)
+				ok_ = false;
+			tid_ = gettid();
+			while (!stop_.load(std::memory_order_relaxed))
+				;
+		});
+		while (!tid_)
+			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		for (int cpu : cpus)
+			CPU_SET(cpu, &set);
+		if (sched_setaffinity(tid_, sizeof(set), &set) != 0)
+			ok_ = false;
+	}
+	~MovableBusyThread() { stop(); }
+	void stop()
+	{
+		stop_ = true;
+		if (thread_.joinable())
+			thread_.join();
+	}
+	pid_t tid() const { return tid_; }
+	bool ok() const { return ok_; }
+
+private:
+	std::atomic<bool> stop_{false}, ok_{true};
+	std::atomic<pid_t> tid_{0};
+	std::thread thread_;
+};
+
 /* N threads that spin at nice @nice, counting iterations, until destroyed. */
 class BusyThreads {
 public:

@@ -1014,22 +1014,8 @@ TEST_CASE("a normal task on the lord's CPU stays there when the lord wakes, not 
 	PolicyProc lord({build_path("bin/cos-fifo"), "--cpus", "1", "--lord-cpu", "0", "--no-wake-rules",
 			 "--spin-us", "0", "--stall-ms", stall_arg(1000), "--starve-ms", starve_arg(10000)});
 	REQUIRE(lord.wait_for("cos-fifo: lord on CPU 0"));
-	std::atomic<bool> stop{false}, pinned_ok{true};
-	std::atomic<pid_t> busy_tid{0};
-	std::thread busy([&] {
-		if (set_cpus({0}) != 0)
-			pinned_ok = false;
-		busy_tid = gettid();
-		while (!stop)
-			;
-	});
-	while (!busy_tid)
-		std::this_thread::sleep_for(std::chrono::milliseconds(1));
-	cpu_set_t both;
-	CPU_ZERO(&both);
-	CPU_SET(0, &both);
-	CPU_SET(1, &both);
-	REQUIRE(sched_setaffinity(busy_tid, sizeof(both), &both) == 0);	/* movable, still on CPU 0 */
+	MovableBusyThread busy(0, {0, 1});	/* a normal task on the lord's CPU, movable */
+	pid_t busy_tid = busy.tid();
 	pid_t sleeper = fork();
 	if (sleeper == 0) {	/* a COS task on the enclave's CPU that sleeps 1 ms at a time */
 		if (set_cpus({1}) != 0 || become_cos_task() != 0)
@@ -1048,14 +1034,13 @@ TEST_CASE("a normal task on the lord's CPU stays there when the lord wakes, not 
 	unsigned long long w0 = wakes(), m0 = proc_sched_field(getpid(), busy_tid, "se.nr_migrations");
 	std::this_thread::sleep_for(std::chrono::milliseconds(2000));
 	unsigned long long w1 = wakes(), m1 = proc_sched_field(getpid(), busy_tid, "se.nr_migrations");
-	stop = true;
-	busy.join();
+	busy.stop();
 	kill(sleeper, SIGKILL);
 	int st = 0;
 	waitpid(sleeper, &st, 0);
 	CHECK(lord.stop(SIGINT) == 0);
 	INFO(lord.err);
-	REQUIRE(pinned_ok);
+	REQUIRE(busy.ok());
 	REQUIRE(WIFSIGNALED(st));	/* it slept until killed, a COS task */
 	unsigned long long woke = w1 - w0, moved = m1 - m0;
 	CAPTURE(woke, moved);

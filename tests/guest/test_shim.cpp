@@ -179,21 +179,11 @@ TEST_CASE("a task pinned to its CPU does not wait a slice behind a movable busy 
 	if (!feature_on(COS_FEAT_BANDWIDTH))
 		SKIP("this kernel's BTF hides the shim's idle-CPU kfuncs");
 	std::atomic<bool> stop{false}, pinned_ok{true};
-	std::atomic<pid_t> busy_tid{0}, sleeper_tid{0};
-	std::thread busy([&] {
-		if (set_cpus({1}) != 0)
-			pinned_ok = false;
-		busy_tid = gettid();
-		while (!stop)
-			;
-	});
-	while (!busy_tid)
-		std::this_thread::sleep_for(std::chrono::milliseconds(1));
-	cpu_set_t all;
-	CPU_ZERO(&all);
+	std::atomic<pid_t> sleeper_tid{0};
+	std::vector<int> all;
 	for (unsigned c = 0; c < std::thread::hardware_concurrency(); c++)
-		CPU_SET(c, &all);
-	REQUIRE(sched_setaffinity(busy_tid, sizeof(all), &all) == 0);	/* movable, still on CPU 1 */
+		all.push_back((int)c);
+	MovableBusyThread busy(1, all);		/* movable, still on CPU 1 */
 	std::thread sleeper([&] {
 		if (set_cpus({1}) != 0)
 			pinned_ok = false;
@@ -208,9 +198,10 @@ TEST_CASE("a task pinned to its CPU does not wait a slice behind a movable busy 
 	std::this_thread::sleep_for(std::chrono::milliseconds(1000));
 	SchedStat after = schedstat(sleeper_tid);
 	stop = true;
-	busy.join();
+	busy.stop();
 	sleeper.join();
 	REQUIRE(pinned_ok);
+	REQUIRE(busy.ok());
 	REQUIRE(after.runs > before.runs);
 	unsigned long long wakes = after.runs - before.runs;
 	unsigned long long per_wake = (after.wait - before.wait) / wakes;
