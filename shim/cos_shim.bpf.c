@@ -248,9 +248,9 @@ static u64 cos_fair_slice(void)
 /*
  * The lord woke on @cpu and preempts what runs there, for a moment: it handles its messages and
  * sleeps again.  The fair task it preempts stays behind it (cos_fair_insert()), as under EEVDF,
- * instead of going to the shared DSQ, where another CPU would take it: an unpinned client moved
- * to its server's CPU at each of the lord's wake-ups, and back when the server woke.  Not for
- * per-CPU kthreads: ksoftirqd may run long.
+ * instead of going to the shared DSQ, where another CPU would take it: a busy task beside the
+ * lord moved to an idle enclave CPU at the lord's wake-ups, and back when a COS task ran there.
+ * Not for per-CPU kthreads: ksoftirqd may run long.
  */
 static void cos_lord_preempts(s32 cpu)
 {
