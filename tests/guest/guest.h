@@ -548,6 +548,23 @@ struct Shim {
 };
 
 /*
+ * Thread @tid's /proc schedstat (of this process, or of process @pid): its time on a CPU and
+ * waiting on a run queue (ns), its runs.  Zeros if it cannot be read.
+ */
+struct SchedStat {
+	unsigned long long run = 0, wait = 0, runs = 0;
+};
+
+inline SchedStat schedstat(pid_t tid, pid_t pid = 0)
+{
+	SchedStat st;
+	std::string line = read_file((pid ? "/proc/" + std::to_string(pid) : std::string("/proc/self")) +
+				     "/task/" + std::to_string(tid) + "/schedstat");
+	sscanf(line.c_str(), "%llu %llu %llu", &st.run, &st.wait, &st.runs);
+	return st;
+}
+
+/*
  * A thread that spins until stopped: it starts on CPU @first, then may run on @cpus, so that it
  * is movable but begins where the test put it.  ok() is false if either affinity failed.
  */

@@ -991,17 +991,19 @@ TEST_CASE("cos-fifo: a task that wakes goes before busy tasks whose turn ended, 
 	}
 }
 
-/* A field of /proc/PID/task/TID/sched ("se.nr_migrations" ...), 0 if it is not there. */
-static unsigned long long proc_sched_field(pid_t pid, pid_t tid, const std::string &field)
+/* A field of /proc/PID/task/TID/sched ("se.nr_migrations" ...) in @value; false if it is not there. */
+static bool proc_sched_field(pid_t pid, pid_t tid, const std::string &field, unsigned long long *value)
 {
 	std::istringstream in(read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
 					"/sched"));
 	std::string line;
 	while (std::getline(in, line))
 		if (line.compare(0, field.size(), field) == 0 && line.size() > field.size() &&
-		    (line[field.size()] == ' ' || line[field.size()] == ':'))
-			return strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
-	return 0;
+		    (line[field.size()] == ' ' || line[field.size()] == ':')) {
+			*value = strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
+			return true;
+		}
+	return false;
 }
 
 TEST_CASE("a normal task on the lord's CPU stays there when the lord wakes, not moving to the enclave's", "[policies][fifo][placement]")
@@ -1025,15 +1027,11 @@ TEST_CASE("a normal task on the lord's CPU stays there when the lord wakes, not 
 	}
 	REQUIRE(sleeper > 0);
 	std::this_thread::sleep_for(std::chrono::milliseconds(200));
-	auto wakes = [&] {
-		unsigned long long run, wait, runs = 0;
-		sscanf(read_file("/proc/" + std::to_string(sleeper) + "/schedstat").c_str(), "%llu %llu %llu",
-		       &run, &wait, &runs);
-		return runs;
-	};
-	unsigned long long w0 = wakes(), m0 = proc_sched_field(getpid(), busy_tid, "se.nr_migrations");
+	unsigned long long w0 = schedstat(sleeper, sleeper).runs, m0 = 0, m1 = 0;
+	bool migrations = proc_sched_field(getpid(), busy_tid, "se.nr_migrations", &m0);
 	std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-	unsigned long long w1 = wakes(), m1 = proc_sched_field(getpid(), busy_tid, "se.nr_migrations");
+	unsigned long long w1 = schedstat(sleeper, sleeper).runs;
+	migrations = proc_sched_field(getpid(), busy_tid, "se.nr_migrations", &m1) && migrations;
 	busy.stop();
 	kill(sleeper, SIGKILL);
 	int st = 0;
@@ -1042,6 +1040,7 @@ TEST_CASE("a normal task on the lord's CPU stays there when the lord wakes, not 
 	INFO(lord.err);
 	REQUIRE(busy.ok());
 	REQUIRE(WIFSIGNALED(st));	/* it slept until killed, a COS task */
+	REQUIRE(migrations);		/* the kernel counts them (CONFIG_SCHED_DEBUG) */
 	unsigned long long woke = w1 - w0, moved = m1 - m0;
 	CAPTURE(woke, moved);
 	REQUIRE(woke > 100);

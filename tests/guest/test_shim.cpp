@@ -119,19 +119,6 @@ TEST_CASE("a task that ran alone keeps getting CPU when load arrives", "[shim][f
 	CHECK(sched_ext_state() == "enabled");
 }
 
-/* A thread's /proc schedstat: its time on a CPU and waiting on a run queue (ns), its runs. */
-struct SchedStat {
-	unsigned long long run = 0, wait = 0, runs = 0;
-};
-
-static SchedStat schedstat(pid_t tid)
-{
-	SchedStat st;
-	std::string line = read_file("/proc/self/task/" + std::to_string(tid) + "/schedstat");
-	sscanf(line.c_str(), "%llu %llu %llu", &st.run, &st.wait, &st.runs);
-	return st;
-}
-
 /*
  * Regression: under SCX_OPS_ENQ_LAST (for throttling) a lone task goes back on its CPU's local
  * DSQ at each slice's end, and Debian's 7.2.12, which has already picked idle for that CPU,
