@@ -564,6 +564,21 @@ inline SchedStat schedstat(pid_t tid, pid_t pid = 0)
 	return st;
 }
 
+/* A field of /proc/PID/task/TID/sched ("se.nr_migrations" ...) in @value; false if it is not there. */
+inline bool sched_field(pid_t pid, pid_t tid, const std::string &field, unsigned long long *value)
+{
+	std::istringstream in(read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
+					"/sched"));
+	std::string line;
+	while (std::getline(in, line))
+		if (line.compare(0, field.size(), field) == 0 && line.size() > field.size() &&
+		    (line[field.size()] == ' ' || line[field.size()] == ':')) {
+			*value = strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
+			return true;
+		}
+	return false;
+}
+
 /*
  * A thread that spins until stopped: it starts on CPU @first, then may run on @cpus, so that it
  * is movable but begins where the test put it.  ok() is false if either affinity failed.

@@ -991,21 +991,6 @@ TEST_CASE("cos-fifo: a task that wakes goes before busy tasks whose turn ended, 
 	}
 }
 
-/* A field of /proc/PID/task/TID/sched ("se.nr_migrations" ...) in @value; false if it is not there. */
-static bool proc_sched_field(pid_t pid, pid_t tid, const std::string &field, unsigned long long *value)
-{
-	std::istringstream in(read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) +
-					"/sched"));
-	std::string line;
-	while (std::getline(in, line))
-		if (line.compare(0, field.size(), field) == 0 && line.size() > field.size() &&
-		    (line[field.size()] == ' ' || line[field.size()] == ':')) {
-			*value = strtoull(line.c_str() + line.find(':') + 1, nullptr, 10);
-			return true;
-		}
-	return false;
-}
-
 TEST_CASE("a normal task on the lord's CPU stays there when the lord wakes, not moving to the enclave's", "[policies][fifo][placement]")
 {
 	Shim shim;
@@ -1028,10 +1013,10 @@ TEST_CASE("a normal task on the lord's CPU stays there when the lord wakes, not 
 	REQUIRE(sleeper > 0);
 	std::this_thread::sleep_for(std::chrono::milliseconds(200));
 	unsigned long long w0 = schedstat(sleeper, sleeper).runs, m0 = 0, m1 = 0;
-	bool migrations = proc_sched_field(getpid(), busy_tid, "se.nr_migrations", &m0);
+	bool migrations = sched_field(getpid(), busy_tid, "se.nr_migrations", &m0);
 	std::this_thread::sleep_for(std::chrono::milliseconds(2000));
 	unsigned long long w1 = schedstat(sleeper, sleeper).runs;
-	migrations = proc_sched_field(getpid(), busy_tid, "se.nr_migrations", &m1) && migrations;
+	migrations = sched_field(getpid(), busy_tid, "se.nr_migrations", &m1) && migrations;
 	busy.stop();
 	kill(sleeper, SIGKILL);
 	int st = 0;
