@@ -30,6 +30,7 @@
 #include <vector>
 
 extern "C" {
+#include <bpf/btf.h>
 #include <cos.h>
 }
 
@@ -229,6 +230,36 @@ inline int load_module(const std::string &path)
 
 inline bool module_loaded() { return access("/sys/module/cos", F_OK) == 0; }
 
+/*
+ * Does the running kernel offer kfunc @name to BPF programs with @nargs arguments, as the shim
+ * declares it (shim/shim_compat.h)?  Read from the kernel's own BTF, not from cos: Debian's
+ * 7.2.x describes scx_bpf_create_dsq with a trailing 'aux' argument the verifier cannot bind,
+ * so libbpf finds no match for the shim's weak declaration and the shim goes without it.
+ */
+inline bool kernel_offers_kfunc(const char *name, unsigned nargs)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool offered = false;
+
+	if (!btf)
+		return false;
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+	const struct btf_type *fn = id > 0 ? btf__type_by_id(btf, id) : nullptr;
+	const struct btf_type *proto = fn ? btf__type_by_id(btf, fn->type) : nullptr;
+	offered = proto && btf_is_func_proto(proto) && btf_vlen(proto) == nargs;
+	btf__free(btf);
+	return offered;
+}
+
+/* What the shim needs for lords (COS_FEAT_LORD): a fair DSQ of its own. */
+inline bool kernel_offers_lords() { return kernel_offers_kfunc("scx_bpf_create_dsq", 2); }
+
+/* What the shim needs to enforce cpu.max (COS_FEAT_BANDWIDTH): that and DSQ iterators. */
+inline bool kernel_offers_bandwidth()
+{
+	return kernel_offers_lords() && kernel_offers_kfunc("bpf_iter_scx_dsq_new", 3);
+}
+
 /* sched_setattr(2)'s argument, first version. */
 struct sched_attr_v0 {
 	uint32_t size, sched_policy;
@@ -265,6 +296,22 @@ inline uint64_t now_ns()
 	timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * Wait for an event instead of sleeping a fixed time: poll @done every millisecond until it
+ * holds, for at most @ms scaled by time_scale() (a slow kernel outlasts any fixed sleep).
+ * Whether it held.  Never a measure of time: the caller checks the event, not how long it took.
+ */
+template <class Done> bool wait_until(Done done, unsigned ms = 5000)
+{
+	uint64_t until = now_ns() + (uint64_t)ms * time_scale() * 1000000ull;
+	while (!done()) {
+		if (now_ns() >= until)
+			return done();	/* a last look, past the deadline */
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	return true;
 }
 
 /* Allow the calling thread only @cpus; sched_setaffinity()'s result. */
@@ -304,8 +351,9 @@ template <typename T> void shared_delete(T *p)
 
 /*
  * Can a lord register now (shim attached with its own fair DSQ)?  If not (Debian's 7.2.12, see
- * COS_SHIM_CAP_FAIR_DSQ in shim/cos_shim_intf.h), check that registration is refused as
- * documented and skip the rest.
+ * COS_SHIM_CAP_FAIR_DSQ in shim/cos_shim_intf.h), check that the kernel does not offer what
+ * lords need (else the missing feature is a failure, not a skip), that registration is refused
+ * as documented, and skip the rest.
  */
 #define REQUIRE_LORD_SUPPORT()								\
 	do {										\
@@ -315,6 +363,8 @@ template <typename T> void shared_delete(T *p)
 		REQUIRE(cos_get_info(fd_, &info_) == 0);				\
 		close(fd_);								\
 		if (!(info_.features & COS_FEAT_LORD)) {				\
+			INFO("the kernel offers what lords need: the shim must too");	\
+			REQUIRE_FALSE(guest::kernel_offers_lords());			\
 			cpu_set_t s_;							\
 			CPU_ZERO(&s_);							\
 			CPU_SET(1, &s_);						\

@@ -186,12 +186,16 @@ bool shim_enforces()
 int nr_cpus() { return (int)std::thread::hardware_concurrency(); }
 
 /* Skip the test where the attached shim enforces nothing (Debian's 7.2.12: no scx_bpf_create_dsq,
- * so no queue of its own per group and no vtime fair queue either). */
+ * so no queue of its own per group and no vtime fair queue either); where the kernel offers
+ * what enforcing needs, a shim that does not is a failure. */
 #define SKIP_UNLESS_ENFORCED()								\
 	do {										\
-		if (!shim_enforces())							\
+		if (!shim_enforces()) {							\
+			INFO("the kernel offers what enforcing needs: the shim must too"); \
+			REQUIRE_FALSE(guest::kernel_offers_bandwidth());		\
 			SKIP("this kernel's shim does not enforce cpu.max or cpu.weight "	\
 			     "(no scx_bpf_create_dsq)");				\
+		}									\
 	} while (0)
 
 } // namespace

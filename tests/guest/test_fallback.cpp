@@ -20,10 +20,6 @@ using namespace guest;
 
 namespace {
 
-
-
-
-
 /* A lord in its own process that consumes messages but never shoots: its tasks just wait. */
 struct IdleLord {
 	struct State {
@@ -85,6 +81,22 @@ struct IdleLord {
 	}
 };
 
+
+/*
+ * The module's count of stalls (struct cos_info.stalls).  A kill test's lord has 10 s limits, the
+ * most the module takes, and the count must not move: the kill path ran the tasks, not a stall
+ * rule that would have rescued them had the kill path been broken.
+ */
+uint64_t module_stalls()
+{
+	int fd = cos_open();
+	REQUIRE(fd >= 0);
+	cos_info info = {};
+	info.size = sizeof(info);
+	REQUIRE(cos_get_info(fd, &info) == 0);
+	close(fd);
+	return info.stalls;
+}
 
 /* N COS threads in a child that each wait (in custody) and record when they first run again. */
 template <int N> struct Waiters {
@@ -164,9 +176,11 @@ TEST_CASE("a lord killed with SIGKILL: its runnable tasks run at once under the 
 	std::this_thread::sleep_for(std::chrono::milliseconds(200));
 	for (int i = 0; i < 16; i++)
 		CHECK(w.st->ran_at[i] == 0);		/* nobody ran: the lord holds them */
+	uint64_t stalls = module_stalls();
 	uint64_t killed = now_ns();
 	delete lord;					/* SIGKILL */
 	REQUIRE(w.wait_exit() == 0);			/* all of them finish */
+	CHECK(module_stalls() == stalls);		/* through the kill path, not a stall rule */
 	std::vector<uint64_t> us;
 	for (int i = 0; i < 16; i++) {
 		CHECK(w.st->ran_at[i] > killed);
@@ -188,9 +202,11 @@ TEST_CASE("a lord killed with SIGKILL while 250 tasks wait for it: every one run
 	std::this_thread::sleep_for(std::chrono::milliseconds(100));
 	w.st->go = 1;
 	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	uint64_t stalls = module_stalls();
 	uint64_t killed = now_ns();
 	delete lord;					/* SIGKILL */
 	REQUIRE(w.wait_exit() == 0);			/* all of them finish */
+	CHECK(module_stalls() == stalls);		/* through the kill path, not a stall rule */
 	/* a measurement, not a check: docs/performance.md reports it */
 	std::cerr << "after SIGKILL of the lord, " << N << " waiting tasks first ran after (us): "
 		  << w.first_runs_since(killed) << "\n";
@@ -219,9 +235,11 @@ TEST_CASE("a lord that attached the shim itself, killed while 250 tasks wait: ev
 	int held = 0;
 	for (int i = 0; i < N; i++)
 		held += w.st->ran_at[i] == 0;
+	uint64_t stalls = module_stalls();
 	uint64_t killed = now_ns();
 	delete lord;					/* SIGKILL */
 	REQUIRE(w.wait_exit() == 0);			/* all of them finish */
+	CHECK(module_stalls() == stalls);		/* through the kill path, not a stall rule */
 	std::cerr << "after SIGKILL of the lord that attached the shim, " << N << " tasks (" << held
 		  << " waiting for it) first ran after (us): " << w.first_runs_since(killed) << "\n";
 	CHECK(held > N / 2);				/* the lord held most of them */

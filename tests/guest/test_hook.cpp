@@ -165,6 +165,32 @@ std::vector<pid_t> wait_procs(Container &c, size_t n)
 	return v;
 }
 
+/*
+ * Has each of @pids started as a COS task: running as one now, or with CPU time as one
+ * (GET_TASKS)?  With a lord, it was placed.
+ */
+bool ran_as_cos(const std::vector<pid_t> &pids)
+{
+	cos_task_info *tasks = nullptr;
+	size_t nr = 0;
+	int fd = cos_open();
+	if (fd < 0)
+		return false;
+	int err = cos_get_tasks(fd, &tasks, &nr);
+	close(fd);
+	if (err)
+		return false;
+	std::set<pid_t> ran;
+	for (size_t i = 0; i < nr; i++)
+		if (tasks[i].state == COS_TASK_RUNNING || tasks[i].runtime_ns)
+			ran.insert(tasks[i].pid);
+	free(tasks);
+	for (pid_t p : pids)
+		if (!ran.count(p))
+			return false;
+	return true;
+}
+
 /* The one process of container @c (created: checked), once it runs. */
 pid_t started(Container &c)
 {
@@ -321,7 +347,7 @@ TEST_CASE("crun + cos-oci-hook: an annotated container's tasks are COS tasks of 
 	std::vector<pid_t> in = wait_procs(cos, 3), out = wait_procs(plain, 3);
 	REQUIRE(in.size() == 3);
 	REQUIRE(out.size() == 3);
-	std::this_thread::sleep_for(std::chrono::milliseconds(500));	/* let the yes run */
+	REQUIRE(wait_until([&] { return ran_as_cos(in); }));	/* the lord ran them */
 
 	/* annotated: SCHED_EXT, CPUs 1-3 (not 0), the class on its cgroup, listed and placed by the lord */
 	cos_task_info *tasks = nullptr;
@@ -430,7 +456,7 @@ TEST_CASE("crun + cos-oci-hook: two containers under two lords, each on its encl
 	std::vector<pid_t> in_b = wait_procs(cb, 2), in_l = wait_procs(cl, 2);
 	REQUIRE(in_b.size() == 2);
 	REQUIRE(in_l.size() == 2);
-	std::this_thread::sleep_for(std::chrono::milliseconds(500));
+	REQUIRE(wait_until([&] { return ran_as_cos(in_b) && ran_as_cos(in_l); }));	/* their lords ran them */
 
 	/* each container's tasks: SCHED_EXT, its enclave's CPUs, in its enclave (GET_TASKS) */
 	std::map<pid_t, unsigned> enclave_of;

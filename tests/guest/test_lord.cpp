@@ -23,6 +23,33 @@
 
 using namespace guest;
 
+namespace {
+/*
+ * Wait until @lord has consumed the TASK_DEAD of each of the @n threads @tids, which exited: the
+ * kernel posts a thread's TASK_DEAD when it frees the task, some time after its reaping, then
+ * frees its slot.  So: until no slot of the lord's table holds one of them, then until the lord
+ * consumed every message posted by then.  Whether both came before the deadline.
+ */
+bool await_dead(const FifoLord &lord, const pid_t *tids, int n)
+{
+	const cos_ctl *ctl = cos_lord_ctl(lord.lord);
+	std::set<pid_t> mine(tids, tids + n);
+	auto gone = [&] {
+		for (unsigned s = 0; s < cos_lord_max_tasks(lord.lord); s++) {
+			cos_task_status st;
+			if (!cos_lord_task_status(lord.lord, s, &st) && st.state != COS_TASK_FREE &&
+			    mine.count((pid_t)st.pid))
+				return false;
+		}
+		return true;
+	};
+	if (!wait_until(gone))
+		return false;
+	uint64_t posted = __atomic_load_n(&ctl->produced, __ATOMIC_ACQUIRE);
+	return wait_until([&] { return __atomic_load_n(&ctl->consumed, __ATOMIC_ACQUIRE) >= posted; });
+}
+} // namespace
+
 
 TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs", "[lord][fifo]")
 {
@@ -68,7 +95,7 @@ TEST_CASE("a FIFO lord runs 16 spin/sleep COS threads to completion on its CPUs"
 		}
 	});
 	REQUIRE(rc == 0);
-	std::this_thread::sleep_for(std::chrono::milliseconds(100));	/* DEAD messages */
+	REQUIRE(await_dead(lord, res->tids, N));	/* their DEAD messages */
 	auto &tids = res->tids;
 	lord.finish();
 	cos_info after = info_now();
@@ -212,7 +239,7 @@ TEST_CASE("wake rule IDLE: waking threads start on free enclave CPUs they may us
 		}
 	});
 	REQUIRE(rc == 0);
-	std::this_thread::sleep_for(std::chrono::milliseconds(100));	/* DEAD messages */
+	REQUIRE(await_dead(lord, res->tids, N));	/* their DEAD messages */
 	lord.finish();
 	for (int i = 0; i < N; i++)
 		REQUIRE(res->setattr_err[i] == 0);
@@ -300,7 +327,7 @@ unsigned pingpong_handoffs(unsigned rules, bool yield)
 		}
 	});
 	REQUIRE(rc == 0);
-	std::this_thread::sleep_for(std::chrono::milliseconds(100));	/* DEAD messages */
+	REQUIRE(await_dead(lord, res->tids, N));	/* their DEAD messages */
 	lord.finish();
 	for (int i = 0; i < N; i++)
 		REQUIRE(res->setattr_err[i] == 0);
@@ -428,7 +455,7 @@ TEST_CASE("RUNNABLE names the COS thread that woke the task, and no thread for a
 		}
 	});
 	REQUIRE(rc == 0);
-	std::this_thread::sleep_for(std::chrono::milliseconds(100));	/* DEAD messages */
+	REQUIRE(await_dead(lord, res->tids, 3));	/* their DEAD messages */
 	lord.finish();
 	for (int fd : {ping[0], ping[1], pong[0], pong[1]})
 		close(fd);
@@ -472,6 +499,7 @@ TEST_CASE("a lazy lord (COS_LORD_F_LAZY_WAKE) sleeps through blocks and wake-rul
 	for (bool lazy : {true, false}) {
 		CAPTURE(lazy);
 		std::atomic<bool> ready{false}, stop{false};
+		std::atomic<int> dead{0};	/* TASK_DEADs the lord consumed */
 		int reg = 0;
 		std::thread lord_thread([&] {
 			/* WAIT sleeps 200 ms at a time, longer than stall_ms: messages that did not wake the
@@ -492,6 +520,7 @@ TEST_CASE("a lazy lord (COS_LORD_F_LAZY_WAKE) sleeps through blocks and wake-rul
 				const cos_msg *m;
 				while ((m = cos_lord_peek(l))) {
 					types[lazy][m->type]++;
+					dead += m->type == COS_MSG_TASK_DEAD;
 					if (m->type == COS_MSG_TASK_RUNNABLE || m->type == COS_MSG_TASK_PREEMPTED ||
 					    (m->type == COS_MSG_TASK_NEW && m->arg)) {
 						waits = true;
@@ -525,11 +554,13 @@ TEST_CASE("a lazy lord (COS_LORD_F_LAZY_WAKE) sleeps through blocks and wake-rul
 			}
 			return 0;
 		}) == 0);
-		std::this_thread::sleep_for(std::chrono::milliseconds(300));	/* its DEAD */
+		/* its DEAD consumed; required once the lord thread is joined (a throw would not join it) */
+		bool dead_seen = wait_until([&] { return dead > 0; });
 		stop = true;
 		lord_thread.join();
 		auto &t = types[lazy];
 		CAPTURE(t[COS_MSG_TASK_PLACED], t[COS_MSG_TASK_BLOCKED], t[COS_MSG_TASK_RUNNABLE], woken[lazy]);
+		REQUIRE(dead_seen);
 		CHECK(t[COS_MSG_TASK_PLACED] >= 50);	/* the rule started it (read late or not) */
 		CHECK(t[COS_MSG_TASK_BLOCKED] >= 50);
 		CHECK(t[COS_MSG_TASK_DEAD] == 1);
@@ -558,6 +589,7 @@ TEST_CASE("wake rule IDLE prefers a CPU that runs nothing to the previous one a 
 	struct Result {
 		std::atomic<bool> stop;
 		int setattr_err;
+		pid_t tid;
 		int before[ROUNDS], after[ROUNDS];
 	};
 	Shared<Result> res;
@@ -568,6 +600,7 @@ TEST_CASE("wake rule IDLE prefers a CPU that runs nothing to the previous one a 
 				;
 		});
 		std::thread t([&] {
+			res->tid = gettid();
 			res->setattr_err = become_cos_task();
 			cpu_set_t two, all;
 			CPU_ZERO(&two);
@@ -590,7 +623,7 @@ TEST_CASE("wake rule IDLE prefers a CPU that runs nothing to the previous one a 
 		return 0;
 	});
 	REQUIRE(rc == 0);
-	std::this_thread::sleep_for(std::chrono::milliseconds(100));	/* DEAD messages */
+	REQUIRE(await_dead(lord, &res->tid, 1));	/* its DEAD message */
 	lord.finish();
 	REQUIRE(res->setattr_err == 0);
 	int from_two = 0, to_idle = 0;
@@ -655,21 +688,7 @@ TEST_CASE("wake rules start nobody while a task waits for the lord, nor on a CPU
 			if (syscall(SYS_sched_setattr, kids[k], &a, 0))
 				return 12;
 		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(800));
 		std::map<pid_t, std::vector<std::pair<uint32_t, uint64_t>>> seen;	/* type, arg */
-		const cos_msg *m;
-		while ((m = cos_lord_peek(l))) {
-			seen[m->pid].push_back({m->type, m->arg});
-			cos_lord_consume(l);
-		}
-		cos_lord_publish(l);
-		/* first: a killed task that waits must run to die, and this lord places nobody (the
-		 * starvation rule would free them, after its 10 s) */
-		cos_lord_destroy(l);
-		for (pid_t k : kids)
-			kill(k, SIGKILL);
-		for (pid_t k : kids)
-			waitpid(k, nullptr, 0);
 		/* each one's wake-up: its first message after NEW (a preemption may follow) */
 		auto woke = [&](pid_t p) {
 			auto &v = seen[p];
@@ -678,6 +697,26 @@ TEST_CASE("wake rules start nobody while a task waits for the lord, nor on a CPU
 					return v[i + 1];
 			return std::pair<uint32_t, uint64_t>(0, 0);
 		};
+		/* until all three woke (C last); one that did not fails the checks below */
+		(void)wait_until([&] {
+			const cos_msg *m;
+			while ((m = cos_lord_peek(l))) {
+				seen[m->pid].push_back({m->type, m->arg});
+				cos_lord_consume(l);
+			}
+			cos_lord_publish(l);
+			for (pid_t k : kids)
+				if (!woke(k).first)
+					return false;
+			return true;
+		});
+		/* first: a killed task that waits must run to die, and this lord places nobody (the
+		 * starvation rule would free them, after its 10 s) */
+		cos_lord_destroy(l);
+		for (pid_t k : kids)
+			kill(k, SIGKILL);
+		for (pid_t k : kids)
+			waitpid(k, nullptr, 0);
 		fprintf(stderr, "wake order: A %s/%llu B %s/%llu C %s/%llu\n",
 			cos_msg_type_name(woke(kids[0]).first), (unsigned long long)woke(kids[0]).second,
 			cos_msg_type_name(woke(kids[1]).first), (unsigned long long)woke(kids[1]).second,
@@ -724,7 +763,8 @@ TEST_CASE("a shot COS thread preempts a non-COS busy loop on its CPU", "[lord][p
 		while (!stop)
 			spins++;
 	});
-	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	/* the busy loop runs on CPU 2 (CHECK: a throw would leave the hog thread unjoined) */
+	CHECK(wait_until([&] { return spins > 0; }));
 
 	FifoLord lord(0, {2});
 	REQUIRE(lord.register_error == 0);
@@ -742,10 +782,9 @@ TEST_CASE("a shot COS thread preempts a non-COS busy loop on its CPU", "[lord][p
 		res->ran_on = sched_getcpu();
 	}) == 0);
 	unsigned long hog_end = spins;
-	std::this_thread::sleep_for(std::chrono::milliseconds(50));
 	CHECK(res->err == 0);
 	CHECK(hog_end > hog_start);		/* the busy loop was alive around the shot */
-	CHECK(spins > hog_end);			/* and still is */
+	CHECK(wait_until([&] { return spins > hog_end; }));	/* and still is */
 	stop = true;
 	hog.join();
 	lord.finish();
@@ -1007,7 +1046,18 @@ TEST_CASE("COS_IOC_WAIT with the longest timeouts sleeps until a signal", "[lord
 			if (cos_lord_register(&l, &lo.o))
 				return 10;
 			pthread_t self = pthread_self();
+			std::string waiter_stat = "/proc/self/task/" + std::to_string(gettid()) + "/stat";
 			std::thread t([&] {
+				/*
+				 * Once the waiter sleeps (state S: in the WAIT; one that returned at once
+				 * fails below anyway), 300 ms more: a long timeout mistaken for a short
+				 * one would end the wait within them.
+				 */
+				(void)wait_until([&] {
+					std::string st = read_file(waiter_stat);
+					size_t rp = st.rfind(')');
+					return rp != std::string::npos && rp + 2 < st.size() && st[rp + 2] == 'S';
+				});
 				std::this_thread::sleep_for(std::chrono::milliseconds(300));
 				signalled = true;
 				pthread_kill(self, SIGUSR1);

@@ -66,6 +66,19 @@ TEST_CASE("attaching the shim enables sched_ext with the cos ops; detaching disa
 	CHECK(sched_ext_state() == "disabled");
 }
 
+/*
+ * The lord and bandwidth features exist wherever the kernel's BTF offers the kfuncs they need,
+ * read from the BTF, not from cos: on 7.3.x a shim that lost them would otherwise turn the lord
+ * and bandwidth suites into skips and the run would still pass.
+ */
+TEST_CASE("the shim takes what the kernel offers: lords and cpu.max where the BTF has them", "[shim]")
+{
+	Attached a;
+	CAPTURE(guest::kernel_offers_lords(), guest::kernel_offers_bandwidth());
+	CHECK(feature_on(COS_FEAT_LORD) == guest::kernel_offers_lords());
+	CHECK(feature_on(COS_FEAT_BANDWIDTH) == guest::kernel_offers_bandwidth());
+}
+
 TEST_CASE("tasks keep running under the shim's fair policy", "[shim][fairness]")
 {
 	Attached a;
@@ -163,8 +176,10 @@ TEST_CASE("a task pinned to its CPU does not wait a slice behind a movable busy 
 	Attached a;
 	/* Debian's 7.2.x BTF hides the idle kfuncs with scx_bpf_create_dsq (shim/shim_compat.h):
 	 * where the shim cannot enforce bandwidth it cannot kick or pick an idle CPU either */
-	if (!feature_on(COS_FEAT_BANDWIDTH))
+	if (!feature_on(COS_FEAT_BANDWIDTH)) {
+		REQUIRE_FALSE(guest::kernel_offers_bandwidth());
 		SKIP("this kernel's BTF hides the shim's idle-CPU kfuncs");
+	}
 	std::atomic<bool> stop{false}, pinned_ok{true};
 	std::atomic<pid_t> sleeper_tid{0};
 	std::vector<int> all;

@@ -60,8 +60,18 @@ struct Fixture {
 			_exit(child_main());
 		while (board->ready < nthreads)
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		std::this_thread::sleep_for(std::chrono::milliseconds(50));
-		drain();
+		/*
+		 * Every thread but 3 is a COS task the lord knows (its TASK_NEW consumed); 3 may
+		 * block in its read before it is known (below).  CHECK, not REQUIRE: a throw here
+		 * would skip the destructor, leaving the lord registered and the child waiting.
+		 */
+		CHECK(wait_until([this] {
+			drain();
+			for (int i = 0; i < nthreads; i++)
+				if (i != 3 && !task.count(board->tids[i]))
+					return false;
+			return true;
+		}));
 		/*
 		 * Thread 3 must not be on its way to its read when a test writes to the pipe, or it
 		 * reads at once and exits without ever waiting for the lord.  A slow kernel outlasts
@@ -459,8 +469,7 @@ TEST_CASE("shoot validation: each bad request gets its status, good ones still w
 		CPU_SET(1, &s);
 		CPU_SET(2, &s);
 		REQUIRE(sched_setaffinity(f.board->tids[1], sizeof(s), &s) == 0);	/* a message */
-		std::this_thread::sleep_for(std::chrono::milliseconds(5));
-		REQUIRE(cos_lord_peek(f.lord) != nullptr);
+		REQUIRE(wait_until([&] { return cos_lord_peek(f.lord) != nullptr; }));
 		CHECK(f.shoot1(1, slot0, gen0, COS_SHOOT_STRICT) == COS_SHOOT_STALE_SEQ);
 		f.drain();
 		auto [s0, g0] = f.waiting(0);
