@@ -93,8 +93,8 @@ static u64 cos_vtime_now;
 /* What runs on a CPU, as the fair policy sees it; read from other CPUs (a moment stale). */
 struct cos_cpu_ctx {
 	u32 movable;		/* a fair task that may run on other CPUs too */
-	u32 keep_preempted;	/* the lord or a per-CPU kthread was put first here and has not
-				 * started yet: the task it preempts resumes here after it */
+	u32 lord_preempt;	/* the lord was put first here and has not started yet: the task
+				 * it preempts resumes here after it */
 };
 
 struct {
@@ -116,7 +116,6 @@ static struct cos_cpu_ctx *cos_cpu_ctx(s32 cpu)
 struct cos_task_ctx {
 	u64 exec_at_start;	/* se.sum_exec_runtime when it last started running */
 	u64 exec_charged;	/* se.sum_exec_runtime at its last bandwidth charge */
-	u64 slice_at_start;	/* its slice when it last started running */
 	u64 share_cgid;		/* counted runnable in this cgroup's share, 0 if not */
 	u32 share_weight;	/* with this weight */
 	s32 slot;		/* slot in cos.ko's task table, COS_NO_SLOT if not a COS task */
@@ -247,18 +246,18 @@ static u64 cos_fair_slice(void)
 }
 
 /*
- * The lord or a per-CPU kthread woke on @cpu and preempts what runs there, for a moment.  The
- * fair task it preempts stays behind it (cos_fair_insert()), as under EEVDF, instead of going to
- * the shared DSQ, where another CPU would take it: a busy task beside the lord moved to an idle
- * enclave CPU at the lord's wake-ups, and an unpinned client to its server's CPU at each softirq
- * or RCU wake-up on its own, and back.
+ * The lord woke on @cpu and preempts what runs there, for a moment: it handles its messages and
+ * sleeps again.  The fair task it preempts stays behind it (cos_fair_insert()), as under EEVDF,
+ * instead of going to the shared DSQ, where another CPU would take it: a busy task beside the
+ * lord moved to an idle enclave CPU at the lord's wake-ups, and back when a COS task ran there.
+ * Not for per-CPU kthreads: ksoftirqd may run long.
  */
-static void cos_keep_preempted(s32 cpu)
+static void cos_lord_preempts(s32 cpu)
 {
 	struct cos_cpu_ctx *cctx = cos_cpu_ctx(cpu);
 
 	if (cctx)
-		cctx->keep_preempted = 1;
+		cctx->lord_preempt = 1;
 }
 
 /*
@@ -288,27 +287,13 @@ static void cos_fair_insert(struct task_struct *p, u64 enq_flags)
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_slice_ns, enq_flags);
 		return;
 	}
-	/*
-	 * Preempted by the lord or a kthread (cos_keep_preempted()), here: it resumes after it with
-	 * what was left of its slice, as under EEVDF (a fresh slice at each preemption gave the
-	 * tasks preempted most a share above their cpu.weight).  One whose slice was spent gets a
-	 * new one only if no fair task waits; else it is queued by its vtime like any other.
-	 */
+	/* preempted by the lord (cos_lord_preempts()), on this CPU: it resumes after it */
 	cctx = cos_cpu_ctx(-1);
-	if (!(enq_flags & SCX_ENQ_WAKEUP) && !parked && cctx && cctx->keep_preempted &&
+	if (!(enq_flags & SCX_ENQ_WAKEUP) && !parked && cctx && cctx->lord_preempt &&
 	    scx_bpf_task_cpu(p) == bpf_get_smp_processor_id()) {
-		u64 ran = tctx ? p->se.sum_exec_runtime - tctx->exec_at_start : 0;
-		u64 left = tctx && tctx->slice_at_start > ran ? tctx->slice_at_start - ran : 0;
-
-		cctx->keep_preempted = 0;
-		if (left < COS_FAIR_MIN_SLICE_NS && cos_have(scx_bpf_dsq_nr_queued) &&
-		    !scx_bpf_dsq_nr_queued(COS_FAIR_DSQ))
-			left = cos_fair_slice();
-		if (left >= COS_FAIR_MIN_SLICE_NS) {	/* a shot COS task's may be infinite */
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, left < cos_slice_ns ? left : cos_slice_ns,
-					   enq_flags);
-			return;
-		}
+		cctx->lord_preempt = 0;
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cos_fair_slice(), enq_flags);
+		return;
 	}
 	if (!cos_have(scx_bpf_create_dsq)) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_GLOBAL, cos_slice_ns, enq_flags);
@@ -421,13 +406,10 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->fair = false;	/* until cos_fair_insert() */
 	if (cos_is_pcpu_kthread(p)) {
 		/*
-		 * Short work others may wait for: it preempts whatever runs, COS tasks too, and a
-		 * fair task it preempts waits behind it.  A busy one does not keep its CPU: when its
-		 * slice ends, ops.dispatch runs (and moves a fair task to the local DSQ) before it
-		 * is put back here.
+		 * Short work others may wait for: it preempts whatever runs, COS tasks too.  A busy
+		 * one does not keep its CPU: when its slice ends, ops.dispatch runs (and moves a
+		 * fair task to the local DSQ) before it is put back here.
 		 */
-		if (enq_flags & SCX_ENQ_WAKEUP)
-			cos_keep_preempted(scx_bpf_task_cpu(p));
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | scx_bpf_task_cpu(p), cos_slice_ns,
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
 		return;
@@ -446,7 +428,7 @@ void BPF_PROG(cos_enqueue, struct task_struct *p, u64 enq_flags)
 	case COS_ENQ_LORD:
 		if (enq_flags & SCX_ENQ_WAKEUP) {
 			enq_flags |= SCX_ENQ_HEAD | SCX_ENQ_PREEMPT;
-			cos_keep_preempted(scx_bpf_task_cpu(p));
+			cos_lord_preempts(scx_bpf_task_cpu(p));
 		}
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | scx_bpf_task_cpu(p), cos_slice_ns,
 				   enq_flags);
@@ -529,7 +511,7 @@ void BPF_PROG(cos_running, struct task_struct *p)
 		cctx->movable = tctx && tctx->slot < 0 && p->nr_cpus_allowed > 1 &&
 				!(p->flags & COS_PF_KTHREAD);
 		/* a preempted task was enqueued before the next one runs: the mark is spent */
-		cctx->keep_preempted = 0;
+		cctx->lord_preempt = 0;
 	}
 	if (!tctx)
 		return;
@@ -543,7 +525,6 @@ void BPF_PROG(cos_running, struct task_struct *p)
 			p->scx.slice = budget;
 		tctx->budgeted = true;
 	}
-	tctx->slice_at_start = p->scx.slice;
 	if (tctx->slot >= 0)
 		cos_kf_running(p, tctx->slot, scx_bpf_task_cpu(p));
 }

@@ -219,39 +219,6 @@ TEST_CASE("a task pinned to its CPU does not wait a slice behind a movable busy 
 }
 
 /*
- * A per-CPU kthread that wakes preempts what runs on its CPU (cos_enqueue()), as the lord does.
- * The busy task it preempted went to the shared fair DSQ, where another CPU took it: an unpinned
- * redis client moved to its server's CPU at each softirq or RCU wake-up on its own
- * (2026-12-07-lord-preempt).  Under EEVDF it stays on its run queue, and the shim keeps it on
- * its CPU, behind the kthread (cos_keep_preempted()).  vmstat_refresh wakes a kworker on every
- * CPU (schedule_on_each_cpu()).
- */
-TEST_CASE("a busy task a per-CPU kthread preempts stays on its CPU", "[shim][fairness][placement]")
-{
-	if (std::thread::hardware_concurrency() < 2)
-		SKIP("needs 2 CPUs");
-	Attached a;
-	MovableBusyThread busy(0, {0, 1});	/* on CPU 0, free to move to CPU 1, which idles */
-	REQUIRE(busy.ok());
-	constexpr int refreshes = 300;
-	unsigned long long m0 = 0, m1 = 0;
-	REQUIRE(sched_field(getpid(), busy.tid(), "se.nr_migrations", &m0));	/* CONFIG_SCHED_DEBUG */
-	for (int i = 0; i < refreshes; i++) {
-		std::ofstream f("/proc/sys/vm/stat_refresh");
-		f << "1\n";
-		f.flush();
-		REQUIRE(f.good());
-		std::this_thread::sleep_for(std::chrono::milliseconds(2));	/* a pause between */
-	}
-	REQUIRE(sched_field(getpid(), busy.tid(), "se.nr_migrations", &m1));
-	busy.stop();
-	unsigned long long moved = m1 - m0;
-	CAPTURE(moved);
-	CHECK(moved * 10 < refreshes);
-	CHECK(sched_ext_state() == "enabled");
-}
-
-/*
  * Two threads on CPU 1 each call sched_yield() in a loop: how many of @a's yields let @b run
  * (its count moved) before @a ran again, out of how many.
  */
