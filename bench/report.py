@@ -461,7 +461,9 @@ def read_work(out):
                 # the lord's sleeps (voluntary switches); older work.csv files lack the column
                 "lord_sleeps": int(r["lord_sleeps"]) / u if r.get("lord_sleeps") else None,
                 # sched_ext program runs (BENCH_HOOK_CALLS=1 only; 0 otherwise)
-                "hook_calls": int(r["hook_calls"]) / u if r.get("hook_calls") else None}
+                "hook_calls": int(r["hook_calls"]) / u if r.get("hook_calls") else None,
+                # the lord's wait for its CPU while runnable; older files lack the column
+                "lord_wait_us": int(r["lord_wait_us"]) / u if r.get("lord_wait_us") else None}
     vals = read_grouped(os.path.join(out, "work.csv"), ("benchmark", "scheduler"), per_unit)
     rows = []
     for (bench, sched) in sorted(vals, key=lambda k: (k[0], peer_order(k[1]))):
@@ -483,18 +485,20 @@ def work_lines(work):
              "trip; `hackbench`: a message; `nginx`, `redis`: a request; `pgbench-*`: a transaction; "
              "`rocksdb`: a read), the machine's context "
              "switches, rescheduling and function-call IPIs, cos.ko's ring messages and "
-             "placements, the lord's CPU time and how often the lord slept (its voluntary "
-             "context switches). With `BENCH_HOOK_CALLS=1`, also the sched_ext scheduler's "
+             "placements, the lord's CPU time, how often the lord slept (its voluntary "
+             "context switches) and how long it waited runnable for its CPU (timed, unlike "
+             "the rest: compare it within a boot). With `BENCH_HOOK_CALLS=1`, also the sched_ext scheduler's "
              "BPF program runs (the shim's or a peer's). Medians over the repetitions.", ""]
     hooks = any(r.get("hook_calls") for r in work)
     lines += ["| benchmark | scheduler | reps | context switches | IPIs | messages | placed | "
-              "lord CPU | lord sleeps |" + (" sched_ext runs |" if hooks else ""),
-              "|---|---|---|---|---|---|---|---|---|" + ("---|" if hooks else "")]
+              "lord CPU | lord sleeps | lord waited |" + (" sched_ext runs |" if hooks else ""),
+              "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if hooks else "")]
     for r in work:
         sleeps = "—" if r.get("lord_sleeps") is None else f"{r['lord_sleeps']:.3f}"
+        waited = "—" if r.get("lord_wait_us") is None else f"{r['lord_wait_us']:.2f} µs"
         line = (f"| {r['benchmark']} | {r['scheduler']} | {r['reps']} | {r['ctxt']:.2f} | "
                 f"{r['ipi']:.3f} | {r['messages']:.2f} | {r['placed']:.2f} | "
-                f"{r['lord_us']:.2f} µs | {sleeps} |")
+                f"{r['lord_us']:.2f} µs | {sleeps} | {waited} |")
         if hooks:
             line += " — |" if r.get("hook_calls") is None else f" {r['hook_calls']:.2f} |"
         lines.append(line)
