@@ -230,6 +230,20 @@ inline int load_module(const std::string &path)
 
 inline bool module_loaded() { return access("/sys/module/cos", F_OK) == 0; }
 
+/* The module's counters and features now (COS_IOC_GET_INFO); zeros if /dev/cos cannot answer. */
+inline cos_info module_info()
+{
+	cos_info info = {};
+	info.size = sizeof(info);
+	int fd = cos_open();
+	if (fd >= 0) {
+		if (cos_get_info(fd, &info) != 0)
+			info = {};
+		close(fd);
+	}
+	return info;
+}
+
 /*
  * Does the running kernel offer kfunc @name to BPF programs with @nargs arguments, as the shim
  * declares it (shim/shim_compat.h)?  Read from the kernel's own BTF, not from cos: Debian's

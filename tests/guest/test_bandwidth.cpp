@@ -467,14 +467,7 @@ TEST_CASE("a task parked for its throttled group neither hides a starving task n
 	SECTION("the starvation rule looks past the parked task at the head of CPU 1's custody")
 	{
 		const unsigned starve_ms = limit_ms(300, 0);
-		auto stalls = [] {
-			cos_info info = {};
-			int fd = cos_open();
-			if (fd >= 0)
-				cos_get_info(fd, &info);
-			close(fd);
-			return info.stalls;
-		};
+		auto stalls = [] { return module_info().stalls; };
 		const uint64_t stalls0 = stalls();
 		IdleLord lord(300);
 		REQUIRE(park(lord));	/* waits in custody, parked: TASK_THROTTLED */
