@@ -371,6 +371,9 @@ struct cos_lord_opts {
  * Opens /dev/cos, registers (the calling thread is pinned to @opts->lord_cpu) and maps the ring,
  * status table, shoot area and control page.  The shim must be attached.  A calling thread
  * under SCHED_EXT (inherited) is moved to SCHED_OTHER first: a lord is never a COS task.
+ * A calling thread on a fair policy runs at nice -20 while it is registered, so that its
+ * wake-ups go first on its CPU where the kernel's own scheduler runs it (partial mode);
+ * cos_lord_destroy() gives it its nice value back unless someone changed it meanwhile.
  * Several lords may be registered at once (up to COS_ENCLAVES_MAX), each on CPUs of its own.
  *
  * Return: 0; -EPERM without CAP_SYS_NICE; -EBUSY if another enclave holds one of the CPUs (the

@@ -17,9 +17,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+/* the lord thread's nice value while it is registered (lord_priority()) */
+#define COS_LORD_NICE	(-20)
 
 struct cos_lord {
 	int fd;
@@ -34,6 +38,8 @@ struct cos_lord {
 	bool uring;			/* commit shoots through @uring_ring (else the ioctl) */
 	unsigned long long features;	/* the module's COS_FEAT_* when it registered us */
 	struct io_uring uring_ring;	/* with @uring */
+	pid_t tid;			/* the lord thread, when lord_priority() raised it */
+	int old_nice;			/* its nice value before */
 };
 
 /*
@@ -206,6 +212,39 @@ static int lord_name(struct cos_lord *lord, const char *name)
 	return 0;
 }
 
+/*
+ * The lord thread goes first on its CPU.  Under the shim in full mode it preempts whatever runs
+ * there (COS_ENQ_LORD); where it is on the kernel's own scheduler (partial mode, or after the
+ * shim left), it would wait for the turn of the tasks beside it, such as the clients of the
+ * servers it schedules: nice -20 lets its wake-ups go first there too.  Only a thread on a fair
+ * policy is raised, and lord_restore() puts its nice value back.  Best effort: registering
+ * needs CAP_SYS_NICE, which allows it; a lord that stays at its nice value still works, later.
+ */
+static void lord_priority(struct cos_lord *lord)
+{
+	pid_t tid = gettid();
+	int policy = sched_getscheduler(0), old;
+
+	if (policy != SCHED_OTHER && policy != SCHED_BATCH)
+		return;
+	errno = 0;
+	old = getpriority(PRIO_PROCESS, tid);
+	if (errno || old <= COS_LORD_NICE || setpriority(PRIO_PROCESS, tid, COS_LORD_NICE))
+		return;
+	lord->tid = tid;
+	lord->old_nice = old;
+}
+
+/* Back to the nice value lord_priority() found, unless someone has changed it since. */
+static void lord_restore(struct cos_lord *lord)
+{
+	if (!lord->tid)
+		return;
+	errno = 0;
+	if (getpriority(PRIO_PROCESS, lord->tid) == COS_LORD_NICE && !errno)
+		setpriority(PRIO_PROCESS, lord->tid, lord->old_nice);
+}
+
 COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_opts *opts)
 {
 	struct cos_lord *lord;
@@ -318,6 +357,7 @@ COS_EXPORT int cos_lord_register(struct cos_lord **lordp, const struct cos_lord_
 	if (opts->size >= offsetof(struct cos_lord_opts, submit) + sizeof(opts->submit) &&
 	    opts->submit == COS_SUBMIT_URING)
 		uring_setup(lord);
+	lord_priority(lord);
 	*lordp = lord;
 	return 0;
 }
@@ -354,6 +394,7 @@ COS_EXPORT void cos_lord_destroy(struct cos_lord *lord)
 	if (!lord)
 		return;
 	ioctl(lord->fd, COS_IOC_UNREGISTER);
+	lord_restore(lord);
 	if (lord->ring)
 		munmap(lord->ring, lord->args.ring_size);
 	if (lord->status)

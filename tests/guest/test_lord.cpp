@@ -12,6 +12,7 @@
 #include <new>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -855,6 +856,51 @@ TEST_CASE("lord registration refuses bad requests", "[lord][errors]")
 	}
 	CHECK(l == nullptr);
 	CHECK(sched_ext_state() == "enabled");
+}
+
+/*
+ * The lord thread goes first on its CPU where it is on the kernel's own scheduler (partial
+ * mode): nice -20 while it is registered, its own nice value back after, other threads
+ * untouched, and a value someone set meanwhile is left alone.
+ */
+TEST_CASE("a lord thread runs at nice -20 while registered and gets its nice value back", "[lord][nice]")
+{
+	Shim shim;
+	REQUIRE_LORD_SUPPORT();
+	auto nice_of = [](pid_t tid) {
+		errno = 0;
+		int n = getpriority(PRIO_PROCESS, tid);
+		return errno ? 100 : n;
+	};
+	const pid_t main_tid = gettid();
+	const int main_nice = nice_of(main_tid);
+	int before = 0, during = 0, after = 0, kept = 0, other = 0, rc1 = -1, rc2 = -1;
+	std::thread t([&] {
+		LordOpts lo({1});
+		cos_lord *l = nullptr;
+		const pid_t tid = gettid();
+
+		setpriority(PRIO_PROCESS, tid, 5);
+		before = nice_of(tid);
+		rc1 = cos_lord_register(&l, &lo.o);
+		during = nice_of(tid);
+		other = nice_of(main_tid);
+		cos_lord_destroy(l);
+		after = nice_of(tid);
+		l = nullptr;
+		rc2 = cos_lord_register(&l, &lo.o);
+		setpriority(PRIO_PROCESS, tid, 3);	/* an operator's renice while it runs */
+		cos_lord_destroy(l);
+		kept = nice_of(tid);
+	});
+	t.join();
+	REQUIRE(rc1 == 0);
+	REQUIRE(rc2 == 0);
+	CHECK(before == 5);
+	CHECK(during == -20);
+	CHECK(other == main_nice);
+	CHECK(after == 5);
+	CHECK(kept == 3);
 }
 
 TEST_CASE("an enclave has a name and an id; GET_ENCLAVES lists it while it is registered", "[lord][enclave]")
