@@ -220,8 +220,8 @@ CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Wno-unused-parameter
 COS_CFLAGS := -std=c11 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -DCOS_VERSION='"$(COS_VERSION)"'
 TEST_CXXFLAGS := -std=c++17 $(WARN) -D_GNU_SOURCE -Iuapi -Ilibcos -Itests/guest -DCOS_VERSION='"$(COS_VERSION)"'
-LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/module.c libcos/status.c libcos/shim.c libcos/lord.c libcos/sched.c libcos/sched_lord.c libcos/hint.c libcos/proc.c libcos/cpus.c libcos/group.c libcos/partition.c libcos/trace.c libcos/replay.c
-LIBCOS_HDRS := libcos/cos.h libcos/cos_trace.h libcos/internal.h uapi/linux/cos.h shim/cos_shim_intf.h
+LIBCOS_SRCS := libcos/error.c libcos/device.c libcos/module.c libcos/status.c libcos/shim.c libcos/lord.c libcos/sched.c libcos/sched_lord.c libcos/hint_table.c libcos/hint_app.c libcos/hint_lock.c libcos/hint_cache.c libcos/hint_finder.c libcos/proc.c libcos/cpus.c libcos/group.c libcos/partition.c libcos/trace.c libcos/replay.c
+LIBCOS_HDRS := libcos/cos.h libcos/cos_trace.h libcos/internal.h libcos/hint_internal.h uapi/linux/cos.h shim/cos_shim_intf.h
 BPF_LIBS := -lbpf -lelf -lz -lcap -lkmod -luring
 CATCH2 := -lCatch2Main -lCatch2
 POLICIES := $(patsubst policies/%.c,$(O)/bin/%,$(wildcard policies/cos-*.c))
@@ -321,9 +321,10 @@ $(O)/lib/libcos.so: $(LIBCOS_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libcos.so.$(COS_ABI) -o $@ $^ $(BPF_LIBS)
 
-# libcos-lock.so: the pthread mutex interposer (LD_PRELOAD) with the hint code it needs, not
-# part of libcos (it would interpose every program that links libcos).
-LOCK_PRELOAD_OBJS := lock_preload hint error proc
+# libcos-lock.so: the pthread mutex interposer (LD_PRELOAD) with the hint code it needs (the
+# app's side: its table, its records, the lock hints), not part of libcos (it would interpose
+# every program that links libcos).  error and proc: their calls are among what it exports.
+LOCK_PRELOAD_OBJS := lock_preload hint_lock hint_app hint_table error proc
 $(O)/lib/libcos-lock.so: $(patsubst %,$(O)/libcos/%.o,$(LOCK_PRELOAD_OBJS))
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,--no-undefined -o $@ $^ -ldl -lpthread
@@ -458,11 +459,13 @@ $(U)/bench.o: bench/bench.c bench/bench.h
 # The fuzz target of the lord's hint reader (tests/fuzz/): libFuzzer, ASan and UBSan, with
 # libcos's sources built into it.  make test runs it for a fixed time on the corpus in the tree.
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(U)/fuzz-hint: tests/fuzz/fuzz_hint.c libcos/hint.c libcos/proc.c libcos/error.c $(LIBCOS_HDRS)
+$(U)/fuzz-hint: tests/fuzz/fuzz_hint.c libcos/hint_cache.c libcos/hint_finder.c libcos/hint_table.c \
+		libcos/proc.c libcos/error.c $(LIBCOS_HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) $(COS_CFLAGS) $(filter %.c,$^) -o $@ -lpthread
 
-$(U)/cos-unit: $(UNIT_SRCS) $(U)/trace.o $(U)/replay.o $(U)/status.o $(U)/error.o $(U)/device.o $(U)/sched.o $(U)/hint.o $(U)/proc.o $(U)/cpus.o $(U)/bench.o
+$(U)/cos-unit: $(UNIT_SRCS) $(U)/trace.o $(U)/replay.o $(U)/status.o $(U)/error.o $(U)/device.o $(U)/sched.o \
+		$(U)/hint_table.o $(U)/hint_app.o $(U)/hint_lock.o $(U)/hint_cache.o $(U)/hint_finder.o $(U)/proc.o $(U)/cpus.o $(U)/bench.o
 	$(CXX) $(CFLAGS) $(TEST_CXXFLAGS) -Itests/unit -Ibench $(filter-out %.h,$^) -o $@ $(CATCH2) -lcap -lm
 
 endif

@@ -104,8 +104,9 @@ void *cos_trace_put(struct cos_trace *t, unsigned int type, unsigned int cpu,
 void cos_trace_step_end(struct cos_trace *t, bool keep, unsigned int nr_msgs,
 			unsigned int nr_placed);
 
-/* hint.c: the calling thread's record for the lock hints, NULL if it cannot have one */
+/* hint_lock.c: the calling thread's record for the lock hints, NULL if it cannot have one */
 struct cos_hint *cos_lock_hint_slow(void);
+/* hint_app.c: the calling thread's record once it exists */
 extern __thread struct cos_hint *cos_my_hint __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's record for the lock calls: one thread-local load once it exists. */
@@ -115,7 +116,7 @@ static inline struct cos_hint *cos_lock_hint(void)
 }
 
 /*
- * hint.c: the lock hints' writers, inlined into cos_mutex's calls and the interposer's (their
+ * The lock hints' writers, inlined into cos_mutex's calls (hint_lock.c) and the interposer's (their
  * cost is these stores).  They leave the seqcount alone: each field is one aligned word a lord
  * reads on its own, and the order of the stores keeps what it reads coherent (release: the lock
  * named before the count says one is held; the count cleared before the name).  A lock is five
@@ -148,7 +149,7 @@ static inline void hint_lock_released(struct cos_hint *h)
 }
 
 /*
- * hint.c: whether an unlock that may have woken a waiter yields the CPU right after it, so
+ * hint_lock.c: whether an unlock that may have woken a waiter yields the CPU right after it, so
  * that the kernel's handoff (COS_WAKE_HANDOFF) runs the woken waiter there before the releaser
  * takes the lock again (a lord acting on the wake alone comes a round trip late).
  * COS_LOCK_HANDOFF in the environment, read once: 1 always, 0 never, unset (or anything else)
@@ -179,7 +180,7 @@ static inline bool cos_lock_contended(pthread_mutex_t *m)
 	return !(m->__data.__kind & 0x70) && __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 2;
 }
 
-/* hint.c: the lord's cache of hint tables and records (per task slot) */
+/* hint_cache.c: the lord's cache of hint tables and records (per task slot) */
 struct cos_hint_cache;
 /* @cpus: where its finder thread runs (NULL: where the caller may) */
 int cos_hint_cache_new(struct cos_hint_cache **cp, unsigned int max_tasks, const cpu_set_t *cpus);

@@ -12,7 +12,7 @@
  *   io.cos.policy=<name>    required to do anything: the lord policy the container wants.  A lord
  *                           must be running and its program be <name> or cos-<name>.
  *   io.cos.class=<N>        optional: the container's class for the lord (1..1000000), written as
- *                           the cgroup xattr trusted.cos.class (see libcos/hint.c).
+ *                           the cgroup xattr trusted.cos.class (see libcos/hint_finder.c).
  *   io.cos.enclave=<cpus>   optional: a CPU list ("1-3,5") the container's tasks are limited to,
  *                           within the enclave's CPUs (default: all of them).  A COS task
  *                           belongs to the enclave of its CPUs, so this is what puts the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * fuzz_hint.c — libFuzzer target: the lord's hint reader (libcos/hint.c) against a hint table
- * an app wrote, as any user may write one (docs/testing.md, "Fuzzing").
+ * fuzz_hint.c — libFuzzer target: the lord's hint reader (libcos/hint_cache.c) against a hint
+ * table an app wrote, as any user may write one (docs/testing.md, "Fuzzing").
  *
  * Each input is a table and what its app does to it while the lord reads:
  *   bytes 0-23   XORed onto a valid header (an all-zero input is a good table)

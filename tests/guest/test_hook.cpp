@@ -13,7 +13,7 @@
 
 #include "guest.h"
 extern "C" {
-#include "internal.h"	/* the lord's hint cache (libcos/hint.c) */
+#include "internal.h"	/* the lord's hint cache (libcos/hint_cache.c) */
 }
 
 using namespace guest;
@@ -572,7 +572,7 @@ TEST_CASE("crun + cos-oci-hook: the operator's rules decide who joins and with w
 }
 
 /*
- * What cos-oci-hook's cap does in a lord (libcos/hint.c): the class a task claims in its own
+ * What cos-oci-hook's cap does in a lord (libcos/hint_cache.c): the class a task claims in its own
  * hint record is capped by the nearest trusted.cos.best_class up its cgroup path, a cgroup the
  * container made below its own included; "none" (or a bad value) takes the class away.
  */

@@ -1,4 +1,4 @@
-// test_hint.cpp — app hints (libcos/hint.c) on the host: a thread publishes its record, the
+// test_hint.cpp — app hints (libcos/hint_*.c) on the host: a thread publishes its record, the
 // lord's cache finds it through /proc and reads consistent copies, a record follows its thread
 // (exit frees the page, a new thread reuses it), a forked child has a table of its own, an
 // unsealed table (one that could shrink under the reader) is refused, cos_mutex publishes
