@@ -5,14 +5,14 @@
  * See docs/writing-a-policy.md, "The framework".
  *
  * Books.  tasks[slot] mirrors the kernel's task table as far as the messages told (identity =
- * slot + generation); cpu_task[cpu] is the task running or placed on a CPU, latched[cpu] the
- * tasks latched behind it, in the kernel's order.  A CPU becomes free on the next message that
- * says its task left, or passes to the first latched task.  A task a kthread preempted and the
- * kernel latched back (COS_PREEMPT_F_LATCHED) stays its CPU's task, QUEUED (resuming[cpu]); a
+ * slot + generation); cpus[cpu] is a CPU (struct sched_cpu): its task, running or placed there,
+ * and the tasks latched behind it, in the kernel's order.  A CPU becomes free on the next message
+ * that says its task left, or passes to the first latched task.  A task a kthread preempted and
+ * the kernel latched back (COS_PREEMPT_F_LATCHED) stays its CPU's task, QUEUED (resuming); a
  * task placed there meanwhile runs first and the kernel keeps the other latched first, with no
- * message: the books move it to the head of latched[cpu], or it would never be placed again.
+ * message: the books move it to the head of the CPU's latch, or it would never be placed again.
  * A waking urgent task the kernel queued next on a CPU (COS_PLACED_F_NEXT) goes to the head
- * of latched[cpu] likewise, and a task an urgent one displaced (COS_PREEMPT_BY_COS with
+ * of its latch likewise, and a task an urgent one displaced (COS_PREEMPT_BY_COS with
  * COS_PREEMPT_F_LATCHED) behind that one if it is still there (queued_next), else to the head.
  * A message with a newer generation than the slot's means a reuse was missed (only after an
  * overflow): the old task is reported dead, the new one new.  An older generation is ignored.
@@ -33,6 +33,20 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+/*
+ * One CPU in the books, and the placement on it that the current step commits (place(),
+ * commit()).
+ */
+struct sched_cpu {
+	struct cos_task *task;		/* running or placed here */
+	struct cos_task *resuming;	/* task, latched back, not started */
+	struct cos_taskq latched;	/* tasks latched behind task */
+	struct cos_task *placing;	/* placed in the current step */
+	struct cos_taskq *placing_from;	/* the latch a re-placed task left */
+	unsigned long long placing_slice;	/* its slice (for the recent events) */
+	bool placing_latch;		/* that placement is a latch */
+};
 
 struct cos_sched {
 	const struct cos_policy *policy;
@@ -60,15 +74,9 @@ struct cos_sched {
 	unsigned int pid_mask;
 	cpu_set_t *allowed;		/* [max_tasks] */
 	char *data;			/* [max_tasks * task_data_size] */
-	struct cos_task **cpu_task;	/* [nr_cpus] */
-	struct cos_task **resuming;	/* [nr_cpus]: cpu_task, latched back, not started */
+	struct sched_cpu *cpus;		/* [nr_cpus] */
 	bool *queued_next;		/* [max_tasks]: latched by COS_WAKE_NEXT, no news since */
 	struct learn_key *order;	/* [max_tasks]: learn()'s and trace_books()' sorting */
-	struct cos_task **placing;	/* [nr_cpus]: placements of the current step */
-	struct cos_taskq **placing_from;	/* [nr_cpus]: the latch a re-placed task left */
-	bool *placing_latch;		/* [nr_cpus]: that placement is a latch */
-	unsigned long long *placing_slice;	/* [nr_cpus]: its slice (for the recent events) */
-	struct cos_taskq *latched;	/* [nr_cpus]: tasks latched behind cpu_task[cpu] */
 	int nr_placing;
 	unsigned int nr_waiting;	/* tasks in COS_TASK_WAITING (task_set_state()) */
 	unsigned long long wake_placed;	/* COS_MSG_TASK_PLACED handled */
@@ -348,17 +356,19 @@ static void task_set_state(struct cos_sched *s, struct cos_task *t, unsigned int
 	t->state = state;
 }
 
-/* Is @t in a CPU's latch (the books')? */
+/* Is @t in a CPU's latch (the books')?  The only queues in s->cpus are the latches. */
 static bool task_latched(const struct cos_sched *s, const struct cos_task *t)
 {
-	return t->q >= s->latched && t->q < s->latched + s->nr_cpus;
+	const char *q = (const char *)t->q;
+
+	return q >= (const char *)s->cpus && q < (const char *)(s->cpus + s->nr_cpus);
 }
 
 /* @t (NULL: none) holds @cpu in the books now: the CPU's latched-back task, if any, does not. */
 static void cpu_book(struct cos_sched *s, unsigned int cpu, struct cos_task *t)
 {
-	s->cpu_task[cpu] = t;
-	s->resuming[cpu] = NULL;
+	s->cpus[cpu].task = t;
+	s->cpus[cpu].resuming = NULL;
 }
 
 /* @t left its CPU: the first task latched there (if any) runs there now. */
@@ -366,9 +376,9 @@ static void release_cpu(struct cos_sched *s, struct cos_task *t)
 {
 	struct cos_task *next;
 
-	if (t->cpu < 0 || (unsigned int)t->cpu >= s->nr_cpus || s->cpu_task[t->cpu] != t)
+	if (t->cpu < 0 || (unsigned int)t->cpu >= s->nr_cpus || s->cpus[t->cpu].task != t)
 		return;
-	next = cos_taskq_pop(&s->latched[t->cpu]);
+	next = cos_taskq_pop(&s->cpus[t->cpu].latched);
 	cpu_book(s, t->cpu, next);
 	if (next) {
 		s->queued_next[next->slot] = false;
@@ -524,10 +534,10 @@ static void learn(struct cos_sched *s)
 			   ts.cpu < s->nr_cpus) {
 			task_set_state(s, t, ts.state);
 			/* a queued task behind another: latched (the table does not say) */
-			if (ts.state == COS_TASK_QUEUED && s->cpu_task[ts.cpu])
-				cos_taskq_push(&s->latched[ts.cpu], t);
+			if (ts.state == COS_TASK_QUEUED && s->cpus[ts.cpu].task)
+				cos_taskq_push(&s->cpus[ts.cpu].latched, t);
 			else
-				s->cpu_task[ts.cpu] = t;
+				s->cpus[ts.cpu].task = t;
 		}
 	}
 	qsort(s->order, n, sizeof(*s->order), learn_key_cmp);
@@ -542,8 +552,8 @@ static void resync(struct cos_sched *s)
 	for (unsigned int i = 0; i < s->max_tasks; i++)
 		if (s->tasks[i].state != COS_TASK_FREE)
 			task_dead(s, &s->tasks[i]);
-	memset(s->cpu_task, 0, s->nr_cpus * sizeof(*s->cpu_task));	/* latches: emptied by task_dead */
-	memset(s->resuming, 0, s->nr_cpus * sizeof(*s->resuming));
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		cpu_book(s, cpu, NULL);		/* latches: emptied by task_dead */
 	memset(s->queued_next, 0, s->max_tasks * sizeof(*s->queued_next));
 	learn(s);
 }
@@ -584,7 +594,7 @@ static void task_placed_next(struct cos_sched *s, struct cos_task *t, unsigned i
 	t->cpu = (int)cpu;
 	s->wake_nexts++;
 	if (cpu < s->nr_cpus) {
-		cos_taskq_push_head(&s->latched[cpu], t);
+		cos_taskq_push_head(&s->cpus[cpu].latched, t);
 		s->queued_next[t->slot] = true;
 	}
 }
@@ -597,7 +607,7 @@ static void task_placed_next(struct cos_sched *s, struct cos_task *t, unsigned i
 static void latch_resumed(struct cos_sched *s, unsigned int cpu, struct cos_task *t,
 			  bool displaced)
 {
-	struct cos_taskq *q = &s->latched[cpu];
+	struct cos_taskq *q = &s->cpus[cpu].latched;
 	struct cos_task *head = q->head;
 
 	cos_taskq_remove(t);
@@ -639,7 +649,7 @@ static void task_placed(struct cos_sched *s, struct cos_task *t, const struct co
 	s->wake_preempts += !!(m->arg & COS_PLACED_F_PREEMPT);
 	if (cpu >= s->nr_cpus)
 		return;
-	cur = s->cpu_task[cpu];
+	cur = s->cpus[cpu].task;
 	if (cur && cur != t && cur->state == COS_TASK_QUEUED && cur->placed_at > m->ts)
 		return;
 	cpu_book(s, cpu, t);
@@ -713,12 +723,12 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	case COS_MSG_TASK_PREEMPTED:
 		if ((m->arg & COS_PREEMPT_F_LATCHED) && m->cpu < s->nr_cpus) {
 			/* it resumes on its CPU (the kernel latched it back): first, or still its task */
-			if (s->cpu_task[m->cpu] != t) {
+			if (s->cpus[m->cpu].task != t) {
 				release_cpu(s, t);
 				latch_resumed(s, m->cpu, t, (m->arg & ~(unsigned long long)
 					      COS_PREEMPT_F_LATCHED) == COS_PREEMPT_BY_COS);
 			} else {
-				s->resuming[m->cpu] = t;	/* unless a task is placed first */
+				s->cpus[m->cpu].resuming = t;	/* unless a task is placed first */
 			}
 			task_set_state(s, t, COS_TASK_QUEUED);
 			t->cpu = m->cpu;
@@ -758,11 +768,11 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 	case COS_MSG_TASK_RUNNING:
 		if (t->state == COS_TASK_QUEUED)
 			task_set_state(s, t, COS_TASK_RUNNING);
-		if (m->cpu < s->nr_cpus && s->resuming[m->cpu] == t)
-			s->resuming[m->cpu] = NULL;
+		if (m->cpu < s->nr_cpus && s->cpus[m->cpu].resuming == t)
+			s->cpus[m->cpu].resuming = NULL;
 		if (task_latched(s, t) && m->cpu < s->nr_cpus) {
 			/* started before the books saw its CPU free (not after a lost message) */
-			struct cos_task *cur = s->cpu_task[m->cpu];
+			struct cos_task *cur = s->cpus[m->cpu].task;
 
 			cos_taskq_remove(t);
 			if (cur && cur != t && cur->state == COS_TASK_QUEUED &&
@@ -785,6 +795,7 @@ static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long
 		 bool latch)
 {
 	bool latched = task_latched(s, t);
+	struct sched_cpu *c;
 	unsigned int flags;
 	int ret;
 
@@ -792,9 +803,10 @@ static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long
 	    (!CPU_ISSET(cpu, &s->enclave) && cpu != s->lord_cpu) || CPU_ISSET(cpu, &s->offline) ||
 	    (latch && cpu == s->lord_cpu))
 		return -EINVAL;
-	if (s->placing[cpu] || (t->state != COS_TASK_WAITING && !latched))
+	c = &s->cpus[cpu];
+	if (c->placing || (t->state != COS_TASK_WAITING && !latched))
 		return -EBUSY;
-	if (latch && t->q != &s->latched[cpu] && s->latched[cpu].len >= COS_SHOOT_LATCH_MAX)
+	if (latch && t->q != &c->latched && c->latched.len >= COS_SHOOT_LATCH_MAX)
 		return -ENOSPC;
 	if (!CPU_ISSET(cpu, &s->allowed[t->slot]))
 		return -EPERM;
@@ -815,13 +827,13 @@ static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long
 			r->slice_ns = slice_ns;
 		}
 	}
-	s->placing_from[cpu] = latched ? t->q : NULL;
+	c->placing_from = latched ? t->q : NULL;
 	s->queued_next[t->slot] = false;	/* the lord's now */
 	cos_taskq_remove(t);
 	task_set_state(s, t, COS_TASK_QUEUED);	/* until the shoot says otherwise */
-	s->placing[cpu] = t;
-	s->placing_latch[cpu] = latch;
-	s->placing_slice[cpu] = slice_ns;
+	c->placing = t;
+	c->placing_latch = latch;
+	c->placing_slice = slice_ns;
 	s->nr_placing++;
 	return 0;
 }
@@ -848,7 +860,7 @@ COS_EXPORT const struct cos_taskq *cos_sched_cpu_latched(const struct cos_sched 
 {
 	static const struct cos_taskq none;
 
-	return cpu >= 0 && (unsigned int)cpu < s->nr_cpus ? &s->latched[cpu] : &none;
+	return cpu >= 0 && (unsigned int)cpu < s->nr_cpus ? &s->cpus[cpu].latched : &none;
 }
 
 /*
@@ -884,14 +896,15 @@ static void commit(struct cos_sched *s)
 		shoot->end_ns = now;
 	}
 	for (cpu = 0; cpu < s->nr_cpus && s->nr_placing; cpu++) {
-		struct cos_task *t = s->placing[cpu], *cur;
-		struct cos_taskq *from = s->placing_from[cpu];
+		struct sched_cpu *c = &s->cpus[cpu];
+		struct cos_task *t = c->placing, *cur;
+		struct cos_taskq *from = c->placing_from;
 		unsigned int status;
 
 		if (!t)
 			continue;
-		s->placing[cpu] = NULL;
-		s->placing_from[cpu] = NULL;
+		c->placing = NULL;
+		c->placing_from = NULL;
 		s->nr_placing--;
 		status = ret < 0 ? COS_SHOOT_NO_LORD : s->be->shoot_status(s->b, cpu);
 		if (s->trace) {
@@ -905,22 +918,22 @@ static void commit(struct cos_sched *s)
 		}
 		record(s, &(struct cos_sched_event){ .ts = now, .kind = COS_SCHED_EV_SHOOT,
 			.type = status, .slot = t->slot, .gen = t->gen, .pid = t->pid, .cpu = (int)cpu,
-			.arg = s->placing_slice[cpu], .flags = (s->placing_latch[cpu] ?
+			.arg = c->placing_slice, .flags = (c->placing_latch ?
 			COS_SHOOT_F_LATCH : 0) | (t->urgent ? COS_SHOOT_F_URGENT : 0) });
 		if (status == COS_SHOOT_OK) {
 			s->st.placed++;
 			t->cpu = cpu;
 			t->placed_at = now;
 			t->placed_by = COS_PLACED_BY_LORD;
-			if (s->placing_latch[cpu] && s->cpu_task[cpu] && s->cpu_task[cpu] != t) {
-				cos_taskq_push(&s->latched[cpu], t);	/* behind what runs there */
+			if (c->placing_latch && c->task && c->task != t) {
+				cos_taskq_push(&c->latched, t);	/* behind what runs there */
 				continue;
 			}
-			cur = s->cpu_task[cpu];
+			cur = c->task;
 			/* latched back there (no message comes), or preempted (one follows) */
-			if (cur && cur != t && s->resuming[cpu] == cur &&
+			if (cur && cur != t && c->resuming == cur &&
 			    cur->state == COS_TASK_QUEUED)
-				cos_taskq_push_head(&s->latched[cpu], cur);
+				cos_taskq_push_head(&c->latched, cur);
 			else if (cur && cur != t)
 				task_set_state(s, cur, COS_TASK_RUNNING);
 			cpu_book(s, cpu, t);
@@ -1080,7 +1093,7 @@ static unsigned long long idle_timeout(const struct cos_sched *s)
 
 	/* a latched task waits too: behind a task the policy may want to preempt for it */
 	for (unsigned int c = 0; c < s->nr_cpus && !latched && !s->nr_waiting; c++)
-		latched = s->latched[c].len;
+		latched = s->cpus[c].latched.len;
 	if (!s->nr_waiting && !latched && t < COS_SCHED_IDLE_NS)
 		t = COS_SCHED_IDLE_NS;	/* nothing to tick for: the statistics' period at least */
 	if (s->wake_at) {	/* the policy's own deadline, if sooner */
@@ -1194,7 +1207,7 @@ COS_EXPORT void cos_sched_wake_at(struct cos_sched *s, unsigned long long at_ns)
 
 COS_EXPORT struct cos_task *cos_sched_cpu_task(const struct cos_sched *s, int cpu)
 {
-	return cpu >= 0 && (unsigned int)cpu < s->nr_cpus ? s->cpu_task[cpu] : NULL;
+	return cpu >= 0 && (unsigned int)cpu < s->nr_cpus ? s->cpus[cpu].task : NULL;
 }
 
 COS_EXPORT int cos_sched_cpus(const struct cos_sched *s, int *cpus, int max)
@@ -1325,19 +1338,12 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->allowed = calloc(max_tasks, sizeof(*s->allowed));
 	s->throttled_on = calloc(max_tasks, sizeof(*s->throttled_on));
 	s->data = policy->task_data_size ? calloc(max_tasks, policy->task_data_size) : NULL;
-	s->cpu_task = calloc(nr_cpus, sizeof(*s->cpu_task));
-	s->resuming = calloc(nr_cpus, sizeof(*s->resuming));
+	s->cpus = calloc(nr_cpus, sizeof(*s->cpus));
 	s->queued_next = calloc(max_tasks, sizeof(*s->queued_next));
 	s->order = calloc(max_tasks, sizeof(*s->order));
-	s->placing = calloc(nr_cpus, sizeof(*s->placing));
-	s->placing_from = calloc(nr_cpus, sizeof(*s->placing_from));
-	s->placing_latch = calloc(nr_cpus, sizeof(*s->placing_latch));
-	s->placing_slice = calloc(nr_cpus, sizeof(*s->placing_slice));
-	s->latched = calloc(nr_cpus, sizeof(*s->latched));
 	if (!s->tasks || !s->by_pid || !s->allowed || !s->throttled_on ||
 	    (policy->task_data_size && !s->data) ||
-	    !s->cpu_task || !s->resuming || !s->queued_next || !s->order || !s->placing ||
-	    !s->placing_from || !s->placing_latch || !s->placing_slice || !s->latched) {
+	    !s->cpus || !s->queued_next || !s->order) {
 		cos_sched_free(s);
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
 	}
@@ -1383,14 +1389,8 @@ void cos_sched_free(struct cos_sched *s)
 	free(s->allowed);
 	free(s->throttled_on);
 	free(s->data);
-	free(s->cpu_task);
-	free(s->resuming);
+	free(s->cpus);
 	free(s->queued_next);
 	free(s->order);
-	free(s->placing);
-	free(s->placing_from);
-	free(s->placing_slice);
-	free(s->placing_latch);
-	free(s->latched);
 	free(s);
 }
