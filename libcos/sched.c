@@ -231,16 +231,10 @@ static void trace_affinity(struct cos_sched *s, int pid, int ret, const cpu_set_
 }
 
 /*
- * What the lord knew when the recording began, which a replay learns first: each task (its
- * state, CPU, when it was placed and became runnable) and its allowed CPUs.  Not the offline
- * CPUs, nor which tasks were latched or throttled: a replay may differ until those have changed.
- *
- * The waiting tasks' st.last_seq gives their order as the policy's queues held them (place in
- * its queue, then since when runnable): learn() hands them to the replayed policy in that
- * order, as it hands a kernel's table in the order of its messages, so each of the policy's
- * queues is rebuilt as it was, whatever the slots.
+ * The waiting tasks into s->order, in slot order, each with its rank (from 1) in the order of
+ * the policy's queues: place in its queue, then since when runnable.  How many.
  */
-static bool trace_books(struct cos_sched *s)
+static unsigned int books_rank_waiting(struct cos_sched *s)
 {
 	unsigned int n = 0;
 
@@ -260,6 +254,22 @@ static bool trace_books(struct cos_sched *s)
 		s->order[k] = (struct learn_key){ .key = 0, .key2 = 0, .slot = s->order[k].slot,
 						  .rank = k + 1 };
 	qsort(s->order, n, sizeof(*s->order), learn_key_cmp);
+	return n;
+}
+
+/*
+ * What the lord knew when the recording began, which a replay learns first: each task (its
+ * state, CPU, when it was placed and became runnable) and its allowed CPUs.  Not the offline
+ * CPUs, nor which tasks were latched or throttled: a replay may differ until those have changed.
+ *
+ * The waiting tasks' st.last_seq gives their order as the policy's queues held them (place in
+ * its queue, then since when runnable): learn() hands them to the replayed policy in that
+ * order, as it hands a kernel's table in the order of its messages, so each of the policy's
+ * queues is rebuilt as it was, whatever the slots.
+ */
+static bool trace_books(struct cos_sched *s)
+{
+	unsigned int n = books_rank_waiting(s);
 
 	for (unsigned int i = 0, k = 0; i < s->max_tasks; i++) {
 		const struct cos_task *t = &s->tasks[i];
@@ -675,113 +685,187 @@ static void record(struct cos_sched *s, const struct cos_sched_event *ev)
 	s->recent[s->nr_recent++ % COS_SCHED_RECENT] = *ev;
 }
 
-static void handle(struct cos_sched *s, const struct cos_msg *m)
+/* Keep message @m among the recent events. */
+static void record_msg(struct cos_sched *s, const struct cos_msg *m)
 {
-	struct cos_task *t;
-
 	record(s, &(struct cos_sched_event){ .ts = m->ts, .kind = COS_SCHED_EV_MSG,
 		.type = m->type, .slot = m->slot, .gen = m->gen, .pid = m->pid, .cpu = m->cpu,
 		.arg = m->arg });
-	s->st.messages++;
+}
+
+/* A message about the enclave or the lord, not a task: the books it changes.  Whether it was. */
+static bool msg_enclave(struct cos_sched *s, const struct cos_msg *m)
+{
 	switch (m->type) {
 	case COS_MSG_LORD_STALL:
 		s->st.stalls++;
 		resync(s);
-		return;
+		return true;
 	case COS_MSG_OVERFLOW:
 		resync(s);
-		return;
+		return true;
 	case COS_MSG_CPU_OFFLINE:	/* no task places there until it is back */
 		if (m->arg < CPU_SETSIZE)
 			CPU_SET(m->arg, &s->offline);
-		return;
+		return true;
 	case COS_MSG_CPU_ONLINE:
 		if (m->arg < CPU_SETSIZE)
 			CPU_CLR(m->arg, &s->offline);
-		return;
+		return true;
 	case COS_MSG_GROUP_THROTTLED:	/* its tasks' TASK_THROTTLED follow */
-		return;
+		return true;
 	case COS_MSG_GROUP_UNTHROTTLED:
 		group_unthrottled(s, m->arg, m->ts);
-		return;
+		return true;
 	}
-	t = msg_task(s, m);
-	if (!t)
-		return;
+	return false;
+}
+
+/* What any message about @t says: it is not throttled nor queued next, who woke it, when. */
+static void msg_task_news(struct cos_sched *s, struct cos_task *t, const struct cos_msg *m)
+{
 	task_unthrottle(s, t);
 	s->queued_next[t->slot] = false;	/* news of it: the kernel's queued-next mark is gone */
 	t->waker = m->type == COS_MSG_TASK_RUNNABLE && m->waker ? pid_find(s, (int)m->waker) : NULL;
 	t->event_at = m->ts;
-	switch (m->type) {
-	case COS_MSG_TASK_NEW:		/* msg_task() reported it; RUNNABLE follows if it waits */
-		if (s->flags & COS_SCHED_F_HINTS) {
-			struct cos_hint h;
+}
 
-			cos_sched_task_hint(s, t, &h);	/* the finder starts looking now */
-		}
+/* COS_MSG_TASK_NEW: msg_task() reported it; RUNNABLE follows if it waits. */
+static void msg_task_new(struct cos_sched *s, struct cos_task *t)
+{
+	if (s->flags & COS_SCHED_F_HINTS) {
+		struct cos_hint h;
+
+		cos_sched_task_hint(s, t, &h);	/* the finder starts looking now */
+	}
+}
+
+/*
+ * COS_MSG_TASK_RUNNABLE, TASK_YIELD, SHOOT_FAILED, SHOOT_STALE, and a TASK_PREEMPTED not
+ * latched back: @t waits for a CPU, for the policy to place.
+ */
+static void msg_task_waits(struct cos_sched *s, struct cos_task *t, const struct cos_msg *m)
+{
+	s->not_started += m->type == COS_MSG_SHOOT_FAILED;
+	s->stale += m->type == COS_MSG_SHOOT_STALE;
+	release_cpu(s, t);
+	t->cpu = m->cpu;
+	make_runnable(s, t, m->type, m->arg, m->ts);
+}
+
+/*
+ * COS_MSG_TASK_PREEMPTED: latched back on its CPU (COS_PREEMPT_F_LATCHED), @t resumes there,
+ * first, or still as the CPU's task; otherwise it waits.
+ */
+static void msg_task_preempted(struct cos_sched *s, struct cos_task *t, const struct cos_msg *m)
+{
+	if (!(m->arg & COS_PREEMPT_F_LATCHED) || m->cpu >= s->nr_cpus) {
+		msg_task_waits(s, t, m);
+		return;
+	}
+	if (s->cpus[m->cpu].task != t) {
+		release_cpu(s, t);
+		latch_resumed(s, m->cpu, t, (m->arg & ~(unsigned long long)COS_PREEMPT_F_LATCHED) ==
+			      COS_PREEMPT_BY_COS);
+	} else {
+		s->cpus[m->cpu].resuming = t;	/* unless a task is placed first */
+	}
+	task_set_state(s, t, COS_TASK_QUEUED);
+	t->cpu = m->cpu;
+}
+
+/*
+ * COS_MSG_TASK_BLOCKED, and TASK_THROTTLED: @t waits in the kernel for its group (@m->arg),
+ * blocked for the policy.
+ */
+static void msg_task_blocked(struct cos_sched *s, struct cos_task *t, const struct cos_msg *m)
+{
+	if (m->type == COS_MSG_TASK_THROTTLED) {
+		s->throttled_on[t->slot] = m->arg;
+		s->nr_throttled++;
+	}
+	release_cpu(s, t);
+	cos_taskq_remove(t);
+	task_set_state(s, t, COS_TASK_BLOCKED);
+	t->cpu = m->cpu;
+	if (s->policy->task_blocked)
+		s->policy->task_blocked(s, t);
+}
+
+/* COS_MSG_TASK_AFFINITY: @t's allowed CPUs changed. */
+static void msg_task_affinity(struct cos_sched *s, struct cos_task *t)
+{
+	refresh_affinity(s, t);
+	if (s->policy->task_affinity)
+		s->policy->task_affinity(s, t);
+}
+
+/*
+ * COS_MSG_TASK_RUNNING: @t started.  A latched one started before the books saw its CPU free
+ * (not after a lost message): it holds the CPU now, unless a task was placed there after it
+ * started.
+ */
+static void msg_task_running(struct cos_sched *s, struct cos_task *t, const struct cos_msg *m)
+{
+	struct sched_cpu *c;
+	struct cos_task *cur;
+
+	if (t->state == COS_TASK_QUEUED)
+		task_set_state(s, t, COS_TASK_RUNNING);
+	if (m->cpu >= s->nr_cpus)
+		return;
+	c = &s->cpus[m->cpu];
+	if (c->resuming == t)
+		c->resuming = NULL;
+	if (!task_latched(s, t))
+		return;
+	cur = c->task;
+	cos_taskq_remove(t);
+	if (cur && cur != t && cur->state == COS_TASK_QUEUED && cur->placed_at > m->ts)
+		return;		/* placed there after it started: that shoot preempts it */
+	cpu_book(s, m->cpu, t);
+	t->placed_at = m->ts;
+	t->placed_by = COS_PLACED_BY_LORD;
+}
+
+/* One message: what it is about, then the books its type changes. */
+static void handle(struct cos_sched *s, const struct cos_msg *m)
+{
+	struct cos_task *t;
+
+	record_msg(s, m);
+	s->st.messages++;
+	if (msg_enclave(s, m))
+		return;
+	t = msg_task(s, m);
+	if (!t)
+		return;
+	msg_task_news(s, t, m);
+	switch (m->type) {
+	case COS_MSG_TASK_NEW:
+		msg_task_new(s, t);
 		break;
 	case COS_MSG_TASK_PREEMPTED:
-		if ((m->arg & COS_PREEMPT_F_LATCHED) && m->cpu < s->nr_cpus) {
-			/* it resumes on its CPU (the kernel latched it back): first, or still its task */
-			if (s->cpus[m->cpu].task != t) {
-				release_cpu(s, t);
-				latch_resumed(s, m->cpu, t, (m->arg & ~(unsigned long long)
-					      COS_PREEMPT_F_LATCHED) == COS_PREEMPT_BY_COS);
-			} else {
-				s->cpus[m->cpu].resuming = t;	/* unless a task is placed first */
-			}
-			task_set_state(s, t, COS_TASK_QUEUED);
-			t->cpu = m->cpu;
-			break;
-		}
-		/* fall through */
+		msg_task_preempted(s, t, m);
+		break;
 	case COS_MSG_TASK_RUNNABLE:
 	case COS_MSG_TASK_YIELD:
 	case COS_MSG_SHOOT_FAILED:
 	case COS_MSG_SHOOT_STALE:
-		s->not_started += m->type == COS_MSG_SHOOT_FAILED;
-		s->stale += m->type == COS_MSG_SHOOT_STALE;
-		release_cpu(s, t);
-		t->cpu = m->cpu;
-		make_runnable(s, t, m->type, m->arg, m->ts);
+		msg_task_waits(s, t, m);
 		break;
-	case COS_MSG_TASK_THROTTLED:	/* waits in the kernel for its group: blocked for the policy */
-		s->throttled_on[t->slot] = m->arg;
-		s->nr_throttled++;
-		/* fall through */
+	case COS_MSG_TASK_THROTTLED:
 	case COS_MSG_TASK_BLOCKED:
-		release_cpu(s, t);
-		cos_taskq_remove(t);
-		task_set_state(s, t, COS_TASK_BLOCKED);
-		t->cpu = m->cpu;
-		if (s->policy->task_blocked)
-			s->policy->task_blocked(s, t);
+		msg_task_blocked(s, t, m);
 		break;
 	case COS_MSG_TASK_DEAD:
 		task_dead(s, t);
 		break;
 	case COS_MSG_TASK_AFFINITY:
-		refresh_affinity(s, t);
-		if (s->policy->task_affinity)
-			s->policy->task_affinity(s, t);
+		msg_task_affinity(s, t);
 		break;
 	case COS_MSG_TASK_RUNNING:
-		if (t->state == COS_TASK_QUEUED)
-			task_set_state(s, t, COS_TASK_RUNNING);
-		if (m->cpu < s->nr_cpus && s->cpus[m->cpu].resuming == t)
-			s->cpus[m->cpu].resuming = NULL;
-		if (task_latched(s, t) && m->cpu < s->nr_cpus) {
-			/* started before the books saw its CPU free (not after a lost message) */
-			struct cos_task *cur = s->cpus[m->cpu].task;
-
-			cos_taskq_remove(t);
-			if (cur && cur != t && cur->state == COS_TASK_QUEUED &&
-			    cur->placed_at > m->ts)
-				break;	/* placed there after it started: that shoot preempts it */
-			cpu_book(s, m->cpu, t);
-			t->placed_at = m->ts;
-			t->placed_by = COS_PLACED_BY_LORD;
-		}
+		msg_task_running(s, t, m);
 		break;
 	case COS_MSG_TASK_PLACED:
 		task_placed(s, t, m);
@@ -790,6 +874,23 @@ static void handle(struct cos_sched *s, const struct cos_msg *m)
 }
 
 /* ---------------------------------------------------------------- placing */
+
+/* The record of a placement (@flags: the shoot's) with the policy's reason. */
+static void trace_place(struct cos_sched *s, const struct cos_task *t, int cpu,
+			unsigned long long slice_ns, unsigned int flags)
+{
+	struct cos_trace_place *r = cos_trace_put(s->trace, COS_TREC_PLACE, (unsigned int)cpu,
+						  cos_clock_real());
+
+	if (r) {
+		r->slot = t->slot;
+		r->gen = t->gen;
+		r->pid = t->pid;
+		r->flags = flags;
+		r->reason = s->reason;
+		r->slice_ns = slice_ns;
+	}
+}
 
 static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long long slice_ns,
 		 bool latch)
@@ -814,19 +915,8 @@ static int place(struct cos_sched *s, struct cos_task *t, int cpu, unsigned long
 	ret = s->be->prepare(s->b, cpu, t->slot, t->gen, slice_ns, flags);
 	if (ret)
 		return ret == -EOPNOTSUPP ? ret : -EINVAL;
-	if (s->trace) {
-		struct cos_trace_place *r = cos_trace_put(s->trace, COS_TREC_PLACE, (unsigned int)cpu,
-							  cos_clock_real());
-
-		if (r) {
-			r->slot = t->slot;
-			r->gen = t->gen;
-			r->pid = t->pid;
-			r->flags = flags;
-			r->reason = s->reason;
-			r->slice_ns = slice_ns;
-		}
-	}
+	if (s->trace)
+		trace_place(s, t, cpu, slice_ns, flags);
 	c->placing_from = latched ? t->q : NULL;
 	s->queued_next[t->slot] = false;	/* the lord's now */
 	cos_taskq_remove(t);
@@ -874,6 +964,100 @@ static bool lord_gone(int err)
 	return err == -EPERM || err == -ENODEV || err == -ESHUTDOWN || err == -EBADF;
 }
 
+/* The record and the recent event of the shoot's answer @status for @t on @cpu. */
+static void shot_record(struct cos_sched *s, unsigned int cpu, const struct cos_task *t,
+			unsigned int status, unsigned long long now)
+{
+	const struct sched_cpu *c = &s->cpus[cpu];
+
+	if (s->trace) {
+		struct cos_trace_shot *r = cos_trace_put(s->trace, COS_TREC_SHOT, cpu, now);
+
+		if (r) {
+			r->slot = t->slot;
+			r->gen = t->gen;
+			r->status = status;
+		}
+	}
+	record(s, &(struct cos_sched_event){ .ts = now, .kind = COS_SCHED_EV_SHOOT,
+		.type = status, .slot = t->slot, .gen = t->gen, .pid = t->pid, .cpu = (int)cpu,
+		.arg = c->placing_slice, .flags = (c->placing_latch ?
+		COS_SHOOT_F_LATCH : 0) | (t->urgent ? COS_SHOOT_F_URGENT : 0) });
+}
+
+/* @t was placed on @cpu (COS_SHOOT_OK): it holds the CPU, or is latched behind its task. */
+static void shot_placed(struct cos_sched *s, unsigned int cpu, struct cos_task *t,
+			unsigned long long now)
+{
+	struct sched_cpu *c = &s->cpus[cpu];
+	struct cos_task *cur;
+
+	s->st.placed++;
+	t->cpu = cpu;
+	t->placed_at = now;
+	t->placed_by = COS_PLACED_BY_LORD;
+	if (c->placing_latch && c->task && c->task != t) {
+		cos_taskq_push(&c->latched, t);	/* behind what runs there */
+		return;
+	}
+	cur = c->task;
+	/* latched back there (no message comes), or preempted (one follows) */
+	if (cur && cur != t && c->resuming == cur && cur->state == COS_TASK_QUEUED)
+		cos_taskq_push_head(&c->latched, cur);
+	else if (cur && cur != t)
+		task_set_state(s, cur, COS_TASK_RUNNING);
+	cpu_book(s, cpu, t);
+}
+
+/*
+ * @t was not placed (@status): back to the latch it left (@from, if any) or to the policy, or
+ * to wait for the message about it.
+ */
+static void shot_refused(struct cos_sched *s, struct cos_task *t, struct cos_taskq *from,
+			 unsigned int status)
+{
+	s->st.failed++;
+	if (status < sizeof(s->refused) / sizeof(s->refused[0]))
+		s->refused[status]++;
+	if (from && status == COS_SHOOT_NOT_WAITING) {
+		/*
+		 * It left that latch: it started there, silently, when the task before it
+		 * stopped.  That task's message is on its way; at the head, it books this
+		 * one on the CPU.  Booked blocked, it would be lost until its next message.
+		 */
+		cos_taskq_push_head(from, t);
+		return;
+	}
+	if (from && status != COS_SHOOT_NO_LORD && status != COS_SHOOT_BAD_GEN &&
+	    status != COS_SHOOT_BAD_SLOT) {
+		cos_taskq_push(from, t);	/* refused: the kernel keeps it latched there */
+		return;
+	}
+	switch (status) {
+	case COS_SHOOT_AFFINITY:
+		refresh_affinity(s, t);
+		/* fall through */
+	case COS_SHOOT_BUSY:
+	case COS_SHOOT_LATCH_FULL:
+	case COS_SHOOT_STALE_SEQ:
+	case COS_SHOOT_NO_LORD:
+	case COS_SHOOT_EMPTY:
+	case COS_SHOOT_BAD_CPU:	/* went offline: CPU_OFFLINE is on its way, no task message */
+		/* still waiting: back to the policy */
+		task_set_state(s, t, COS_TASK_WAITING);
+		if (s->policy->task_runnable)
+			s->policy->task_runnable(s, t);
+		break;
+	default:
+		/*
+		 * BEHIND / NOT_WAITING: a message about it is on its way and tells what it
+		 * does; BAD_GEN / BAD_SLOT: it died (TASK_DEAD follows).
+		 */
+		task_set_state(s, t, COS_TASK_BLOCKED);
+		break;
+	}
+}
+
 /* Commit this step's placements; failed ones go back to the policy (or wait for a message). */
 static void commit(struct cos_sched *s)
 {
@@ -897,7 +1081,7 @@ static void commit(struct cos_sched *s)
 	}
 	for (cpu = 0; cpu < s->nr_cpus && s->nr_placing; cpu++) {
 		struct sched_cpu *c = &s->cpus[cpu];
-		struct cos_task *t = c->placing, *cur;
+		struct cos_task *t = c->placing;
 		struct cos_taskq *from = c->placing_from;
 		unsigned int status;
 
@@ -907,99 +1091,22 @@ static void commit(struct cos_sched *s)
 		c->placing_from = NULL;
 		s->nr_placing--;
 		status = ret < 0 ? COS_SHOOT_NO_LORD : s->be->shoot_status(s->b, cpu);
-		if (s->trace) {
-			struct cos_trace_shot *r = cos_trace_put(s->trace, COS_TREC_SHOT, cpu, now);
-
-			if (r) {
-				r->slot = t->slot;
-				r->gen = t->gen;
-				r->status = status;
-			}
-		}
-		record(s, &(struct cos_sched_event){ .ts = now, .kind = COS_SCHED_EV_SHOOT,
-			.type = status, .slot = t->slot, .gen = t->gen, .pid = t->pid, .cpu = (int)cpu,
-			.arg = c->placing_slice, .flags = (c->placing_latch ?
-			COS_SHOOT_F_LATCH : 0) | (t->urgent ? COS_SHOOT_F_URGENT : 0) });
-		if (status == COS_SHOOT_OK) {
-			s->st.placed++;
-			t->cpu = cpu;
-			t->placed_at = now;
-			t->placed_by = COS_PLACED_BY_LORD;
-			if (c->placing_latch && c->task && c->task != t) {
-				cos_taskq_push(&c->latched, t);	/* behind what runs there */
-				continue;
-			}
-			cur = c->task;
-			/* latched back there (no message comes), or preempted (one follows) */
-			if (cur && cur != t && c->resuming == cur &&
-			    cur->state == COS_TASK_QUEUED)
-				cos_taskq_push_head(&c->latched, cur);
-			else if (cur && cur != t)
-				task_set_state(s, cur, COS_TASK_RUNNING);
-			cpu_book(s, cpu, t);
-			continue;
-		}
-		s->st.failed++;
-		if (status < sizeof(s->refused) / sizeof(s->refused[0]))
-			s->refused[status]++;
-		if (from && status == COS_SHOOT_NOT_WAITING) {
-			/*
-			 * It left that latch: it started there, silently, when the task before it
-			 * stopped.  That task's message is on its way; at the head, it books this
-			 * one on the CPU.  Booked blocked, it would be lost until its next message.
-			 */
-			cos_taskq_push_head(from, t);
-			continue;
-		}
-		if (from && status != COS_SHOOT_NO_LORD && status != COS_SHOOT_BAD_GEN &&
-		    status != COS_SHOOT_BAD_SLOT) {
-			cos_taskq_push(from, t);	/* refused: the kernel keeps it latched there */
-			continue;
-		}
-		switch (status) {
-		case COS_SHOOT_AFFINITY:
-			refresh_affinity(s, t);
-			/* fall through */
-		case COS_SHOOT_BUSY:
-		case COS_SHOOT_LATCH_FULL:
-		case COS_SHOOT_STALE_SEQ:
-		case COS_SHOOT_NO_LORD:
-		case COS_SHOOT_EMPTY:
-		case COS_SHOOT_BAD_CPU:	/* went offline: CPU_OFFLINE is on its way, no task message */
-			/* still waiting: back to the policy */
-			task_set_state(s, t, COS_TASK_WAITING);
-			if (s->policy->task_runnable)
-				s->policy->task_runnable(s, t);
-			break;
-		default:
-			/*
-			 * BEHIND / NOT_WAITING: a message about it is on its way and tells what it
-			 * does; BAD_GEN / BAD_SLOT: it died (TASK_DEAD follows).
-			 */
-			task_set_state(s, t, COS_TASK_BLOCKED);
-			break;
-		}
+		shot_record(s, cpu, t, status, now);
+		if (status == COS_SHOOT_OK)
+			shot_placed(s, cpu, t, now);
+		else
+			shot_refused(s, t, from, status);
 	}
 }
 
 /* ---------------------------------------------------------------- the loop */
 
-/* One iteration: messages, tick, schedule, commit.  Returns the number of messages handled. */
-int cos_sched_step(struct cos_sched *s)
+/* Handle each message the kernel posted, a copy of it (recorded first in a traced step). */
+static int handle_messages(struct cos_sched *s)
 {
 	const struct cos_msg *m;
-	bool ticked = false, books = false;
-	int n = 0, placed;
+	int n = 0;
 
-	if (__atomic_load_n(&s->trace_want, __ATOMIC_RELAXED) != s->trace)
-		trace_adopt(s);
-	if (s->trace) {
-		cos_trace_step_begin(s->trace);
-		if (!s->trace->booked)
-			books = trace_books(s);
-	}
-	s->wake_at = 0;		/* the policy asks again in this step if it still needs it */
-	s->reason = 0;
 	while ((m = s->be->peek(s->b))) {
 		struct cos_msg copy = *m;
 
@@ -1014,16 +1121,42 @@ int cos_sched_step(struct cos_sched *s)
 		handle(s, &copy);
 		n++;
 	}
-	s->be->publish(s->b);
-	if (s->tick_ns && s->policy->tick) {
-		unsigned long long now = cos_now_ns();
+	return n;
+}
 
-		if (now - s->last_tick >= s->tick_ns) {
-			s->last_tick = now;
-			s->policy->tick(s, now);
-			ticked = true;
-		}
+/* The policy's tick, if it has one and one is due; whether it ticked. */
+static bool tick(struct cos_sched *s)
+{
+	unsigned long long now;
+
+	if (!s->tick_ns || !s->policy->tick)
+		return false;
+	now = cos_now_ns();
+	if (now - s->last_tick < s->tick_ns)
+		return false;
+	s->last_tick = now;
+	s->policy->tick(s, now);
+	return true;
+}
+
+/* One iteration: messages, tick, schedule, commit.  Returns the number of messages handled. */
+int cos_sched_step(struct cos_sched *s)
+{
+	bool ticked, books = false;
+	int n, placed;
+
+	if (__atomic_load_n(&s->trace_want, __ATOMIC_RELAXED) != s->trace)
+		trace_adopt(s);
+	if (s->trace) {
+		cos_trace_step_begin(s->trace);
+		if (!s->trace->booked)
+			books = trace_books(s);
 	}
+	s->wake_at = 0;		/* the policy asks again in this step if it still needs it */
+	s->reason = 0;
+	n = handle_messages(s);
+	s->be->publish(s->b);
+	ticked = tick(s);
 	if (s->trace)
 		cos_trace_put(s->trace, COS_TREC_SCHEDULE, 0, cos_clock_real());
 	s->policy->schedule(s);
@@ -1302,6 +1435,27 @@ COS_EXPORT void cos_sched_get_stats(const struct cos_sched *s, struct cos_sched_
 
 /* ---------------------------------------------------------------- creation */
 
+/* The books for @s->max_tasks slots and @s->nr_cpus CPUs, empty; false without memory. */
+static bool books_alloc(struct cos_sched *s)
+{
+	unsigned int max_tasks = s->max_tasks;
+	size_t data_size = s->policy->task_data_size;
+
+	s->tasks = calloc(max_tasks, sizeof(*s->tasks));
+	for (s->pid_mask = 1; s->pid_mask < 2 * max_tasks; s->pid_mask <<= 1)
+		;
+	s->by_pid = calloc(s->pid_mask, sizeof(*s->by_pid));
+	s->pid_mask--;
+	s->allowed = calloc(max_tasks, sizeof(*s->allowed));
+	s->throttled_on = calloc(max_tasks, sizeof(*s->throttled_on));
+	s->data = data_size ? calloc(max_tasks, data_size) : NULL;
+	s->cpus = calloc(s->nr_cpus, sizeof(*s->cpus));
+	s->queued_next = calloc(max_tasks, sizeof(*s->queued_next));
+	s->order = calloc(max_tasks, sizeof(*s->order));
+	return s->tasks && s->by_pid && s->allowed && s->throttled_on && (!data_size || s->data) &&
+	       s->cpus && s->queued_next && s->order;
+}
+
 int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *policy,
 			     const struct cos_backend *be, void *b, const struct cos_sched_opts *opts,
 			     unsigned int max_tasks, unsigned int nr_cpus)
@@ -1330,20 +1484,7 @@ int cos_sched_create_backend(struct cos_sched **sp, const struct cos_policy *pol
 	s->spin_ns = opts->flags & COS_SCHED_F_NO_SPIN ? 0 : opts->spin_ns ?: 50000;
 	s->flags = opts->flags;
 	pthread_mutex_init(&s->trace_lock, NULL);
-	s->tasks = calloc(max_tasks, sizeof(*s->tasks));
-	for (s->pid_mask = 1; s->pid_mask < 2 * max_tasks; s->pid_mask <<= 1)
-		;
-	s->by_pid = calloc(s->pid_mask, sizeof(*s->by_pid));
-	s->pid_mask--;
-	s->allowed = calloc(max_tasks, sizeof(*s->allowed));
-	s->throttled_on = calloc(max_tasks, sizeof(*s->throttled_on));
-	s->data = policy->task_data_size ? calloc(max_tasks, policy->task_data_size) : NULL;
-	s->cpus = calloc(nr_cpus, sizeof(*s->cpus));
-	s->queued_next = calloc(max_tasks, sizeof(*s->queued_next));
-	s->order = calloc(max_tasks, sizeof(*s->order));
-	if (!s->tasks || !s->by_pid || !s->allowed || !s->throttled_on ||
-	    (policy->task_data_size && !s->data) ||
-	    !s->cpus || !s->queued_next || !s->order) {
+	if (!books_alloc(s)) {
 		cos_sched_free(s);
 		return cos_fail(-ENOMEM, "out of memory for %u task slots", max_tasks);
 	}
