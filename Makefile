@@ -330,7 +330,10 @@ $(O)/lib/libcos-lock.so: $(patsubst %,$(O)/libcos/%.o,$(LOCK_PRELOAD_OBJS))
 	$(CC) -shared -Wl,--no-undefined -o $@ $^ -ldl -lpthread
 
 # tools
-$(O)/bin/cosctl: tools/cosctl.c tools/cosctl_trace.c tools/cosctl.h $(O)/lib/libcos.a libcos/cos.h libcos/cos_trace.h uapi/linux/cos.h
+# cosctl: main() and the shared helpers, then one file per command group
+COSCTL_SRCS := $(addprefix tools/,cosctl.c cosctl_status.c cosctl_groups.c cosctl_module.c \
+	cosctl_shim.c cosctl_run.c cosctl_stats.c cosctl_trace.c)
+$(O)/bin/cosctl: $(COSCTL_SRCS) tools/cosctl.h $(O)/lib/libcos.a libcos/cos.h libcos/cos_trace.h uapi/linux/cos.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(COS_CFLAGS) $(filter %.c,$^) -o $@ $(O)/lib/libcos.a $(BPF_LIBS) -ljansson
 
