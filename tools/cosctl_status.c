@@ -113,19 +113,273 @@ static void find_problems(json_t *problems, const struct cos_sys_status *st, boo
 		closedir(dp);
 }
 
+/* What `cosctl status` reports, read once: the text, the JSON and --check print it. */
+struct status_state {
+	struct cos_sys_status st;
+	bool partial;			/* the shim is in partial mode */
+	char part_str[256];		/* then its partition's CPUs (or why they are unknown) */
+	struct cos_info info;
+	bool have_info;			/* info was read; else info_err says why ("": not tried) */
+	const char *info_err;
+	struct cos_enclave_info *enclaves;	/* malloc()ed */
+	size_t nr_enclaves;
+	bool have_enclaves;		/* the module names its enclaves and they were read */
+	json_t *problems;		/* find_problems()'s strings */
+};
+
+/* Read into @s the system's state, the shim's mode, the module's info and enclaves. */
+static void read_status(struct status_state *s)
+{
+	cpu_set_t part;
+	int fd, err;
+
+	*s = (struct status_state){ .info_err = "" };
+	cos_sys_status(&s->st);
+	s->partial = cos_shim_partial() == 1;
+	if (s->partial && cos_partition_cpus(&part, sizeof(part)))
+		snprintf(s->part_str, sizeof(s->part_str), "%s", cos_strerror(-EIO));
+	else if (s->partial)
+		cos_format_cpus(&part, sizeof(part), s->part_str, sizeof(s->part_str));
+	fd = s->st.module_loaded ? cos_open() : -ENODEV;
+	if (fd >= 0) {
+		err = cos_get_info(fd, &s->info);
+		s->have_info = !err;
+		if (err)
+			s->info_err = cos_strerror(err);
+		if (s->have_info && (s->info.features & COS_FEAT_ENCLAVE_NAMES))
+			s->have_enclaves = !cos_get_enclaves(fd, &s->enclaves, &s->nr_enclaves);
+		close(fd);
+	} else if (s->st.module_loaded) {
+		s->info_err = cos_strerror(fd);
+	}
+	s->problems = json_array();
+	find_problems(s->problems, &s->st, s->have_info, &s->info, s->info_err, s->enclaves,
+		      s->nr_enclaves);
+}
+
+/* The name of feature @bit, "bit-N" (in @buf) for one libcos does not know. */
+static const char *feature_name(unsigned int bit, char *buf, size_t len)
+{
+	if (cos_feature_name(bit))
+		return cos_feature_name(bit);
+	snprintf(buf, len, "bit-%u", bit);
+	return buf;
+}
+
+/* --check without --json: only the problems, or "ok". */
+static void print_problems_only(const struct status_state *s)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(s->problems, i, p)
+		printf("%s\n", json_string_value(p));
+	if (!json_array_size(s->problems))
+		printf("ok\n");
+}
+
+/* The JSON form's "module": loaded, the device, and the module's info or why it is missing. */
+static json_t *module_json(const struct status_state *s)
+{
+	json_t *module = json_pack("{s:b,s:b}", "loaded", s->st.module_loaded, "device",
+				   s->st.device);
+	json_t *names;
+	char buf[32];
+
+	if (!s->have_info) {
+		if (s->info_err[0])
+			json_object_set_new(module, "error", json_text(s->info_err));
+		return module;
+	}
+	names = json_array();
+	for (unsigned int bit = 0; bit < 64; bit++)
+		if (s->info.features & (1ULL << bit))
+			json_array_append_new(names,
+					      json_string(feature_name(bit, buf, sizeof(buf))));
+	json_object_set_new(module, "abi_version", json_integer(s->info.abi_version));
+	json_object_set_new(module, "features", json_integer((json_int_t)s->info.features));
+	json_object_set_new(module, "feature_names", names);
+	json_object_set_new(module, "nr_cpu_ids", json_integer(s->info.nr_cpu_ids));
+	json_object_set_new(module, "kernel_version",
+			    json_string(kver_str(s->info.kernel_version, buf, sizeof(buf))));
+	return module;
+}
+
+/* Add to JSON object @o the counters the module keeps in all and per enclave; return @o. */
+static json_t *with_counters(json_t *o, unsigned long long messages, unsigned long long placed,
+			     unsigned long long refused, unsigned long long fallbacks,
+			     unsigned long long stalls, unsigned long long dropped)
+{
+	json_object_set_new(o, "messages", json_integer((json_int_t)messages));
+	json_object_set_new(o, "placed", json_integer((json_int_t)placed));
+	json_object_set_new(o, "refused", json_integer((json_int_t)refused));
+	json_object_set_new(o, "fallbacks", json_integer((json_int_t)fallbacks));
+	json_object_set_new(o, "stalls", json_integer((json_int_t)stalls));
+	json_object_set_new(o, "dropped", json_integer((json_int_t)dropped));
+	return o;
+}
+
+/* The JSON form's "enclaves": each enclave with its lord and counters. */
+static json_t *enclaves_json(const struct status_state *s)
+{
+	json_t *list = json_array();
+	char cpus[256];
+
+	for (size_t i = 0; i < s->nr_enclaves; i++) {
+		const struct cos_enclave_info *e = &s->enclaves[i];
+		json_t *o = json_pack("{s:i,s:s,s:i,s:i,s:s,s:i,s:b,s:i}",
+				      "id", e->id, "name", e->name, "lord_pid", e->lord_pid,
+				      "lord_cpu", e->lord_cpu,
+				      "cpus", enclave_cpus(e, cpus, sizeof(cpus)),
+				      "nr_cpus", e->nr_cpus,
+				      "active", !!(e->flags & COS_ENCLAVE_F_ACTIVE),
+				      "waiting", e->waiting);
+
+		json_array_append_new(list, with_counters(o, e->produced, e->placed, e->refused,
+							  e->fallbacks, e->stalls, e->dropped));
+	}
+	return list;
+}
+
+/* The JSON form: module, libcos, sched_ext, shim, then lord, enclaves, counters, problems. */
+static json_t *status_json(const struct status_state *s)
+{
+	const struct cos_info *info = &s->info;
+	json_t *out = json_pack("{s:o,s:{s:i,s:s},s:{s:b,s:o,s:o},s:{s:b,s:b}}",
+				"module", module_json(s), "libcos", "abi_version", COS_ABI_VERSION,
+				"version", cos_version(),
+				"sched_ext", "supported", s->st.sched_ext, "state",
+				json_text(s->st.state), "ops", json_text(s->st.ops),
+				"shim", "attached", s->st.shim_attached,
+				"pinned", s->st.shim_pinned);
+	json_t *shim = json_object_get(out, "shim");
+
+	json_object_set_new(shim, "mode", !s->st.shim_attached ? json_null() :
+			    json_string(s->partial ? "partial" : "full"));
+	json_object_set_new(shim, "partition", s->partial ? json_text(s->part_str) : json_null());
+	if (s->have_info) {
+		json_object_set_new(out, "lord", info->lord_pid ?
+				    json_pack("{s:i,s:i,s:i}", "pid", info->lord_pid, "cpu",
+					      info->lord_cpu, "enclave_cpus", info->enclave_cpus) :
+				    json_null());
+		if (s->have_enclaves)
+			json_object_set_new(out, "enclaves", enclaves_json(s));
+		json_object_set_new(out, "counters",
+				    with_counters(json_pack("{s:i}", "tasks", info->tasks),
+						  info->messages, info->placed, info->refused,
+						  info->fallbacks, info->stalls, info->dropped));
+	}
+	json_object_set(out, "problems", s->problems);
+	return out;
+}
+
+/* The text's first lines: the module, its features, libcos. */
+static void print_module(const struct status_state *s)
+{
+	const struct cos_info *info = &s->info;
+	char buf[32];
+
+	if (!s->st.module_loaded)
+		printf("module:     not loaded%s\n", s->st.sched_ext ? " (cosctl load)" : "");
+	else if (s->have_info)
+		printf("module:     loaded, ABI %u, %u CPU ids, built for Linux %s\n",
+		       info->abi_version, info->nr_cpu_ids,
+		       kver_str(info->kernel_version, buf, sizeof(buf)));
+	else
+		printf("module:     loaded (%s)\n", s->info_err);
+	if (s->have_info) {
+		printf("features:  ");
+		for (unsigned int bit = 0; bit < 64; bit++)
+			if (info->features & (1ULL << bit))
+				printf(" %s", feature_name(bit, buf, sizeof(buf)));
+		putchar('\n');
+	}
+	printf("libcos:     %s, ABI %u%s\n", cos_version(), COS_ABI_VERSION,
+	       s->have_info && info->abi_version != COS_ABI_VERSION ?
+	       " (differs from the module!)" : "");
+}
+
+/* The text's sched_ext, shim and (in partial mode) partition lines. */
+static void print_sched_ext_and_shim(const struct status_state *s)
+{
+	const struct cos_sys_status *st = &s->st;
+
+	if (!st->sched_ext)
+		printf("sched_ext:  not supported by this kernel\n");
+	else
+		printf("sched_ext:  %s%s%s%s\n", st->state[0] ? st->state : "unknown",
+		       st->ops[0] ? ", scheduler \"" : "", st->ops, st->ops[0] ? "\"" : "");
+	printf("shim:       %s%s\n", !st->shim_attached ? "not attached" : s->partial ?
+	       "attached, partial mode (only COS tasks on sched_ext)" : "attached, full mode",
+	       st->shim_pinned ? " (pinned at " COS_SHIM_PIN_PATH ")" : "");
+	if (s->partial)
+		printf("partition:  CPUs %s for COS tasks (" COS_PARTITION_PATH ")\n", s->part_str);
+}
+
+/* The text's enclave lines: each enclave with its lord and counters. */
+static void print_enclaves(const struct status_state *s)
+{
+	char cpus[256];
+
+	for (size_t i = 0; i < s->nr_enclaves; i++) {
+		const struct cos_enclave_info *e = &s->enclaves[i];
+
+		printf("enclave:    %s (id %u): lord thread %d on CPU %d, CPUs %s, %s\n"
+		       "            %u waiting; %llu messages, %llu placed, %llu refused, "
+		       "%llu fallbacks, %llu stalls, %llu dropped\n", e->name, e->id,
+		       e->lord_pid, e->lord_cpu, enclave_cpus(e, cpus, sizeof(cpus)),
+		       e->flags & COS_ENCLAVE_F_ACTIVE ? "active" : "not in control",
+		       e->waiting, (unsigned long long)e->produced,
+		       (unsigned long long)e->placed, (unsigned long long)e->refused,
+		       (unsigned long long)e->fallbacks, (unsigned long long)e->stalls,
+		       (unsigned long long)e->dropped);
+	}
+}
+
+/* The text's lord line (with no enclaves to show it) and the module's counters. */
+static void print_module_counters(const struct status_state *s)
+{
+	const struct cos_info *info = &s->info;
+
+	if (info->lord_pid && !s->have_enclaves)
+		printf("lord:       thread %d on CPU %d, enclave of %u CPUs\n", info->lord_pid,
+		       info->lord_cpu, info->enclave_cpus);
+	else if (!info->lord_pid && !s->nr_enclaves)
+		printf("lord:       none (COS tasks run under the shim's fair policy)\n");
+	printf("counters:   %u COS tasks; since load: %llu messages, %llu placed, %llu "
+	       "refused, %llu fallbacks, %llu stalls, %llu dropped\n", info->tasks,
+	       (unsigned long long)info->messages, (unsigned long long)info->placed,
+	       (unsigned long long)info->refused, (unsigned long long)info->fallbacks,
+	       (unsigned long long)info->stalls, (unsigned long long)info->dropped);
+	if (info->stalls || info->dropped)
+		printf("            stalls: a lord fell behind (the fair policy ran its tasks "
+		       "meanwhile); dropped: its ring overflowed (it resynced). If they grow,\n"
+		       "            keep other work off the lord's CPU, or give the lord a longer "
+		       "--stall-ms\n");
+}
+
+/* The text form: every section, then the problems. */
+static void print_status(const struct status_state *s)
+{
+	print_module(s);
+	print_sched_ext_and_shim(s);
+	if (s->have_enclaves)
+		print_enclaves(s);
+	if (s->have_info)
+		print_module_counters(s);
+	for (size_t i = 0; i < json_array_size(s->problems); i++)
+		printf("%s %s\n", i ? "           " : "problem:   ",
+		       json_string_value(json_array_get(s->problems, i)));
+}
+
+/*
+ * The exit status: with --check 1 if there is a problem, else 1 only on a kernel without
+ * sched_ext.
+ */
 int cmd_status(int argc, char **argv, int json)
 {
-	struct cos_enclave_info *enclaves = NULL;
-	size_t nr_enclaves = 0, nr_problems;
-	int have_enclaves = 0;
-	struct cos_sys_status st;
-	struct cos_info info = {0};
-	char kv[32], part_str[256] = "";
-	int fd, err, have_info = 0, check = 0;
-	const char *info_err = "";
-	json_t *problems;
-	cpu_set_t part;
-	bool partial;
+	struct status_state s;
+	int check = 0, err;
 
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--check")) {
@@ -134,186 +388,16 @@ int cmd_status(int argc, char **argv, int json)
 		}
 		check = 1;
 	}
-	cos_sys_status(&st);
-	partial = cos_shim_partial() == 1;
-	if (partial && cos_partition_cpus(&part, sizeof(part)))
-		snprintf(part_str, sizeof(part_str), "%s", cos_strerror(-EIO));
-	else if (partial)
-		cos_format_cpus(&part, sizeof(part), part_str, sizeof(part_str));
-	fd = st.module_loaded ? cos_open() : -ENODEV;
-	if (fd >= 0) {
-		err = cos_get_info(fd, &info);
-		have_info = !err;
-		if (err)
-			info_err = cos_strerror(err);
-		if (have_info && (info.features & COS_FEAT_ENCLAVE_NAMES))
-			have_enclaves = !cos_get_enclaves(fd, &enclaves, &nr_enclaves);
-		close(fd);
-	} else if (st.module_loaded) {
-		info_err = cos_strerror(fd);
-	}
-	problems = json_array();
-	find_problems(problems, &st, have_info, &info, info_err, enclaves, nr_enclaves);
-	nr_problems = json_array_size(problems);
-	err = check ? nr_problems != 0 : !st.sched_ext;
-
-	if (check && !json) {
-		size_t i;
-		json_t *p;
-
-		json_array_foreach(problems, i, p)
-			printf("%s\n", json_string_value(p));
-		if (!nr_problems)
-			printf("ok\n");
-		json_decref(problems);
-		free(enclaves);
-		return err;
-	}
-	if (json) {
-		json_t *module = json_pack("{s:b,s:b}", "loaded", st.module_loaded, "device", st.device);
-
-		if (have_info) {
-			json_t *names = json_array();
-
-			for (unsigned int bit = 0; bit < 64; bit++)
-				if (info.features & (1ULL << bit))
-					json_array_append_new(names, cos_feature_name(bit) ?
-						json_string(cos_feature_name(bit)) :
-						json_sprintf("bit-%u", bit));
-			json_object_set_new(module, "abi_version", json_integer(info.abi_version));
-			json_object_set_new(module, "features", json_integer((json_int_t)info.features));
-			json_object_set_new(module, "feature_names", names);
-			json_object_set_new(module, "nr_cpu_ids", json_integer(info.nr_cpu_ids));
-			json_object_set_new(module, "kernel_version",
-					    json_string(kver_str(info.kernel_version, kv, sizeof(kv))));
-		} else if (info_err[0]) {
-			json_object_set_new(module, "error", json_text(info_err));
-		}
-		json_t *out = json_pack("{s:o,s:{s:i,s:s},s:{s:b,s:o,s:o},s:{s:b,s:b}}",
-					"module", module, "libcos", "abi_version", COS_ABI_VERSION,
-					"version", cos_version(),
-					"sched_ext", "supported", st.sched_ext, "state",
-					json_text(st.state), "ops", json_text(st.ops),
-					"shim", "attached", st.shim_attached, "pinned", st.shim_pinned);
-		json_t *shim = json_object_get(out, "shim");
-
-		json_object_set_new(shim, "mode", !st.shim_attached ? json_null() :
-				    json_string(partial ? "partial" : "full"));
-		json_object_set_new(shim, "partition", partial ? json_text(part_str) : json_null());
-		if (have_info) {
-			json_object_set_new(out, "lord", info.lord_pid ?
-					    json_pack("{s:i,s:i,s:i}", "pid", info.lord_pid, "cpu",
-						      info.lord_cpu, "enclave_cpus", info.enclave_cpus) :
-					    json_null());
-			if (have_enclaves) {
-				json_t *list = json_array();
-				char cpus[256];
-
-				for (size_t i = 0; i < nr_enclaves; i++) {
-					const struct cos_enclave_info *e = &enclaves[i];
-
-					json_array_append_new(list, json_pack(
-						"{s:i,s:s,s:i,s:i,s:s,s:i,s:b,s:i,s:I,s:I,s:I,s:I,s:I,s:I}",
-						"id", e->id, "name", e->name, "lord_pid", e->lord_pid,
-						"lord_cpu", e->lord_cpu,
-						"cpus", enclave_cpus(e, cpus, sizeof(cpus)),
-						"nr_cpus", e->nr_cpus,
-						"active", !!(e->flags & COS_ENCLAVE_F_ACTIVE),
-						"waiting", e->waiting,
-						"messages", (json_int_t)e->produced,
-						"placed", (json_int_t)e->placed,
-						"refused", (json_int_t)e->refused,
-						"fallbacks", (json_int_t)e->fallbacks,
-						"stalls", (json_int_t)e->stalls,
-						"dropped", (json_int_t)e->dropped));
-				}
-				json_object_set_new(out, "enclaves", list);
-			}
-			json_object_set_new(out, "counters",
-					    json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I}",
-						      "tasks", info.tasks,
-						      "messages", (json_int_t)info.messages,
-						      "placed", (json_int_t)info.placed,
-						      "refused", (json_int_t)info.refused,
-						      "fallbacks", (json_int_t)info.fallbacks,
-						      "stalls", (json_int_t)info.stalls,
-						      "dropped", (json_int_t)info.dropped));
-		}
-		json_object_set_new(out, "problems", problems);
-		json_print(out);
-		free(enclaves);
-		return err;
-	}
-
-	if (!st.module_loaded)
-		printf("module:     not loaded%s\n", st.sched_ext ? " (cosctl load)" : "");
-	else if (have_info)
-		printf("module:     loaded, ABI %u, %u CPU ids, built for Linux %s\n",
-		       info.abi_version, info.nr_cpu_ids, kver_str(info.kernel_version, kv, sizeof(kv)));
+	read_status(&s);
+	err = check ? json_array_size(s.problems) != 0 : !s.st.sched_ext;
+	if (check && !json)
+		print_problems_only(&s);
+	else if (json)
+		json_print(status_json(&s));
 	else
-		printf("module:     loaded (%s)\n", info_err);
-	if (have_info) {
-		printf("features:  ");
-		for (unsigned int bit = 0; bit < 64; bit++)
-			if (info.features & (1ULL << bit)) {
-				if (cos_feature_name(bit))
-					printf(" %s", cos_feature_name(bit));
-				else
-					printf(" bit-%u", bit);
-			}
-		putchar('\n');
-	}
-	printf("libcos:     %s, ABI %u%s\n", cos_version(), COS_ABI_VERSION,
-	       have_info && info.abi_version != COS_ABI_VERSION ? " (differs from the module!)" : "");
-	if (!st.sched_ext)
-		printf("sched_ext:  not supported by this kernel\n");
-	else
-		printf("sched_ext:  %s%s%s%s\n", st.state[0] ? st.state : "unknown",
-		       st.ops[0] ? ", scheduler \"" : "", st.ops, st.ops[0] ? "\"" : "");
-	printf("shim:       %s%s\n", !st.shim_attached ? "not attached" : partial ?
-	       "attached, partial mode (only COS tasks on sched_ext)" : "attached, full mode",
-	       st.shim_pinned ? " (pinned at " COS_SHIM_PIN_PATH ")" : "");
-	if (partial)
-		printf("partition:  CPUs %s for COS tasks (" COS_PARTITION_PATH ")\n", part_str);
-	if (have_enclaves) {
-		char cpus[256];
-
-		for (size_t i = 0; i < nr_enclaves; i++) {
-			const struct cos_enclave_info *e = &enclaves[i];
-
-			printf("enclave:    %s (id %u): lord thread %d on CPU %d, CPUs %s, %s\n"
-			       "            %u waiting; %llu messages, %llu placed, %llu refused, "
-			       "%llu fallbacks, %llu stalls, %llu dropped\n", e->name, e->id,
-			       e->lord_pid, e->lord_cpu, enclave_cpus(e, cpus, sizeof(cpus)),
-			       e->flags & COS_ENCLAVE_F_ACTIVE ? "active" : "not in control",
-			       e->waiting, (unsigned long long)e->produced,
-			       (unsigned long long)e->placed, (unsigned long long)e->refused,
-			       (unsigned long long)e->fallbacks, (unsigned long long)e->stalls,
-			       (unsigned long long)e->dropped);
-		}
-	}
-	if (have_info) {
-		if (info.lord_pid && !have_enclaves)
-			printf("lord:       thread %d on CPU %d, enclave of %u CPUs\n", info.lord_pid,
-			       info.lord_cpu, info.enclave_cpus);
-		else if (!info.lord_pid && !nr_enclaves)
-			printf("lord:       none (COS tasks run under the shim's fair policy)\n");
-		printf("counters:   %u COS tasks; since load: %llu messages, %llu placed, %llu "
-		       "refused, %llu fallbacks, %llu stalls, %llu dropped\n", info.tasks,
-		       (unsigned long long)info.messages, (unsigned long long)info.placed,
-		       (unsigned long long)info.refused, (unsigned long long)info.fallbacks,
-		       (unsigned long long)info.stalls, (unsigned long long)info.dropped);
-		if (info.stalls || info.dropped)
-			printf("            stalls: a lord fell behind (the fair policy ran its tasks "
-			       "meanwhile); dropped: its ring overflowed (it resynced). If they grow,\n"
-			       "            keep other work off the lord's CPU, or give the lord a longer "
-			       "--stall-ms\n");
-	}
-	for (size_t i = 0; i < nr_problems; i++)
-		printf("%s %s\n", i ? "           " : "problem:   ",
-		       json_string_value(json_array_get(problems, i)));
-	json_decref(problems);
-	free(enclaves);
+		print_status(&s);
+	json_decref(s.problems);
+	free(s.enclaves);
 	return err;
 }
 
