@@ -151,15 +151,63 @@ static const struct command {
 	{ "trace", trace_usage, cmd_trace },
 };
 
+/* The command named @name, or NULL. */
+static const struct command *find_command(const char *name)
+{
+	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+		if (!strcmp(name, commands[k].name))
+			return &commands[k];
+	return NULL;
+}
+
 /*
- * The global options may come before the command and among its words, except in run's
- * command: run's own options end at its first word that is not one (or --), and the global
- * ones are taken up to there (the value of --enclave or --policy-class is not a word).
+ * The words after @cmd's name (@argv[@first..@argc)) into @args, *@n of them, less the global
+ * options (-j sets *@json): -1 to go on, else the exit status (-h and -V end cosctl here).
+ * Run's command: run's own options end at its first word that is not one (or --), and the
+ * global ones are taken up to there (the value of --enclave or --policy-class is not a word).
  */
+static int command_args(const struct command *cmd, int argc, char **argv, int first,
+			char **args, int *n, int *json)
+{
+	for (int k = first; k < argc; k++) {
+		bool in_cmd = false;
+
+		if (cmd->fn == cmd_run) {	/* past run's options: CMD's own words */
+			in_cmd = !strcmp(argv[k], "--") || argv[k][0] != '-';
+			if ((!strcmp(argv[k], "--enclave") || !strcmp(argv[k], "--policy-class")) &&
+			    k + 1 < argc) {
+				args[(*n)++] = argv[k++];
+				args[(*n)++] = argv[k];
+				continue;
+			}
+		}
+		if (in_cmd) {
+			while (k < argc)
+				args[(*n)++] = argv[k++];
+			break;
+		}
+		switch (global_opt(argv[k])) {
+		case 'j':
+			*json = 1;
+			break;
+		case 'h':
+			fputs(cmd->usage, stdout);
+			return 0;
+		case 'V':
+			cos_print_version(stdout, "cosctl");
+			return 0;
+		default:
+			args[(*n)++] = argv[k];
+		}
+	}
+	return -1;
+}
+
+/* The global options may come before the command and among its words (command_args()). */
 int main(int argc, char **argv)
 {
-	const struct command *cmd = NULL;
-	int json = 0, i, n = 0;
+	const struct command *cmd;
+	int json = 0, i, n = 0, rc;
 	char **args;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
@@ -187,9 +235,7 @@ int main(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
-	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-		if (!strcmp(argv[i], commands[k].name))
-			cmd = &commands[k];
+	cmd = find_command(argv[i]);
 	if (!cmd) {
 		fprintf(stderr, "cosctl: unknown command '%s'\nTry 'cosctl --help' for more.\n",
 			argv[i]);
@@ -198,40 +244,9 @@ int main(int argc, char **argv)
 	args = calloc(argc, sizeof(*args));
 	if (!args)
 		return fail(-ENOMEM);
-	for (int k = i + 1; k < argc; k++) {
-		bool in_cmd = false;
-
-		if (cmd->fn == cmd_run) {	/* past run's options: CMD's own words */
-			in_cmd = !strcmp(argv[k], "--") || argv[k][0] != '-';
-			if ((!strcmp(argv[k], "--enclave") || !strcmp(argv[k], "--policy-class")) &&
-			    k + 1 < argc) {
-				args[n++] = argv[k++];
-				args[n++] = argv[k];
-				continue;
-			}
-		}
-		if (in_cmd) {
-			while (k < argc)
-				args[n++] = argv[k++];
-			break;
-		}
-		switch (global_opt(argv[k])) {
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			fputs(cmd->usage, stdout);
-			free(args);
-			return 0;
-		case 'V':
-			cos_print_version(stdout, "cosctl");
-			free(args);
-			return 0;
-		default:
-			args[n++] = argv[k];
-		}
-	}
-	i = cmd->fn(n, args, json);
+	rc = command_args(cmd, argc, argv, i + 1, args, &n, &json);
+	if (rc < 0)
+		rc = cmd->fn(n, args, json);
 	free(args);
-	return i;
+	return rc;
 }

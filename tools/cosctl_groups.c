@@ -43,6 +43,44 @@ static long count_lines(const char *dir, const char *file)
 	return n;
 }
 
+/* One group's JSON object: @path its cgroup, @tasks how many it has (-1: unknown). */
+static json_t *group_json(const struct cos_group_info *g, const char *path, long tasks)
+{
+	bool limited = g->quota_ns != COS_GROUP_NO_QUOTA;
+
+	return json_pack("{s:I,s:I,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:b,s:I}",
+			 "id", (json_int_t)g->id, "parent_id", (json_int_t)g->parent_id,
+			 "path", json_text(path),
+			 "quota_ns", limited ? json_integer((json_int_t)g->quota_ns) : json_null(),
+			 "period_ns", (json_int_t)g->period_ns, "burst_ns", (json_int_t)g->burst_ns,
+			 "runtime_ns", (json_int_t)g->runtime_ns,
+			 "usage_ns", (json_int_t)g->usage_ns,
+			 "last_usage_ns", (json_int_t)g->last_usage_ns,
+			 "throttled_ns", (json_int_t)g->throttled_ns,
+			 "nr_throttled", (json_int_t)g->nr_throttled,
+			 "overrun_ns", (json_int_t)g->overrun_ns, "weight", g->weight,
+			 "throttled", (g->flags & COS_GROUP_F_THROTTLED) != 0,
+			 "tasks", (json_int_t)tasks);
+}
+
+/* One group's line of the table (group_json()'s arguments). */
+static void print_group(const struct cos_group_info *g, const char *path, long tasks)
+{
+	char rate[32], last[32];
+
+	if (g->quota_ns != COS_GROUP_NO_QUOTA) {
+		snprintf(rate, sizeof(rate), "%.0f%%", 100.0 * g->quota_ns / g->period_ns);
+		snprintf(last, sizeof(last), "%.1f", 100.0 * g->last_usage_ns / g->period_ns);
+	} else {
+		snprintf(rate, sizeof(rate), "max");
+		snprintf(last, sizeof(last), "-");
+	}
+	printf("%-8llu %8s %9.1f %6u %9s %10.3f %6llu %11.3f %6ld  %s%s\n",
+	       (unsigned long long)g->id, rate, g->period_ns / 1e6, g->weight, last,
+	       g->usage_ns / 1e9, (unsigned long long)g->nr_throttled, g->throttled_ns / 1e9,
+	       tasks, path, g->flags & COS_GROUP_F_THROTTLED ? " (throttled)" : "");
+}
+
 static int cmd_groups_list(int json)
 {
 	struct cos_group_info *groups;
@@ -71,40 +109,13 @@ static int cmd_groups_list(int json)
 	else if (!json)
 		printf("no bandwidth groups (is the shim attached?)\n");
 	for (i = 0; i < n; i++) {
-		const struct cos_group_info *g = &groups[i];
-		bool limited = g->quota_ns != COS_GROUP_NO_QUOTA;
 		const char *path = paths[i] ?: "?";
-		char rate[32], last[32];
-		long tasks;
+		long tasks = paths[i] ? count_lines(path, "cgroup.threads") : -1;
 
-		tasks = paths[i] ? count_lines(path, "cgroup.threads") : -1;
-		if (json) {
-			json_array_append_new(list, json_pack(
-				"{s:I,s:I,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:b,s:I}",
-				"id", (json_int_t)g->id, "parent_id", (json_int_t)g->parent_id,
-				"path", json_text(path),
-				"quota_ns", limited ? json_integer((json_int_t)g->quota_ns) : json_null(),
-				"period_ns", (json_int_t)g->period_ns, "burst_ns", (json_int_t)g->burst_ns,
-				"runtime_ns", (json_int_t)g->runtime_ns, "usage_ns", (json_int_t)g->usage_ns,
-				"last_usage_ns", (json_int_t)g->last_usage_ns,
-				"throttled_ns", (json_int_t)g->throttled_ns,
-				"nr_throttled", (json_int_t)g->nr_throttled,
-				"overrun_ns", (json_int_t)g->overrun_ns, "weight", g->weight,
-				"throttled", (g->flags & COS_GROUP_F_THROTTLED) != 0,
-				"tasks", (json_int_t)tasks));
-			continue;
-		}
-		if (limited) {
-			snprintf(rate, sizeof(rate), "%.0f%%", 100.0 * g->quota_ns / g->period_ns);
-			snprintf(last, sizeof(last), "%.1f", 100.0 * g->last_usage_ns / g->period_ns);
-		} else {
-			snprintf(rate, sizeof(rate), "max");
-			snprintf(last, sizeof(last), "-");
-		}
-		printf("%-8llu %8s %9.1f %6u %9s %10.3f %6llu %11.3f %6ld  %s%s\n",
-		       (unsigned long long)g->id, rate, g->period_ns / 1e6, g->weight, last,
-		       g->usage_ns / 1e9, (unsigned long long)g->nr_throttled, g->throttled_ns / 1e9,
-		       tasks, path, g->flags & COS_GROUP_F_THROTTLED ? " (throttled)" : "");
+		if (json)
+			json_array_append_new(list, group_json(&groups[i], path, tasks));
+		else
+			print_group(&groups[i], path, tasks);
 	}
 	if (json)
 		json_print(list);
@@ -115,21 +126,14 @@ static int cmd_groups_list(int json)
 	return 0;
 }
 
-int cmd_groups(int argc, char **argv, int json)
+/* `groups set [--period US] PATH RATE%|max` (@argv: the words after set). */
+static int cmd_groups_set(int argc, char **argv, int json)
 {
 	unsigned long period = 0;
 	char *end;
 	double rate;
 	int err;
 
-	if (argc == 0)
-		return cmd_groups_list(json);
-	if (strcmp(argv[0], "set")) {
-		fprintf(stderr, "cosctl groups: unknown command '%s'\n%s", argv[0], groups_usage);
-		return 2;
-	}
-	argc--;
-	argv++;
 	if (argc >= 2 && !strcmp(argv[0], "--period")) {
 		errno = 0;
 		period = strtoul(argv[1], &end, 10);
@@ -169,4 +173,15 @@ int cmd_groups(int argc, char **argv, int json)
 	else
 		printf("%s: no cap\n", argv[0]);
 	return 0;
+}
+
+int cmd_groups(int argc, char **argv, int json)
+{
+	if (argc == 0)
+		return cmd_groups_list(json);
+	if (strcmp(argv[0], "set")) {
+		fprintf(stderr, "cosctl groups: unknown command '%s'\n%s", argv[0], groups_usage);
+		return 2;
+	}
+	return cmd_groups_set(argc - 1, argv + 1, json);
 }

@@ -21,10 +21,34 @@ const char shim_usage[] =
 	"become a cpuset partition (" COS_PARTITION_PATH ") where only COS tasks run.\n"
 	"detach: detach the pinned shim (and remove partial mode's partition).\n";
 
+/* Attach the shim with @opts and pin it (@cpus: partial mode's CPU list, as given). */
+static int shim_attach_pinned(const struct cos_shim_opts *opts, const char *cpus)
+{
+	struct cos_shim *shim;
+	int err;
+
+	err = cos_shim_attach(&shim, opts);
+	if (err)
+		return fail(err);
+	err = cos_shim_pin(shim, NULL);
+	if (err) {
+		fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
+		cos_shim_detach(shim);
+		return 1;
+	}
+	cos_shim_detach(shim);	/* drops our reference; the pin keeps it attached */
+	if (opts->flags & COS_SHIM_F_PARTIAL)
+		printf("shim attached in partial mode, COS tasks on CPUs %s (pinned at %s)\n",
+		       cpus, COS_SHIM_PIN_PATH);
+	else
+		printf("shim attached (pinned at %s)\n", COS_SHIM_PIN_PATH);
+	return 0;
+}
+
 int cmd_shim(int argc, char **argv, int json)
 {
 	struct cos_shim_opts opts = { .size = sizeof(opts) };
-	struct cos_shim *shim;
+	const char *cpus = NULL;
 	cpu_set_t part;
 	int err;
 
@@ -37,39 +61,22 @@ int cmd_shim(int argc, char **argv, int json)
 		opts.flags = COS_SHIM_F_PARTIAL;
 		opts.partition = &part;
 		opts.partition_size = sizeof(part);
+		cpus = argv[2];
 		argc = 1;
 	}
 	if (argc != 1) {
 		fputs(shim_usage, stderr);
 		return 2;
 	}
-	if (!strcmp(argv[0], "attach")) {
-		err = cos_shim_attach(&shim, &opts);
-		if (!err) {
-			err = cos_shim_pin(shim, NULL);
-			if (err) {
-				fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
-				cos_shim_detach(shim);
-				return 1;
-			}
-			cos_shim_detach(shim);	/* drops our reference; the pin keeps it attached */
-			if (opts.flags & COS_SHIM_F_PARTIAL)
-				printf("shim attached in partial mode, COS tasks on CPUs %s (pinned at %s)\n",
-				       argv[2], COS_SHIM_PIN_PATH);
-			else
-				printf("shim attached (pinned at %s)\n", COS_SHIM_PIN_PATH);
-			return 0;
-		}
-	} else if (!strcmp(argv[0], "detach")) {
-		err = cos_shim_detach_pinned(NULL);
-		if (!err) {
-			printf("shim detached\n");
-			return 0;
-		}
-	} else {
+	if (!strcmp(argv[0], "attach"))
+		return shim_attach_pinned(&opts, cpus);
+	if (strcmp(argv[0], "detach")) {
 		fprintf(stderr, "cosctl shim: unknown command '%s'\n%s", argv[0], shim_usage);
 		return 2;
 	}
-	fprintf(stderr, "cosctl: %s\n", cos_strerror(err));
-	return 1;
+	err = cos_shim_detach_pinned(NULL);
+	if (err)
+		return fail(err);
+	printf("shim detached\n");
+	return 0;
 }

@@ -410,6 +410,34 @@ static const char *enclave_name(const struct cos_enclave_info *all, size_t nr, u
 	return "-";
 }
 
+/* One task's JSON object: @enclave its enclave's name, @last its last event, @ago ns or -1. */
+static json_t *task_json(const struct cos_task_info *t, const char *enclave, const char *last,
+			 long long ago)
+{
+	return json_pack("{s:i,s:i,s:i,s:i,s:s,s:i,s:o,s:I,s:I,s:s,s:I,s:I,s:o}",
+			 "slot", t->slot, "gen", t->gen, "pid", t->pid, "tgid", t->tgid,
+			 "state", cos_task_state_name(t->state), "cpu", t->cpu,
+			 "enclave", t->enclave_id ? json_text(enclave) : json_null(),
+			 "enclave_id", (json_int_t)t->enclave_id,
+			 "runtime_ns", (json_int_t)t->runtime_ns, "last_event", last,
+			 "last_seq", (json_int_t)t->last_seq, "last_ns_ago", (json_int_t)ago,
+			 "comm", json_text(t->comm));
+}
+
+/* One task's line of the table (task_json()'s arguments). */
+static void print_task(const struct cos_task_info *t, const char *enclave, const char *last,
+		       long long ago)
+{
+	printf("%6u %5u %7d %7d %-7s %3u %-15s %12llu %-14s ", t->slot, t->gen, t->pid,
+	       t->tgid, cos_task_state_name(t->state), t->cpu, enclave,
+	       (unsigned long long)t->runtime_ns / 1000, last);
+	if (ago >= 0)
+		printf("%10.1f", ago / 1e6);
+	else
+		printf("%10s", "-");
+	printf("  %s\n", t->comm);
+}
+
 int cmd_tasks(int argc, char **argv, int json)
 {
 	struct cos_task_info *tasks;
@@ -446,26 +474,10 @@ int cmd_tasks(int argc, char **argv, int json)
 		long long ago = t->last_ts && now > t->last_ts ? (long long)(now - t->last_ts) : -1;
 		const char *enclave = enclave_name(encl, nencl, t->enclave_id);
 
-		if (json) {
-			json_array_append_new(list, json_pack(
-				"{s:i,s:i,s:i,s:i,s:s,s:i,s:o,s:I,s:I,s:s,s:I,s:I,s:o}",
-				"slot", t->slot, "gen", t->gen, "pid", t->pid, "tgid", t->tgid,
-				"state", cos_task_state_name(t->state), "cpu", t->cpu,
-				"enclave", t->enclave_id ? json_text(enclave) : json_null(),
-				"enclave_id", (json_int_t)t->enclave_id,
-				"runtime_ns", (json_int_t)t->runtime_ns, "last_event", last,
-				"last_seq", (json_int_t)t->last_seq, "last_ns_ago", (json_int_t)ago,
-				"comm", json_text(t->comm)));
-			continue;
-		}
-		printf("%6u %5u %7d %7d %-7s %3u %-15s %12llu %-14s ", t->slot, t->gen, t->pid,
-		       t->tgid, cos_task_state_name(t->state), t->cpu, enclave,
-		       (unsigned long long)t->runtime_ns / 1000, last);
-		if (ago >= 0)
-			printf("%10.1f", ago / 1e6);
+		if (json)
+			json_array_append_new(list, task_json(t, enclave, last, ago));
 		else
-			printf("%10s", "-");
-		printf("  %s\n", t->comm);
+			print_task(t, enclave, last, ago);
 	}
 	if (json)
 		json_print(list);
